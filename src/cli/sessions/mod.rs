@@ -1,0 +1,191 @@
+//! `glrs-sessions`: list, show, search, inspect and remove sessions
+//! (SPEC section 11).
+
+mod grep;
+mod ls;
+mod show;
+mod status;
+
+use std::io::Write;
+
+use anyhow::Result;
+use clap::{Args as ClapArgs, Parser, Subcommand};
+use serde_json::Value;
+
+use crate::error::StoreError;
+use crate::store::Store;
+
+pub const PROGRAM_NAME: &str = "glrs-sessions";
+pub(crate) const PROGRAM: &str = PROGRAM_NAME;
+
+/// List, show, search and remove glrs sessions.
+#[derive(Debug, Parser)]
+#[command(
+    name = "glrs-sessions",
+    version,
+    about = "List, show, search and remove glrs sessions",
+    long_about = "List, show, search and remove glrs sessions.\n\n\
+        Sessions live in $XDG_DATA_HOME/glrs/sessions (else ~/.local/share/glrs/sessions); \
+        sessions in the legacy glorious folder are listed too and never changed. \
+        An ID may be any unique prefix of 4 or more characters.\n\n\
+        Listings are tab-separated, one record a line, when piped (glrs-sessions ls | fzf), \
+        and JSON with --json.",
+    after_help = "Exit status: 0 success, 1 failure (grep: nothing matched), 2 usage error or invalid id, \
+        4 session open in another program."
+)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List sessions, newest first: id, updatedAt, entries, contextTokens, cwd, title
+    Ls(LsArgs),
+    /// Print a session's transcript with entry numbers, or the raw file with --json
+    Show(ShowArgs),
+    /// Print what is known about a session: times, size, usage, artifacts, who has it open
+    Status(StatusArgs),
+    /// Search every session's entries: id, entry, type, line
+    Grep(GrepArgs),
+    /// Print the sessions folder, or the file of one session
+    Path(PathArgs),
+    /// Remove sessions with their artifacts (never one that is open)
+    Rm(RmArgs),
+    /// Pin a session, so that cleanup never removes it
+    Pin(IdArg),
+    /// Unpin a session
+    Unpin(IdArg),
+}
+
+#[derive(Debug, ClapArgs)]
+pub struct LsArgs {
+    /// Print a JSON array
+    #[arg(long, conflicts_with = "jsonl")]
+    pub json: bool,
+    /// Print one JSON object a line
+    #[arg(long)]
+    pub jsonl: bool,
+    /// Only sessions started in the current directory
+    #[arg(long)]
+    pub cwd: bool,
+    /// Only sessions of this key
+    #[arg(long, value_name = "KEY")]
+    pub key: Option<String>,
+    /// At most this many sessions
+    #[arg(short = 'n', value_name = "N")]
+    pub limit: Option<usize>,
+    /// Only sessions from the legacy glorious folder
+    #[arg(long)]
+    pub legacy: bool,
+}
+
+#[derive(Debug, ClapArgs)]
+pub struct ShowArgs {
+    /// Session id or unique prefix
+    pub id: String,
+    /// Print the raw session file (with --from/--tail: the chosen entries as a JSON array)
+    #[arg(long)]
+    pub json: bool,
+    /// Start at entry N
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub from: Option<u64>,
+    /// Only the last N entries
+    #[arg(long, value_name = "N")]
+    pub tail: Option<u64>,
+}
+
+#[derive(Debug, ClapArgs)]
+pub struct StatusArgs {
+    /// Session id or unique prefix
+    pub id: String,
+    /// Print a JSON object
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, ClapArgs)]
+pub struct GrepArgs {
+    /// A regular expression (Rust regex syntax)
+    pub pattern: String,
+    /// Ignore case
+    #[arg(short = 'i', long)]
+    pub ignore_case: bool,
+    /// Print a JSON array
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, ClapArgs)]
+pub struct PathArgs {
+    /// Session id or unique prefix (none: the sessions folder)
+    pub id: Option<String>,
+}
+
+#[derive(Debug, ClapArgs)]
+pub struct RmArgs {
+    /// Session ids or unique prefixes
+    #[arg(required = true)]
+    pub ids: Vec<String>,
+}
+
+#[derive(Debug, ClapArgs)]
+pub struct IdArg {
+    /// Session id or unique prefix
+    pub id: String,
+}
+
+/// Run `glrs-sessions` and return its exit code.
+pub fn run(args: Args) -> Result<i32> {
+    let store = Store::from_env()?;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let code = match args.command {
+        Command::Ls(a) => ls::run(&store, &a, &mut out)?,
+        Command::Show(a) => show::run(&store, &a, &mut out)?,
+        Command::Status(a) => status::run(&store, &a, &mut out)?,
+        Command::Grep(a) => grep::run(&store, &a, &mut out)?,
+        Command::Path(a) => path(&store, &a, &mut out)?,
+        Command::Rm(a) => rm(&store, &a),
+        Command::Pin(a) => pin(&store, &a.id, true)?,
+        Command::Unpin(a) => pin(&store, &a.id, false)?,
+    };
+    out.flush()?;
+    Ok(code)
+}
+
+fn path(store: &Store, args: &PathArgs, out: &mut dyn Write) -> Result<i32> {
+    let path = match &args.id {
+        None => store.paths.sessions.clone(),
+        Some(id) => store.resolve(id)?.path,
+    };
+    writeln!(out, "{}", path.display())?;
+    Ok(0)
+}
+
+/// Remove each session; one that cannot be removed is reported and the
+/// rest still go. Exit 4 when any was open, else 2 for an invalid id,
+/// else 1 when any failed.
+fn rm(store: &Store, args: &RmArgs) -> i32 {
+    let mut code = 0;
+    for text in &args.ids {
+        if let Err(err) = store.resolve(text).and_then(|at| store.remove(&at)) {
+            eprintln!("{PROGRAM}: error: {err}");
+            code = code.max(err.exit_code());
+        }
+    }
+    code
+}
+
+fn pin(store: &Store, text: &str, pinned: bool) -> Result<i32> {
+    let at = store.resolve(text)?;
+    store.update(&at.id, |file| {
+        if pinned {
+            file.set("pinned", Value::Bool(true));
+        } else {
+            file.remove("pinned");
+        }
+        Ok::<(), StoreError>(())
+    })?;
+    Ok(0)
+}

@@ -1,0 +1,211 @@
+//! `glrs-sessions show`: a session's transcript with entry numbers, readable
+//! in a terminal or an fzf preview, or the raw file with `--json`.
+
+use std::io::Write;
+
+use anyhow::Result;
+use serde_json::Value;
+
+use super::ShowArgs;
+use crate::output::Style;
+use crate::store::{Entry, Parsed, SessionFile, Store};
+
+pub fn run(store: &Store, args: &ShowArgs, out: &mut dyn Write) -> Result<i32> {
+    let at = store.resolve(&args.id)?;
+    let loaded = store.read(&at)?;
+    let file = &loaded.file;
+    let total = file.events.len() as u64;
+    let mut first = args.from.unwrap_or(1);
+    if let Some(tail) = args.tail {
+        first = first.max(total.saturating_sub(tail) + 1);
+    }
+    let chosen = (first.max(1)..=total).map(|n| (n, &file.events[(n - 1) as usize]));
+
+    if args.json {
+        if args.from.is_none() && args.tail.is_none() {
+            // The raw file, byte for byte as it is on disk now.
+            out.write_all(&std::fs::read(&at.path)?)?;
+        } else {
+            let rows: Vec<Value> = chosen
+                .map(|(n, raw)| serde_json::json!({"entry": n, "value": serde_json::from_str::<Value>(raw.get()).unwrap_or(Value::Null)}))
+                .collect();
+            serde_json::to_writer_pretty(&mut *out, &rows)?;
+            writeln!(out)?;
+        }
+        return Ok(0);
+    }
+
+    let style = Style::detect();
+    write_header(out, file, at.legacy, style)?;
+    for (n, raw) in chosen {
+        writeln!(out)?;
+        write_entry(out, n, &Parsed::from_raw(raw), style)?;
+    }
+    Ok(0)
+}
+
+fn write_header(out: &mut dyn Write, file: &SessionFile, legacy: bool, style: Style) -> Result<()> {
+    let text = |name| file.get_str(name).unwrap_or("");
+    let mut first = format!("session {}", text("id"));
+    if !text("title").is_empty() {
+        first.push_str(&format!(" · {}", text("title")));
+    }
+    writeln!(out, "{}", style.bold(&first))?;
+    writeln!(
+        out,
+        "created {} · updated {} · cwd {}",
+        text("createdAt"),
+        text("updatedAt"),
+        text("cwd")
+    )?;
+    let mut facts = vec![format!("{} entries", file.events.len())];
+    facts.push(format!(
+        "context {} tokens",
+        file.get_u64("contextTokens").unwrap_or(0)
+    ));
+    if !text("model").is_empty() {
+        facts.push(format!("model {}", text("model")));
+    }
+    if !text("key").is_empty() {
+        facts.push(format!("key {}", text("key")));
+    }
+    if let Some(parent) = file.get("parent") {
+        let id = parent.get("id").and_then(Value::as_str).unwrap_or("?");
+        match parent.get("entry").and_then(Value::as_u64) {
+            Some(n) => facts.push(format!("forked from {id} at entry {n}")),
+            None => facts.push(format!("forked from {id}")),
+        }
+    }
+    if file.get("pinned").and_then(Value::as_bool) == Some(true) {
+        facts.push("pinned".into());
+    }
+    if legacy {
+        facts.push("legacy (read-only)".into());
+    }
+    writeln!(out, "{}", facts.join(" · "))?;
+    Ok(())
+}
+
+/// One entry: a numbered heading line, then its text, if any.
+fn write_entry(out: &mut dyn Write, n: u64, entry: &Parsed, style: Style) -> Result<()> {
+    let (head, body): (String, String) = match entry {
+        Parsed::Known(e) => describe(e),
+        Parsed::Other { kind, value, .. } => (
+            kind.clone(),
+            serde_json::to_string(value).unwrap_or_default(),
+        ),
+    };
+    writeln!(
+        out,
+        "{}",
+        style.bold(&format!("[{n}] {head} · {}", entry.at()))
+    )?;
+    let body = body.trim_end();
+    if !body.is_empty() {
+        let body = if matches!(entry, Parsed::Known(Entry::Reasoning { .. })) {
+            style.dim(body)
+        } else {
+            body.to_string()
+        };
+        writeln!(out, "{body}")?;
+    }
+    Ok(())
+}
+
+fn compact_json(value: &Value) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
+
+fn describe(entry: &Entry) -> (String, String) {
+    match entry {
+        Entry::User { text, steer, .. } => (
+            if *steer {
+                "user (steer)".into()
+            } else {
+                "user".into()
+            },
+            text.clone(),
+        ),
+        Entry::Assistant {
+            text,
+            model,
+            tool_calls,
+            stop_reason,
+            ..
+        } => {
+            let mut body = text.clone();
+            for call in tool_calls {
+                if !body.is_empty() {
+                    body.push('\n');
+                }
+                body.push_str(&format!(
+                    "→ {} ({}) {}",
+                    call.name,
+                    call.id,
+                    compact_json(&call.input)
+                ));
+            }
+            (format!("assistant · {model} · {stop_reason}"), body)
+        }
+        Entry::Reasoning { text, .. } => ("reasoning".into(), text.clone()),
+        Entry::Tool {
+            id,
+            name,
+            input,
+            result,
+            is_error,
+            ..
+        } => {
+            let status = if *is_error { " · error" } else { "" };
+            (
+                format!("tool {name} ({id}){status}"),
+                format!("input {}\n{result}", compact_json(input)),
+            )
+        }
+        Entry::Usage {
+            model,
+            input_tokens,
+            output_tokens,
+            cache_read_tokens,
+            cache_write_tokens,
+            cost_usd,
+            ..
+        } => {
+            let mut head = format!(
+                "usage · {model} · in {input_tokens} · out {output_tokens} · cache read {cache_read_tokens} · cache write {cache_write_tokens}"
+            );
+            if let Some(cost) = cost_usd {
+                head.push_str(&format!(" · ${cost:.4}"));
+            }
+            (head, String::new())
+        }
+        Entry::Turn { messages, .. } => {
+            (format!("turn · {} messages", messages.len()), String::new())
+        }
+        Entry::Notice { text, .. } => ("notice".into(), text.clone()),
+        Entry::Error { text, kind, .. } => (format!("error ({kind})"), text.clone()),
+        Entry::Cleared { .. } => (
+            "cleared · the replay starts after here".into(),
+            String::new(),
+        ),
+        Entry::Compacted {
+            brief,
+            first_kept,
+            tokens_before,
+            tokens_after,
+            model,
+            artifact,
+            instruction,
+            ..
+        } => {
+            let mut head = format!(
+                "compacted · kept from entry {first_kept} · {tokens_before} → {tokens_after} tokens · {model} · artifact {artifact}"
+            );
+            if let Some(instruction) = instruction {
+                head.push_str(&format!(" · instruction: {instruction}"));
+            }
+            (head, brief.clone())
+        }
+        Entry::Custom { name, data, .. } => (format!("custom {name}"), compact_json(data)),
+    }
+}

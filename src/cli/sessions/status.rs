@@ -1,0 +1,198 @@
+//! `glrs-sessions status`: what is known about one session.
+
+use std::io::Write;
+
+use anyhow::Result;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::StatusArgs;
+use crate::output::{field, stdout_is_terminal};
+use crate::store::{Entry, Parsed, Store};
+
+/// Totals over a session's `usage` entries.
+#[derive(Debug, Default, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageTotals {
+    pub calls: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
+    /// Only when at least one call reported a cost.
+    pub cost_usd: Option<f64>,
+}
+
+/// Everything `status` reports.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Status {
+    pub id: String,
+    pub path: String,
+    pub legacy: bool,
+    pub title: Option<String>,
+    pub key: Option<String>,
+    pub model: Option<String>,
+    pub cwd: Option<String>,
+    pub created_at: Option<String>,
+    pub updated_at: Option<String>,
+    pub parent: Option<Value>,
+    pub pinned: bool,
+    pub bytes: u64,
+    pub entries: u64,
+    pub context_tokens: u64,
+    pub compactions: u64,
+    pub last_compaction: Option<String>,
+    pub last_memory_flush: Option<String>,
+    pub artifacts: u64,
+    pub usage: UsageTotals,
+    /// True while a chat holds the session's open lock.
+    pub open: bool,
+    /// The pid of the program that has it open.
+    pub open_by: Option<u32>,
+}
+
+pub fn run(store: &Store, args: &StatusArgs, out: &mut dyn Write) -> Result<i32> {
+    let at = store.resolve(&args.id)?;
+    let loaded = store.read(&at)?;
+    let file = &loaded.file;
+    let text = |name| file.get_str(name).map(str::to_string);
+    let mut usage = UsageTotals::default();
+    let (mut compactions, mut last_compaction, mut last_flush) = (0, None, None);
+    for raw in &file.events {
+        // Only entries that can matter are parsed, so status stays quick on
+        // a long session.
+        let body = raw.get();
+        if !(body.contains("\"usage\"")
+            || body.contains("\"compacted\"")
+            || body.contains("\"custom\""))
+        {
+            continue;
+        }
+        match Parsed::from_raw(raw) {
+            Parsed::Known(Entry::Usage {
+                input_tokens,
+                output_tokens,
+                cache_read_tokens,
+                cache_write_tokens,
+                cost_usd,
+                ..
+            }) => {
+                usage.calls += 1;
+                usage.input_tokens += input_tokens;
+                usage.output_tokens += output_tokens;
+                usage.cache_read_tokens += cache_read_tokens;
+                usage.cache_write_tokens += cache_write_tokens;
+                if let Some(cost) = cost_usd {
+                    *usage.cost_usd.get_or_insert(0.0) += cost;
+                }
+            }
+            Parsed::Known(Entry::Compacted { at, .. }) => {
+                compactions += 1;
+                last_compaction = Some(at);
+            }
+            Parsed::Known(Entry::Custom { at, name, .. }) if name == "memoryFlush" => {
+                last_flush = Some(at)
+            }
+            _ => {}
+        }
+    }
+    let holder = if at.legacy {
+        None
+    } else {
+        store.open_holder(&at.id)?
+    };
+    let status = Status {
+        id: at.id.to_string(),
+        path: at.path.display().to_string(),
+        legacy: at.legacy,
+        title: text("title"),
+        key: text("key"),
+        model: text("model"),
+        cwd: text("cwd"),
+        created_at: text("createdAt"),
+        updated_at: text("updatedAt"),
+        parent: file.get("parent").cloned(),
+        pinned: file.get("pinned").and_then(Value::as_bool).unwrap_or(false),
+        bytes: std::fs::metadata(&at.path).map(|m| m.len()).unwrap_or(0),
+        entries: file.events.len() as u64,
+        context_tokens: file.get_u64("contextTokens").unwrap_or(0),
+        compactions,
+        last_compaction,
+        last_memory_flush: last_flush,
+        artifacts: store.artifact_count(&at.id) as u64,
+        usage,
+        open: holder.is_some(),
+        open_by: holder.flatten(),
+    };
+    if args.json {
+        serde_json::to_writer_pretty(&mut *out, &status)?;
+        writeln!(out)?;
+    } else {
+        write_plain(out, &status)?;
+    }
+    Ok(0)
+}
+
+/// One `name<TAB>value` line a fact (aligned on a terminal); absent facts
+/// are left out.
+fn write_plain(out: &mut dyn Write, s: &Status) -> Result<()> {
+    let terminal = stdout_is_terminal();
+    let mut rows: Vec<(&str, String)> = vec![("id", s.id.clone()), ("path", s.path.clone())];
+    let mut opt = |name, value: &Option<String>| {
+        if let Some(v) = value {
+            rows.push((name, v.clone()));
+        }
+    };
+    opt("title", &s.title);
+    opt("key", &s.key);
+    opt("model", &s.model);
+    opt("cwd", &s.cwd);
+    opt("createdAt", &s.created_at);
+    opt("updatedAt", &s.updated_at);
+    if let Some(parent) = &s.parent {
+        let id = parent.get("id").and_then(Value::as_str).unwrap_or("?");
+        let entry = parent
+            .get("entry")
+            .map(Value::to_string)
+            .unwrap_or_default();
+        rows.push(("parent", format!("{id} {entry}").trim_end().to_string()));
+    }
+    rows.push(("legacy", s.legacy.to_string()));
+    rows.push(("pinned", s.pinned.to_string()));
+    rows.push(("bytes", s.bytes.to_string()));
+    rows.push(("entries", s.entries.to_string()));
+    rows.push(("contextTokens", s.context_tokens.to_string()));
+    rows.push(("compactions", s.compactions.to_string()));
+    let mut opt = |name, value: &Option<String>| {
+        if let Some(v) = value {
+            rows.push((name, v.clone()));
+        }
+    };
+    opt("lastCompaction", &s.last_compaction);
+    opt("lastMemoryFlush", &s.last_memory_flush);
+    rows.push(("artifacts", s.artifacts.to_string()));
+    let u = &s.usage;
+    rows.push(("modelCalls", u.calls.to_string()));
+    rows.push(("inputTokens", u.input_tokens.to_string()));
+    rows.push(("outputTokens", u.output_tokens.to_string()));
+    rows.push(("cacheReadTokens", u.cache_read_tokens.to_string()));
+    rows.push(("cacheWriteTokens", u.cache_write_tokens.to_string()));
+    if let Some(cost) = u.cost_usd {
+        rows.push(("costUsd", format!("{cost:.6}")));
+    }
+    let open = match (s.open, s.open_by) {
+        (false, _) => "no".to_string(),
+        (true, Some(pid)) => format!("pid {pid}"),
+        (true, None) => "yes".to_string(),
+    };
+    rows.push(("openBy", open));
+    for (name, value) in rows {
+        if terminal {
+            writeln!(out, "{name:<17} {value}")?;
+        } else {
+            writeln!(out, "{name}\t{}", field(&value))?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,110 @@
+//! The store's typed errors: the cases a caller must tell apart (busy, not
+//! found, corrupt, unsupported) each carry the id or file involved, so a
+//! message never leaves the user guessing which session is meant.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// What can go wrong with a session, by kind.
+#[derive(Debug)]
+pub enum StoreError {
+    /// Text given as an id is not one (not hex, too short, `/`, `..`).
+    InvalidId { input: String, reason: &'static str },
+    /// No session has this id or prefix.
+    NotFound { id: String },
+    /// The prefix matches more than one session.
+    Ambiguous {
+        prefix: String,
+        candidates: Vec<String>,
+    },
+    /// Another program holds the session open.
+    Busy { id: String, pid: Option<u32> },
+    /// The file is not a valid session file.
+    Corrupt { path: PathBuf, detail: String },
+    /// The file's schema is newer than this version understands.
+    UnsupportedSchema { path: PathBuf, schema: String },
+    /// A legacy session cannot be changed in place.
+    Legacy { id: String, what: &'static str },
+    /// A read or write failed.
+    Io {
+        path: PathBuf,
+        action: &'static str,
+        source: std::io::Error,
+    },
+}
+
+impl StoreError {
+    /// The exit code the programs use for this error (SPEC section 11):
+    /// 4 when busy, 2 for an argument that is not an id, 1 otherwise.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            StoreError::Busy { .. } => 4,
+            StoreError::InvalidId { .. } => 2,
+            _ => 1,
+        }
+    }
+
+    pub(crate) fn io(
+        path: impl Into<PathBuf>,
+        action: &'static str,
+        source: std::io::Error,
+    ) -> Self {
+        StoreError::Io {
+            path: path.into(),
+            action,
+            source,
+        }
+    }
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StoreError::InvalidId { input, reason } => {
+                write!(f, "invalid session id {input:?}: {reason}")
+            }
+            StoreError::NotFound { id } => write!(f, "no session {id}"),
+            StoreError::Ambiguous { prefix, candidates } => write!(
+                f,
+                "session id prefix {prefix} is ambiguous: it matches {}",
+                candidates.join(", ")
+            ),
+            StoreError::Busy { id, pid } => {
+                match pid {
+                    Some(pid) => write!(f, "session {id} is open in another program (pid {pid})")?,
+                    None => write!(f, "session {id} is open in another program")?,
+                }
+                write!(f, "; fork it to work on a copy: glrs-fork {id}")
+            }
+            StoreError::Corrupt { path, detail } => {
+                write!(f, "{}: not a valid session file: {detail}", path.display())
+            }
+            StoreError::UnsupportedSchema { path, schema } => write!(
+                f,
+                "{}: schema {schema} is newer than this glrs understands (2); \
+                 upgrade glrs to use it (the file was not changed)",
+                path.display()
+            ),
+            StoreError::Legacy { id, what } => write!(
+                f,
+                "session {id} is in the legacy glorious folder, which glrs never changes; cannot {what} it"
+            ),
+            StoreError::Io {
+                path,
+                action,
+                source,
+            } => {
+                write!(f, "cannot {action} {}: {source}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for StoreError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            StoreError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}

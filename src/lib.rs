@@ -1,0 +1,20 @@
+//! glrs: a Unix-style toolkit for conversations with large language models.
+//!
+//! This library holds everything real; the programs in `bin/` only parse
+//! arguments, call in here, and map errors to exit codes. The store (section
+//! 1 and 2 of SPEC.md) is the one thing every program shares: session files,
+//! prompt history and the locks that let several programs act on one session
+//! at once without losing anything.
+
+pub mod cli;
+pub mod error;
+pub mod id;
+pub mod output;
+pub mod paths;
+pub mod store;
+pub mod time;
+
+pub use error::StoreError;
+pub use id::SessionId;
+pub use paths::Paths;
+pub use store::Store;

@@ -1,0 +1,133 @@
+//! Where things live (SPEC section 1): the XDG data and config folders, the
+//! read-only legacy `glorious` folder, and creation of folders as 0700.
+
+use std::fs::DirBuilder;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, bail};
+
+/// Every path glrs uses, worked out once from the environment.
+#[derive(Debug, Clone)]
+pub struct Paths {
+    /// `<data>`: `$XDG_DATA_HOME/glrs` or `~/.local/share/glrs`.
+    pub data: PathBuf,
+    /// `<data>/sessions`.
+    pub sessions: PathBuf,
+    /// `<data>/sessions/artifacts`.
+    pub artifacts: PathBuf,
+    /// `$XDG_DATA_HOME/glorious/sessions`: read, never written.
+    pub legacy_sessions: PathBuf,
+    /// The config file: `$GLRS_CONFIG`, else `$XDG_CONFIG_HOME/glrs/config.json`.
+    pub config: PathBuf,
+}
+
+impl Paths {
+    /// Paths from the process environment.
+    pub fn from_env() -> Result<Paths> {
+        let get = |name: &str| std::env::var_os(name).map(PathBuf::from);
+        Paths::from_vars(
+            get("XDG_DATA_HOME"),
+            get("XDG_CONFIG_HOME"),
+            get("GLRS_CONFIG"),
+            dirs::home_dir(),
+        )
+    }
+
+    /// Paths from explicit values, so tests need not touch the environment.
+    /// Per the XDG base directory rules, a relative or empty `XDG_*` value
+    /// is ignored and the fallback under the home folder is used.
+    pub fn from_vars(
+        xdg_data: Option<PathBuf>,
+        xdg_config: Option<PathBuf>,
+        glrs_config: Option<PathBuf>,
+        home: Option<PathBuf>,
+    ) -> Result<Paths> {
+        let absolute = |p: Option<PathBuf>| p.filter(|p| p.is_absolute());
+        let home_or = |rest: &str| -> Result<PathBuf> {
+            match home.as_ref().filter(|h| h.is_absolute()) {
+                Some(h) => Ok(h.join(rest)),
+                None => bail!("cannot find the home folder: set HOME or XDG_DATA_HOME"),
+            }
+        };
+        let data_base = match absolute(xdg_data) {
+            Some(p) => p,
+            None => home_or(".local/share")?,
+        };
+        let config = match glrs_config.filter(|p| !p.as_os_str().is_empty()) {
+            Some(p) => p,
+            None => match absolute(xdg_config) {
+                Some(p) => p.join("glrs/config.json"),
+                None => home_or(".config")?.join("glrs/config.json"),
+            },
+        };
+        let data = data_base.join("glrs");
+        let sessions = data.join("sessions");
+        Ok(Paths {
+            artifacts: sessions.join("artifacts"),
+            legacy_sessions: data_base.join("glorious").join("sessions"),
+            data,
+            sessions,
+            config,
+        })
+    }
+
+    /// The artifacts folder of one session.
+    pub fn artifacts_of(&self, id: &crate::SessionId) -> PathBuf {
+        self.artifacts.join(id.as_str())
+    }
+}
+
+/// Create `dir` and any missing parents with mode 0700 (sessions hold
+/// private conversations). An existing folder is left as it is.
+pub fn ensure_private_dir(dir: &Path) -> std::io::Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    DirBuilder::new().recursive(true).mode(0o700).create(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(s: &str) -> Option<PathBuf> {
+        Some(PathBuf::from(s))
+    }
+
+    #[test]
+    fn xdg_values_win_when_absolute() {
+        let paths = Paths::from_vars(p("/x/data"), p("/x/conf"), None, p("/home/a")).unwrap();
+        assert_eq!(paths.sessions, PathBuf::from("/x/data/glrs/sessions"));
+        assert_eq!(
+            paths.artifacts,
+            PathBuf::from("/x/data/glrs/sessions/artifacts")
+        );
+        assert_eq!(
+            paths.legacy_sessions,
+            PathBuf::from("/x/data/glorious/sessions")
+        );
+        assert_eq!(paths.config, PathBuf::from("/x/conf/glrs/config.json"));
+    }
+
+    #[test]
+    fn relative_or_missing_xdg_falls_back_to_home() {
+        let paths = Paths::from_vars(p("rel"), None, None, p("/home/a")).unwrap();
+        assert_eq!(paths.data, PathBuf::from("/home/a/.local/share/glrs"));
+        assert_eq!(
+            paths.config,
+            PathBuf::from("/home/a/.config/glrs/config.json")
+        );
+    }
+
+    #[test]
+    fn glrs_config_names_another_file() {
+        let paths = Paths::from_vars(None, None, p("/etc/g.json"), p("/home/a")).unwrap();
+        assert_eq!(paths.config, PathBuf::from("/etc/g.json"));
+    }
+
+    #[test]
+    fn no_home_and_no_xdg_is_an_error() {
+        assert!(Paths::from_vars(None, None, None, None).is_err());
+    }
+}

@@ -1,0 +1,336 @@
+//! The eleven entry types of schema 2 (SPEC section 2, "Entries").
+//!
+//! These types are for reading entries (show, grep, status, replay) and for
+//! creating new ones. The file itself keeps every entry's raw text, so an
+//! entry of a type this version does not know, or with extra fields, is
+//! shown as `Entry::Other` here and written back untouched.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// One tool call requested by the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub input: Value,
+}
+
+/// A known entry. Every variant also has `at`, the time it was recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum Entry {
+    /// The user sent a message; `steer` when it joined a running turn.
+    #[serde(rename_all = "camelCase")]
+    User {
+        at: String,
+        text: String,
+        #[serde(default, skip_serializing_if = "is_false")]
+        steer: bool,
+    },
+    /// One model call's answer.
+    #[serde(rename_all = "camelCase")]
+    Assistant {
+        at: String,
+        text: String,
+        model: String,
+        #[serde(default)]
+        tool_calls: Vec<ToolCall>,
+        stop_reason: String,
+    },
+    /// The model's reasoning, in full, with what the provider needs back.
+    #[serde(rename_all = "camelCase")]
+    Reasoning {
+        at: String,
+        text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
+    },
+    /// A tool ran.
+    #[serde(rename_all = "camelCase")]
+    Tool {
+        at: String,
+        id: String,
+        name: String,
+        input: Value,
+        result: String,
+        #[serde(default)]
+        is_error: bool,
+    },
+    /// Tokens and cost reported by one model call.
+    #[serde(rename_all = "camelCase")]
+    Usage {
+        at: String,
+        model: String,
+        #[serde(default)]
+        input_tokens: u64,
+        #[serde(default)]
+        output_tokens: u64,
+        #[serde(default)]
+        cache_read_tokens: u64,
+        #[serde(default)]
+        cache_write_tokens: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_usd: Option<f64>,
+    },
+    /// A turn ended: its messages in provider-neutral form.
+    #[serde(rename_all = "camelCase")]
+    Turn { at: String, messages: Vec<Value> },
+    /// glrs said something.
+    #[serde(rename_all = "camelCase")]
+    Notice { at: String, text: String },
+    /// Something failed; `kind` is `provider`, `overflow`, `tool`, `io`, …
+    #[serde(rename_all = "camelCase")]
+    Error {
+        at: String,
+        text: String,
+        kind: String,
+    },
+    /// `/clear`: the replay boundary moves here.
+    #[serde(rename_all = "camelCase")]
+    Cleared { at: String },
+    /// A compaction landed.
+    #[serde(rename_all = "camelCase")]
+    Compacted {
+        at: String,
+        brief: String,
+        first_kept: u64,
+        tokens_before: u64,
+        tokens_after: u64,
+        model: String,
+        artifact: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        instruction: Option<String>,
+    },
+    /// A program's own data; never sent to the model.
+    #[serde(rename_all = "camelCase")]
+    Custom {
+        at: String,
+        name: String,
+        data: Value,
+    },
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// An entry as read from a file: known, or kept as it is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Parsed {
+    Known(Entry),
+    /// An unknown type, or a known type whose fields do not fit.
+    Other {
+        kind: String,
+        at: String,
+        value: Value,
+    },
+}
+
+impl Parsed {
+    /// Read one raw entry. Never fails: what does not fit is `Other`.
+    pub fn from_raw(raw: &RawValue) -> Parsed {
+        if let Ok(entry) = serde_json::from_str::<Entry>(raw.get()) {
+            return Parsed::Known(entry);
+        }
+        let value: Value = serde_json::from_str(raw.get()).unwrap_or(Value::Null);
+        let field = |name: &str| {
+            value
+                .get(name)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        Parsed::Other {
+            kind: field("type"),
+            at: field("at"),
+            value,
+        }
+    }
+
+    /// The entry's `type`.
+    pub fn kind(&self) -> &str {
+        match self {
+            Parsed::Known(e) => e.kind(),
+            Parsed::Other { kind, .. } => kind,
+        }
+    }
+
+    /// The entry's `at`.
+    pub fn at(&self) -> &str {
+        match self {
+            Parsed::Known(e) => e.at(),
+            Parsed::Other { at, .. } => at,
+        }
+    }
+}
+
+impl Entry {
+    /// The entry's `type` as written in the file.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Entry::User { .. } => "user",
+            Entry::Assistant { .. } => "assistant",
+            Entry::Reasoning { .. } => "reasoning",
+            Entry::Tool { .. } => "tool",
+            Entry::Usage { .. } => "usage",
+            Entry::Turn { .. } => "turn",
+            Entry::Notice { .. } => "notice",
+            Entry::Error { .. } => "error",
+            Entry::Cleared { .. } => "cleared",
+            Entry::Compacted { .. } => "compacted",
+            Entry::Custom { .. } => "custom",
+        }
+    }
+
+    pub fn at(&self) -> &str {
+        match self {
+            Entry::User { at, .. }
+            | Entry::Assistant { at, .. }
+            | Entry::Reasoning { at, .. }
+            | Entry::Tool { at, .. }
+            | Entry::Usage { at, .. }
+            | Entry::Turn { at, .. }
+            | Entry::Notice { at, .. }
+            | Entry::Error { at, .. }
+            | Entry::Cleared { at }
+            | Entry::Compacted { at, .. }
+            | Entry::Custom { at, .. } => at,
+        }
+    }
+
+    /// The entry as the raw JSON text the file stores.
+    pub fn to_raw(&self) -> serde_json::Result<Box<RawValue>> {
+        serde_json::value::to_raw_value(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_type_round_trips() {
+        let at = "2026-11-29T15:24:19.412Z".to_string();
+        let all = vec![
+            Entry::User {
+                at: at.clone(),
+                text: "hi".into(),
+                steer: true,
+            },
+            Entry::Assistant {
+                at: at.clone(),
+                text: "ok".into(),
+                model: "openai/gpt-4.1".into(),
+                tool_calls: vec![ToolCall {
+                    id: "c1".into(),
+                    name: "read".into(),
+                    input: serde_json::json!({"path": "a"}),
+                }],
+                stop_reason: "tool_use".into(),
+            },
+            Entry::Reasoning {
+                at: at.clone(),
+                text: "hm".into(),
+                signature: Some("sig".into()),
+            },
+            Entry::Tool {
+                at: at.clone(),
+                id: "c1".into(),
+                name: "read".into(),
+                input: serde_json::json!({}),
+                result: "x".into(),
+                is_error: false,
+            },
+            Entry::Usage {
+                at: at.clone(),
+                model: "m".into(),
+                input_tokens: 1,
+                output_tokens: 2,
+                cache_read_tokens: 3,
+                cache_write_tokens: 4,
+                cost_usd: Some(0.5),
+            },
+            Entry::Turn {
+                at: at.clone(),
+                messages: vec![serde_json::json!({"role": "user"})],
+            },
+            Entry::Notice {
+                at: at.clone(),
+                text: "n".into(),
+            },
+            Entry::Error {
+                at: at.clone(),
+                text: "e".into(),
+                kind: "io".into(),
+            },
+            Entry::Cleared { at: at.clone() },
+            Entry::Compacted {
+                at: at.clone(),
+                brief: "b".into(),
+                first_kept: 3,
+                tokens_before: 10,
+                tokens_after: 2,
+                model: "m".into(),
+                artifact: "a.md".into(),
+                instruction: None,
+            },
+            Entry::Custom {
+                at: at.clone(),
+                name: "memoryFlush".into(),
+                data: serde_json::json!({"compactionCount": 1}),
+            },
+        ];
+        for entry in all {
+            let raw = entry.to_raw().unwrap();
+            assert!(
+                raw.get()
+                    .starts_with(&format!("{{\"type\":\"{}\"", entry.kind())),
+                "{}",
+                raw.get()
+            );
+            assert_eq!(Parsed::from_raw(&raw), Parsed::Known(entry));
+        }
+    }
+
+    #[test]
+    fn field_names_are_camel_case() {
+        let raw = Entry::Tool {
+            at: "t".into(),
+            id: "c".into(),
+            name: "n".into(),
+            input: Value::Null,
+            result: "r".into(),
+            is_error: true,
+        }
+        .to_raw()
+        .unwrap();
+        assert!(raw.get().contains("\"isError\":true"), "{}", raw.get());
+        let raw = Entry::Compacted {
+            at: "t".into(),
+            brief: "b".into(),
+            first_kept: 3,
+            tokens_before: 1,
+            tokens_after: 1,
+            model: "m".into(),
+            artifact: "a".into(),
+            instruction: None,
+        }
+        .to_raw()
+        .unwrap();
+        assert!(raw.get().contains("\"firstKept\":3"), "{}", raw.get());
+    }
+
+    #[test]
+    fn unknown_types_are_other() {
+        let raw = RawValue::from_string(r#"{"type":"hologram","at":"t","x":1}"#.into()).unwrap();
+        match Parsed::from_raw(&raw) {
+            Parsed::Other { kind, at, value } => {
+                assert_eq!((kind.as_str(), at.as_str()), ("hologram", "t"));
+                assert_eq!(value["x"], 1);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

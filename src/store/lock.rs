@@ -1,0 +1,196 @@
+//! Atomic file replacement and the two OS file locks (SPEC section 2,
+//! "Writing").
+//!
+//! - The *write* lock (`<id>.lock`) is held only for one read-modify-write.
+//! - The *open* lock (`<id>.open`, holding the holder's pid) is held by a
+//!   chat for as long as it has the session open.
+//!
+//! Both are advisory `flock` locks through `std::fs::File::lock`: the kernel
+//! drops them when the holder dies, so a crash never leaves a stale lock.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use crate::error::StoreError;
+
+/// Replace `path` atomically with what `fill` writes: a temporary file in
+/// the same folder (0600), fsync, rename over `path`, fsync the folder.
+/// Readers see the old file or the new one, never a part. On any error the
+/// old file is left as it was and the temporary file is removed.
+///
+/// `durable: false` skips both fsyncs, for caches whose loss costs nothing.
+pub fn write_atomic(
+    path: &Path,
+    durable: bool,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), StoreError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    let fail = |e| StoreError::io(path, "write", e);
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(fail)?;
+    {
+        let mut out = BufWriter::with_capacity(1 << 16, tmp.as_file());
+        fill(&mut out).map_err(fail)?;
+        out.flush().map_err(fail)?;
+    }
+    if durable {
+        tmp.as_file().sync_all().map_err(fail)?;
+    }
+    tmp.persist(path).map_err(|e| fail(e.error))?;
+    if durable {
+        File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| StoreError::io(dir, "sync folder", e))?;
+    }
+    Ok(())
+}
+
+fn open_lock_file(path: &Path, write: bool) -> std::io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(write)
+        .create(write)
+        .truncate(false)
+        .mode(0o600)
+        .open(path)
+}
+
+/// The short write lock of one file; released when dropped.
+#[derive(Debug)]
+pub struct WriteLock {
+    _file: File,
+}
+
+impl WriteLock {
+    /// Wait for and take the lock in `path` (created if missing).
+    pub fn acquire(path: &Path) -> Result<WriteLock, StoreError> {
+        let file =
+            open_lock_file(path, true).map_err(|e| StoreError::io(path, "open lock file", e))?;
+        file.lock().map_err(|e| StoreError::io(path, "lock", e))?;
+        Ok(WriteLock { _file: file })
+    }
+}
+
+/// A session held open by this process; released when dropped.
+#[derive(Debug)]
+pub struct OpenLock {
+    _file: File,
+    pub path: PathBuf,
+}
+
+impl OpenLock {
+    /// Take the open lock without waiting. When another process has it, the
+    /// error is `Busy` with that process's pid.
+    pub fn try_acquire(path: &Path, id: &str) -> Result<OpenLock, StoreError> {
+        let mut file =
+            open_lock_file(path, true).map_err(|e| StoreError::io(path, "open lock file", e))?;
+        match file.try_lock() {
+            Ok(()) => {
+                let pid = std::process::id().to_string();
+                file.set_len(0)
+                    .and_then(|()| file.seek(SeekFrom::Start(0)))
+                    .and_then(|_| file.write_all(pid.as_bytes()))
+                    .map_err(|e| StoreError::io(path, "write", e))?;
+                Ok(OpenLock {
+                    _file: file,
+                    path: path.to_path_buf(),
+                })
+            }
+            Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::Busy {
+                id: id.to_string(),
+                pid: read_pid(&mut file),
+            }),
+            Err(std::fs::TryLockError::Error(e)) => Err(StoreError::io(path, "lock", e)),
+        }
+    }
+
+    /// Who holds the open lock in `path`: `None` when nobody does, else the
+    /// holder's pid when it wrote one.
+    pub fn holder(path: &Path) -> Result<Option<Option<u32>>, StoreError> {
+        let mut file = match open_lock_file(path, false) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(StoreError::io(path, "open lock file", e)),
+        };
+        match file.try_lock_shared() {
+            Ok(()) => {
+                let _ = file.unlock();
+                Ok(None)
+            }
+            Err(std::fs::TryLockError::WouldBlock) => Ok(Some(read_pid(&mut file))),
+            Err(std::fs::TryLockError::Error(e)) => Err(StoreError::io(path, "lock", e)),
+        }
+    }
+}
+
+fn read_pid(file: &mut File) -> Option<u32> {
+    let mut text = String::new();
+    file.seek(SeekFrom::Start(0)).ok()?;
+    file.take(32).read_to_string(&mut text).ok()?;
+    text.trim().parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn atomic_write_replaces_and_is_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.json");
+        write_atomic(&path, true, |w| w.write_all(b"one")).unwrap();
+        write_atomic(&path, true, |w| w.write_all(b"two")).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temp file left"
+        );
+    }
+
+    #[test]
+    fn failed_write_keeps_the_old_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.json");
+        write_atomic(&path, true, |w| w.write_all(b"old")).unwrap();
+        let err = write_atomic(&path, true, |w| {
+            w.write_all(b"half")?;
+            Err(std::io::Error::other("disk full"))
+        })
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("a.json") && err.to_string().contains("disk full"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), b"old");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn open_lock_is_exclusive_and_names_the_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("3f9a1c2b.open");
+        assert_eq!(OpenLock::holder(&path).unwrap(), None);
+        let held = OpenLock::try_acquire(&path, "3f9a1c2b").unwrap();
+        let me = Some(std::process::id());
+        assert_eq!(OpenLock::holder(&path).unwrap(), Some(me));
+        match OpenLock::try_acquire(&path, "3f9a1c2b").unwrap_err() {
+            StoreError::Busy { pid, .. } => assert_eq!(pid, me),
+            other => panic!("{other}"),
+        }
+        drop(held);
+        assert_eq!(OpenLock::holder(&path).unwrap(), None);
+        OpenLock::try_acquire(&path, "3f9a1c2b").unwrap();
+    }
+}

@@ -1,0 +1,345 @@
+//! The session store (SPEC sections 1 and 2): one folder of session files,
+//! prompt history, artifacts, and the lock files that let several programs
+//! share them. Every program changes a session only through
+//! [`Store::append`] or [`Store::update`], which take the write lock, re-read
+//! the file as it is now, and replace it atomically.
+
+pub mod entry;
+pub mod format;
+pub mod listing;
+pub mod lock;
+pub mod prompts;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::error::StoreError;
+use crate::id::{IdPrefix, SessionId};
+use crate::paths::{Paths, ensure_private_dir};
+pub use entry::{Entry, Parsed, ToolCall};
+pub use format::SessionFile;
+pub use lock::{OpenLock, WriteLock};
+
+/// Where a session's file is: the store, or the read-only legacy folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Located {
+    pub id: SessionId,
+    pub path: PathBuf,
+    pub legacy: bool,
+}
+
+/// A session read from disk.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub at: Located,
+    pub file: SessionFile,
+}
+
+/// What one [`Store::append`] adds: entries, and header fields to set.
+#[derive(Debug, Default)]
+pub struct Append {
+    entries: Vec<Box<RawValue>>,
+    title: Option<String>,
+    header: Vec<(String, Value)>,
+}
+
+impl Append {
+    pub fn new() -> Append {
+        Append::default()
+    }
+
+    /// Add an entry. The first user message also gives an untitled session
+    /// its `title`.
+    pub fn entry(mut self, entry: &Entry) -> Result<Append, StoreError> {
+        if let (None, Entry::User { text, .. }) = (&self.title, entry) {
+            self.title = Some(format::title_from(text));
+        }
+        let raw = entry.to_raw().map_err(|e| StoreError::Corrupt {
+            path: PathBuf::from("(new entry)"),
+            detail: e.to_string(),
+        })?;
+        self.entries.push(raw);
+        Ok(self)
+    }
+
+    /// Add an entry already in raw form (a type this version does not know).
+    pub fn raw_entry(mut self, raw: Box<RawValue>) -> Append {
+        self.entries.push(raw);
+        self
+    }
+
+    /// Set a header field (`contextTokens`, `model`, `key`, …).
+    pub fn set(mut self, name: &str, value: impl Into<Value>) -> Append {
+        self.header.push((name.to_string(), value.into()));
+        self
+    }
+}
+
+/// The store rooted at one data folder.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pub paths: Paths,
+}
+
+impl Store {
+    pub fn new(paths: Paths) -> Store {
+        Store { paths }
+    }
+
+    /// The store named by the environment (`XDG_DATA_HOME`, `HOME`).
+    pub fn from_env() -> anyhow::Result<Store> {
+        Ok(Store::new(Paths::from_env()?))
+    }
+
+    /// `<sessions>/<id>.json`, where every write goes.
+    pub fn session_path(&self, id: &SessionId) -> PathBuf {
+        self.paths.sessions.join(format!("{id}.json"))
+    }
+
+    fn legacy_path(&self, id: &SessionId) -> PathBuf {
+        self.paths.legacy_sessions.join(format!("{id}.json"))
+    }
+
+    fn lock_path(&self, id: &SessionId) -> PathBuf {
+        self.paths.sessions.join(format!("{id}.lock"))
+    }
+
+    fn open_path(&self, id: &SessionId) -> PathBuf {
+        self.paths.sessions.join(format!("{id}.open"))
+    }
+
+    /// Where the session's file is now: the store first, else legacy.
+    pub fn locate(&self, id: &SessionId) -> Option<Located> {
+        let path = self.session_path(id);
+        if path.is_file() {
+            return Some(Located {
+                id: id.clone(),
+                path,
+                legacy: false,
+            });
+        }
+        let path = self.legacy_path(id);
+        path.is_file().then(|| Located {
+            id: id.clone(),
+            path,
+            legacy: true,
+        })
+    }
+
+    /// Every session id on disk, with its place. A legacy session whose id
+    /// is also in the store is shadowed by the store's copy.
+    pub fn all(&self) -> Result<Vec<Located>, StoreError> {
+        let mut found = ids_in(&self.paths.sessions)?
+            .into_iter()
+            .map(|(id, path)| Located {
+                id,
+                path,
+                legacy: false,
+            })
+            .collect::<Vec<_>>();
+        let known: std::collections::HashSet<SessionId> =
+            found.iter().map(|l| l.id.clone()).collect();
+        for (id, path) in ids_in(&self.paths.legacy_sessions)? {
+            if !known.contains(&id) {
+                found.push(Located {
+                    id,
+                    path,
+                    legacy: true,
+                });
+            }
+        }
+        Ok(found)
+    }
+
+    /// Turn user text (a full id or a unique prefix of 4+ characters) into
+    /// a session that exists. The text is checked before any path is built.
+    pub fn resolve(&self, text: &str) -> Result<Located, StoreError> {
+        let prefix = IdPrefix::parse(text)?;
+        if let Some(id) = prefix.as_full() {
+            return self
+                .locate(&id)
+                .ok_or(StoreError::NotFound { id: id.to_string() });
+        }
+        let mut matches: Vec<Located> = self
+            .all()?
+            .into_iter()
+            .filter(|l| prefix.matches(&l.id))
+            .collect();
+        match matches.len() {
+            0 => Err(StoreError::NotFound {
+                id: prefix.as_str().to_string(),
+            }),
+            1 => Ok(matches.remove(0)),
+            _ => {
+                let mut candidates: Vec<String> =
+                    matches.into_iter().map(|l| l.id.to_string()).collect();
+                candidates.sort();
+                Err(StoreError::Ambiguous {
+                    prefix: prefix.as_str().to_string(),
+                    candidates,
+                })
+            }
+        }
+    }
+
+    /// Read a session file whole.
+    pub fn read(&self, at: &Located) -> Result<Loaded, StoreError> {
+        let bytes = std::fs::read(&at.path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => StoreError::NotFound {
+                id: at.id.to_string(),
+            },
+            _ => StoreError::io(&at.path, "read", e),
+        })?;
+        let file = format::parse(&bytes, &at.path, Some(at.id.as_str()))?;
+        Ok(Loaded {
+            at: at.clone(),
+            file,
+        })
+    }
+
+    /// Create a new, empty session in `cwd` under a fresh id and write it.
+    pub fn create(&self, cwd: &str) -> Result<SessionId, StoreError> {
+        ensure_private_dir(&self.paths.sessions)
+            .map_err(|e| StoreError::io(&self.paths.sessions, "create folder", e))?;
+        loop {
+            let id = SessionId::random().map_err(|e| StoreError::io("/dev/urandom", "read", e))?;
+            // Under the id's write lock, so two creators of the same random
+            // id cannot both see it free.
+            let _lock = WriteLock::acquire(&self.lock_path(&id))?;
+            if self.locate(&id).is_some() {
+                continue;
+            }
+            let file = SessionFile::new(id.as_str(), cwd, &crate::time::now());
+            let path = self.session_path(&id);
+            lock::write_atomic(&path, true, |w| file.write_to(w))?;
+            return Ok(id);
+        }
+    }
+
+    /// Append entries and set header fields, in one atomic, locked write.
+    /// Sets `updatedAt`, and `title` from the first user message when the
+    /// session has none. Returns the file as written.
+    pub fn append(&self, id: &SessionId, change: Append) -> Result<SessionFile, StoreError> {
+        let Append {
+            entries,
+            title,
+            header,
+        } = change;
+        self.update(id, move |file| {
+            file.events.extend(entries);
+            for (name, value) in header {
+                file.set(&name, value);
+            }
+            if let Some(title) = title
+                && file.get_str("title").is_none_or(str::is_empty)
+            {
+                file.set("title", Value::from(title));
+            }
+            file.set("updatedAt", Value::from(crate::time::now()));
+            Ok(())
+        })
+    }
+
+    /// The read-modify-write protocol: take the write lock, read the file as
+    /// it is now, let `change` edit it, replace the file atomically. A legacy
+    /// session is written to the store under the same id; the legacy file is
+    /// never touched. On error the previous file is intact.
+    pub fn update(
+        &self,
+        id: &SessionId,
+        change: impl FnOnce(&mut SessionFile) -> Result<(), StoreError>,
+    ) -> Result<SessionFile, StoreError> {
+        ensure_private_dir(&self.paths.sessions)
+            .map_err(|e| StoreError::io(&self.paths.sessions, "create folder", e))?;
+        let _lock = WriteLock::acquire(&self.lock_path(id))?;
+        let at = self
+            .locate(id)
+            .ok_or(StoreError::NotFound { id: id.to_string() })?;
+        let mut file = self.read(&at)?.file;
+        change(&mut file)?;
+        lock::write_atomic(&self.session_path(id), true, |w| file.write_to(w))?;
+        Ok(file)
+    }
+
+    /// Take the session's open lock (held by a chat while it is open).
+    pub fn open_lock(&self, id: &SessionId) -> Result<OpenLock, StoreError> {
+        ensure_private_dir(&self.paths.sessions)
+            .map_err(|e| StoreError::io(&self.paths.sessions, "create folder", e))?;
+        OpenLock::try_acquire(&self.open_path(id), id.as_str())
+    }
+
+    /// Who has the session open: `None` when nobody, else the pid if known.
+    pub fn open_holder(&self, id: &SessionId) -> Result<Option<Option<u32>>, StoreError> {
+        OpenLock::holder(&self.open_path(id))
+    }
+
+    /// Remove a session with its artifacts. Refused (`Busy`) while another
+    /// program has it open, and for a legacy session.
+    pub fn remove(&self, at: &Located) -> Result<(), StoreError> {
+        if at.legacy {
+            return Err(StoreError::Legacy {
+                id: at.id.to_string(),
+                what: "remove",
+            });
+        }
+        let id = &at.id;
+        let open = self.open_lock(id)?;
+        let write = WriteLock::acquire(&self.lock_path(id))?;
+        // The session file goes first: if we stop halfway, what is left is
+        // an orphan artifacts folder that cleanup removes, never a session
+        // that lost its artifacts.
+        std::fs::remove_file(&at.path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => StoreError::NotFound { id: id.to_string() },
+            _ => StoreError::io(&at.path, "remove", e),
+        })?;
+        let artifacts = self.paths.artifacts_of(id);
+        match std::fs::remove_dir_all(&artifacts) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(StoreError::io(artifacts, "remove", e)),
+        }
+        for lock_file in [self.open_path(id), self.lock_path(id)] {
+            let _ = std::fs::remove_file(lock_file);
+        }
+        drop((open, write));
+        Ok(())
+    }
+
+    /// Count the compaction artifacts of a session.
+    pub fn artifact_count(&self, id: &SessionId) -> usize {
+        std::fs::read_dir(self.paths.artifacts_of(id))
+            .map(|dir| {
+                dir.filter_map(Result::ok)
+                    .filter(|e| e.file_name().to_str().is_some_and(|n| n.ends_with(".md")))
+                    .count()
+            })
+            .unwrap_or(0)
+    }
+}
+
+/// The `(id, path)` of every session file in `dir`: `<8 hex>.json`. Lock
+/// files, temporary files, `prompts.json` and `keys.json` never match.
+/// A missing folder is an empty store.
+pub(crate) fn ids_in(dir: &Path) -> Result<Vec<(SessionId, PathBuf)>, StoreError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(StoreError::io(dir, "read folder", e)),
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| StoreError::io(dir, "read folder", e))?;
+        let name = entry.file_name();
+        let Some(stem) = name.to_str().and_then(|n| n.strip_suffix(".json")) else {
+            continue;
+        };
+        if SessionId::is_id(stem)
+            && let Ok(id) = SessionId::parse(stem)
+        {
+            out.push((id, entry.path()));
+        }
+    }
+    Ok(out)
+}
