@@ -13,10 +13,7 @@ pub enum StoreError {
     /// No session has this id or prefix.
     NotFound { id: String },
     /// The prefix matches more than one session.
-    Ambiguous {
-        prefix: String,
-        candidates: Vec<String>,
-    },
+    Ambiguous { prefix: String, candidates: Vec<String> },
     /// Another program holds the session open.
     Busy { id: String, pid: Option<u32> },
     /// The file is not a valid session file.
@@ -26,11 +23,7 @@ pub enum StoreError {
     /// A legacy session cannot be changed in place.
     Legacy { id: String, what: &'static str },
     /// A read or write failed.
-    Io {
-        path: PathBuf,
-        action: &'static str,
-        source: std::io::Error,
-    },
+    Io { path: PathBuf, action: &'static str, source: std::io::Error },
 }
 
 impl StoreError {
@@ -44,16 +37,8 @@ impl StoreError {
         }
     }
 
-    pub(crate) fn io(
-        path: impl Into<PathBuf>,
-        action: &'static str,
-        source: std::io::Error,
-    ) -> Self {
-        StoreError::Io {
-            path: path.into(),
-            action,
-            source,
-        }
+    pub(crate) fn io(path: impl Into<PathBuf>, action: &'static str, source: std::io::Error) -> Self {
+        StoreError::Io { path: path.into(), action, source }
     }
 }
 
@@ -64,11 +49,9 @@ impl fmt::Display for StoreError {
                 write!(f, "invalid session id {input:?}: {reason}")
             }
             StoreError::NotFound { id } => write!(f, "no session {id}"),
-            StoreError::Ambiguous { prefix, candidates } => write!(
-                f,
-                "session id prefix {prefix} is ambiguous: it matches {}",
-                candidates.join(", ")
-            ),
+            StoreError::Ambiguous { prefix, candidates } => {
+                write!(f, "session id prefix {prefix} is ambiguous: it matches {}", candidates.join(", "))
+            }
             StoreError::Busy { id, pid } => {
                 match pid {
                     Some(pid) => write!(f, "session {id} is open in another program (pid {pid})")?,
@@ -85,15 +68,10 @@ impl fmt::Display for StoreError {
                  upgrade glrs to use it (the file was not changed)",
                 path.display()
             ),
-            StoreError::Legacy { id, what } => write!(
-                f,
-                "session {id} is in the legacy glorious folder, which glrs never changes; cannot {what} it"
-            ),
-            StoreError::Io {
-                path,
-                action,
-                source,
-            } => {
+            StoreError::Legacy { id, what } => {
+                write!(f, "session {id} is in the legacy glorious folder, which glrs never changes; cannot {what} it")
+            }
+            StoreError::Io { path, action, source } => {
                 write!(f, "cannot {action} {}: {source}", path.display())
             }
         }

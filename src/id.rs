@@ -21,10 +21,7 @@ impl SessionId {
     pub fn parse(text: &str) -> Result<SessionId, StoreError> {
         let prefix = IdPrefix::parse(text)?;
         if prefix.0.len() != ID_LEN {
-            return Err(StoreError::InvalidId {
-                input: text.to_string(),
-                reason: "a session id is 8 hex characters",
-            });
+            return Err(StoreError::InvalidId { input: text.to_string(), reason: "a session id is 8 hex characters" });
         }
         Ok(SessionId(prefix.0))
     }
@@ -33,9 +30,7 @@ impl SessionId {
     pub fn random() -> std::io::Result<SessionId> {
         let mut bytes = [0u8; 4];
         std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
-        Ok(SessionId(
-            bytes.iter().map(|b| format!("{b:02x}")).collect(),
-        ))
+        Ok(SessionId(bytes.iter().map(|b| format!("{b:02x}")).collect()))
     }
 
     /// True when `name` is a full id: used to tell session files from the
@@ -63,10 +58,7 @@ impl IdPrefix {
     /// Check user text. Upper-case hex is accepted and folded to lower case;
     /// anything else that is not hex is refused.
     pub fn parse(text: &str) -> Result<IdPrefix, StoreError> {
-        let invalid = |reason| StoreError::InvalidId {
-            input: text.to_string(),
-            reason,
-        };
+        let invalid = |reason| StoreError::InvalidId { input: text.to_string(), reason };
         if text.is_empty() {
             return Err(invalid("it is empty"));
         }
@@ -114,17 +106,7 @@ mod tests {
 
     #[test]
     fn path_tricks_are_refused() {
-        for bad in [
-            "../x",
-            "3f9a/..",
-            "..",
-            "3f9a1c2b/",
-            "3f9a\0",
-            "",
-            "3f9",
-            "3f9a1c2b0",
-            "3f9g",
-        ] {
+        for bad in ["../x", "3f9a/..", "..", "3f9a1c2b/", "3f9a\0", "", "3f9", "3f9a1c2b0", "3f9g"] {
             let err = IdPrefix::parse(bad).unwrap_err();
             assert!(matches!(err, StoreError::InvalidId { .. }), "{bad}");
         }

@@ -21,9 +21,7 @@ pub struct Style {
 
 impl Style {
     pub fn detect() -> Style {
-        Style {
-            color: color_enabled(),
-        }
+        Style { color: color_enabled() }
     }
 
     pub fn bold(&self, text: &str) -> String {
@@ -35,26 +33,14 @@ impl Style {
     }
 
     fn wrap(&self, code: &str, text: &str) -> String {
-        if self.color {
-            format!("\x1b[{code}m{text}\x1b[0m")
-        } else {
-            text.to_string()
-        }
+        if self.color { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
     }
 }
 
 /// A value fit for one tab-separated field: tabs and line breaks become
 /// spaces, so `cut -f` and `fzf` always see the same columns.
 pub fn field(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if matches!(c, '\t' | '\n' | '\r') {
-                ' '
-            } else {
-                c
-            }
-        })
-        .collect()
+    text.chars().map(|c| if matches!(c, '\t' | '\n' | '\r') { ' ' } else { c }).collect()
 }
 
 #[cfg(test)]

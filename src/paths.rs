@@ -26,12 +26,7 @@ impl Paths {
     /// Paths from the process environment.
     pub fn from_env() -> Result<Paths> {
         let get = |name: &str| std::env::var_os(name).map(PathBuf::from);
-        Paths::from_vars(
-            get("XDG_DATA_HOME"),
-            get("XDG_CONFIG_HOME"),
-            get("GLRS_CONFIG"),
-            dirs::home_dir(),
-        )
+        Paths::from_vars(get("XDG_DATA_HOME"), get("XDG_CONFIG_HOME"), get("GLRS_CONFIG"), dirs::home_dir())
     }
 
     /// Paths from explicit values, so tests need not touch the environment.
@@ -99,14 +94,8 @@ mod tests {
     fn xdg_values_win_when_absolute() {
         let paths = Paths::from_vars(p("/x/data"), p("/x/conf"), None, p("/home/a")).unwrap();
         assert_eq!(paths.sessions, PathBuf::from("/x/data/glrs/sessions"));
-        assert_eq!(
-            paths.artifacts,
-            PathBuf::from("/x/data/glrs/sessions/artifacts")
-        );
-        assert_eq!(
-            paths.legacy_sessions,
-            PathBuf::from("/x/data/glorious/sessions")
-        );
+        assert_eq!(paths.artifacts, PathBuf::from("/x/data/glrs/sessions/artifacts"));
+        assert_eq!(paths.legacy_sessions, PathBuf::from("/x/data/glorious/sessions"));
         assert_eq!(paths.config, PathBuf::from("/x/conf/glrs/config.json"));
     }
 
@@ -114,10 +103,7 @@ mod tests {
     fn relative_or_missing_xdg_falls_back_to_home() {
         let paths = Paths::from_vars(p("rel"), None, None, p("/home/a")).unwrap();
         assert_eq!(paths.data, PathBuf::from("/home/a/.local/share/glrs"));
-        assert_eq!(
-            paths.config,
-            PathBuf::from("/home/a/.config/glrs/config.json")
-        );
+        assert_eq!(paths.config, PathBuf::from("/home/a/.config/glrs/config.json"));
     }
 
     #[test]

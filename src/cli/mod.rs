@@ -21,19 +21,14 @@ pub fn finish(program: &str, result: anyhow::Result<i32>) -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             eprintln!("{program}: error: {err:#}");
-            let code = err
-                .chain()
-                .find_map(|e| e.downcast_ref::<StoreError>())
-                .map_or(1, StoreError::exit_code);
+            let code = err.chain().find_map(|e| e.downcast_ref::<StoreError>()).map_or(1, StoreError::exit_code);
             ExitCode::from(u8::try_from(code).unwrap_or(1))
         }
     }
 }
 
 fn is_broken_pipe(err: &anyhow::Error) -> bool {
-    err.chain()
-        .filter_map(|e| e.downcast_ref::<std::io::Error>())
-        .any(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    err.chain().filter_map(|e| e.downcast_ref::<std::io::Error>()).any(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
 }
 
 /// Print a warning the way every program does.

@@ -82,11 +82,7 @@ pub enum Entry {
     Notice { at: String, text: String },
     /// Something failed; `kind` is `provider`, `overflow`, `tool`, `io`, …
     #[serde(rename_all = "camelCase")]
-    Error {
-        at: String,
-        text: String,
-        kind: String,
-    },
+    Error { at: String, text: String, kind: String },
     /// `/clear`: the replay boundary moves here.
     #[serde(rename_all = "camelCase")]
     Cleared { at: String },
@@ -105,11 +101,7 @@ pub enum Entry {
     },
     /// A program's own data; never sent to the model.
     #[serde(rename_all = "camelCase")]
-    Custom {
-        at: String,
-        name: String,
-        data: Value,
-    },
+    Custom { at: String, name: String, data: Value },
 }
 
 fn is_false(b: &bool) -> bool {
@@ -135,18 +127,8 @@ impl Parsed {
             return Parsed::Known(entry);
         }
         let value: Value = serde_json::from_str(raw.get()).unwrap_or(Value::Null);
-        let field = |name: &str| {
-            value
-                .get(name)
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string()
-        };
-        Parsed::Other {
-            kind: field("type"),
-            at: field("at"),
-            value,
-        }
+        let field = |name: &str| value.get(name).and_then(Value::as_str).unwrap_or("").to_string();
+        Parsed::Other { kind: field("type"), at: field("at"), value }
     }
 
     /// The entry's `type`.
@@ -214,11 +196,7 @@ mod tests {
     fn every_type_round_trips() {
         let at = "2026-11-29T15:24:19.412Z".to_string();
         let all = vec![
-            Entry::User {
-                at: at.clone(),
-                text: "hi".into(),
-                steer: true,
-            },
+            Entry::User { at: at.clone(), text: "hi".into(), steer: true },
             Entry::Assistant {
                 at: at.clone(),
                 text: "ok".into(),
@@ -230,11 +208,7 @@ mod tests {
                 }],
                 stop_reason: "tool_use".into(),
             },
-            Entry::Reasoning {
-                at: at.clone(),
-                text: "hm".into(),
-                signature: Some("sig".into()),
-            },
+            Entry::Reasoning { at: at.clone(), text: "hm".into(), signature: Some("sig".into()) },
             Entry::Tool {
                 at: at.clone(),
                 id: "c1".into(),
@@ -252,19 +226,9 @@ mod tests {
                 cache_write_tokens: 4,
                 cost_usd: Some(0.5),
             },
-            Entry::Turn {
-                at: at.clone(),
-                messages: vec![serde_json::json!({"role": "user"})],
-            },
-            Entry::Notice {
-                at: at.clone(),
-                text: "n".into(),
-            },
-            Entry::Error {
-                at: at.clone(),
-                text: "e".into(),
-                kind: "io".into(),
-            },
+            Entry::Turn { at: at.clone(), messages: vec![serde_json::json!({"role": "user"})] },
+            Entry::Notice { at: at.clone(), text: "n".into() },
+            Entry::Error { at: at.clone(), text: "e".into(), kind: "io".into() },
             Entry::Cleared { at: at.clone() },
             Entry::Compacted {
                 at: at.clone(),
@@ -284,12 +248,7 @@ mod tests {
         ];
         for entry in all {
             let raw = entry.to_raw().unwrap();
-            assert!(
-                raw.get()
-                    .starts_with(&format!("{{\"type\":\"{}\"", entry.kind())),
-                "{}",
-                raw.get()
-            );
+            assert!(raw.get().starts_with(&format!("{{\"type\":\"{}\"", entry.kind())), "{}", raw.get());
             assert_eq!(Parsed::from_raw(&raw), Parsed::Known(entry));
         }
     }

@@ -62,8 +62,7 @@ impl<E> Doc<E> {
         if let Some(slot) = self.header.iter_mut().find(|(k, _)| k == name) {
             slot.1 = value;
         } else {
-            self.header
-                .insert(self.events_pos, (name.to_string(), value));
+            self.header.insert(self.events_pos, (name.to_string(), value));
             self.events_pos += 1;
         }
     }
@@ -94,11 +93,7 @@ impl SessionFile {
             ("cwd".to_string(), Value::from(cwd)),
             ("contextTokens".to_string(), Value::from(0u64)),
         ];
-        SessionFile {
-            header,
-            events_pos: 5,
-            events: Vec::new(),
-        }
+        SessionFile { header, events_pos: 5, events: Vec::new() }
     }
 
     /// Write the file in the store's layout (one entry per line).
@@ -108,11 +103,7 @@ impl SessionFile {
         for (i, (name, value)) in before.iter().enumerate() {
             write_field(out, i > 0, name, value)?;
         }
-        out.write_all(if before.is_empty() {
-            b"\"events\":["
-        } else {
-            b",\"events\":["
-        })?;
+        out.write_all(if before.is_empty() { b"\"events\":[" } else { b",\"events\":[" })?;
         for (i, entry) in self.events.iter().enumerate() {
             out.write_all(if i == 0 { b"\n" } else { b",\n" })?;
             out.write_all(entry.get().as_bytes())?;
@@ -126,8 +117,7 @@ impl SessionFile {
 
     /// The file's bytes in the store's layout.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out =
-            Vec::with_capacity(self.events.iter().map(|e| e.get().len() + 2).sum::<usize>() + 512);
+        let mut out = Vec::with_capacity(self.events.iter().map(|e| e.get().len() + 2).sum::<usize>() + 512);
         // Writing to a Vec cannot fail.
         let _ = self.write_to(&mut out);
         out
@@ -147,26 +137,16 @@ fn write_field(out: &mut dyn Write, comma: bool, name: &str, value: &Value) -> i
 /// Parse a session file. `expected_id`, when given, must equal the file's
 /// `id` (the file name is the id). Errors name `path` and, for JSON errors,
 /// the line and column.
-pub fn parse<E: DeserializeOwned>(
-    bytes: &[u8],
-    path: &Path,
-    expected_id: Option<&str>,
-) -> Result<Doc<E>, StoreError> {
+pub fn parse<E: DeserializeOwned>(bytes: &[u8], path: &Path, expected_id: Option<&str>) -> Result<Doc<E>, StoreError> {
     let newer_schema = Cell::new(None);
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let parsed = de::Deserializer::deserialize_map(
         &mut de,
-        DocVisitor::<E> {
-            newer_schema: &newer_schema,
-            marker: PhantomData,
-        },
+        DocVisitor::<E> { newer_schema: &newer_schema, marker: PhantomData },
     )
     .and_then(|doc| de.end().map(|()| doc));
     if let Some(schema) = newer_schema.take() {
-        return Err(StoreError::UnsupportedSchema {
-            path: path.to_path_buf(),
-            schema,
-        });
+        return Err(StoreError::UnsupportedSchema { path: path.to_path_buf(), schema });
     }
     let doc = parsed.map_err(|e| corrupt(path, json_error_detail(&e)))?;
     validate(&doc, path, expected_id)?;
@@ -175,11 +155,7 @@ pub fn parse<E: DeserializeOwned>(
 
 fn json_error_detail(e: &serde_json::Error) -> String {
     if e.is_eof() {
-        format!(
-            "the file ends too early (truncated?) at line {} column {}",
-            e.line(),
-            e.column()
-        )
+        format!("the file ends too early (truncated?) at line {} column {}", e.line(), e.column())
     } else {
         // serde_json's message already ends with "at line L column C".
         e.to_string()
@@ -187,10 +163,7 @@ fn json_error_detail(e: &serde_json::Error) -> String {
 }
 
 fn corrupt(path: &Path, detail: impl Into<String>) -> StoreError {
-    StoreError::Corrupt {
-        path: path.to_path_buf(),
-        detail: detail.into(),
-    }
+    StoreError::Corrupt { path: path.to_path_buf(), detail: detail.into() }
 }
 
 fn validate<E>(doc: &Doc<E>, path: &Path, expected_id: Option<&str>) -> Result<(), StoreError> {
@@ -199,16 +172,11 @@ fn validate<E>(doc: &Doc<E>, path: &Path, expected_id: Option<&str>) -> Result<(
         Some(other) => return Err(corrupt(path, format!("\"schema\" is {other}, not 2"))),
         None => return Err(corrupt(path, "no \"schema\" field")),
     }
-    let id = doc
-        .get_str("id")
-        .ok_or_else(|| corrupt(path, "no \"id\" string"))?;
+    let id = doc.get_str("id").ok_or_else(|| corrupt(path, "no \"id\" string"))?;
     if let Some(expected) = expected_id
         && id != expected
     {
-        return Err(corrupt(
-            path,
-            format!("its \"id\" is {id:?} but the file name says {expected}"),
-        ));
+        return Err(corrupt(path, format!("its \"id\" is {id:?} but the file name says {expected}")));
     }
     for field in ["createdAt", "updatedAt"] {
         if doc.get_str(field).is_none() {
@@ -256,11 +224,7 @@ impl<'de, E: DeserializeOwned> Visitor<'de> for DocVisitor<'_, E> {
             header.push((key, value));
         }
         let (events_pos, events) = events.ok_or_else(|| de::Error::missing_field("events"))?;
-        Ok(Doc {
-            header,
-            events_pos,
-            events,
-        })
+        Ok(Doc { header, events_pos, events })
     }
 }
 
@@ -287,10 +251,7 @@ impl<'de> serde::Deserialize<'de> for EventsSummary {
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("an array of entries")
             }
-            fn visit_seq<A: de::SeqAccess<'de>>(
-                self,
-                mut seq: A,
-            ) -> Result<EventsSummary, A::Error> {
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<EventsSummary, A::Error> {
                 let mut out = EventsSummary::default();
                 loop {
                     if out.first_user_text.is_none() {
@@ -316,11 +277,7 @@ impl<'de> serde::Deserialize<'de> for EventsSummary {
 
 /// The first line of a user message, as a session title.
 pub fn title_from(text: &str) -> String {
-    let line = text
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("");
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
     match line.char_indices().nth(100) {
         Some((cut, _)) => format!("{}…", &line[..cut]),
         None => line.to_string(),
@@ -346,25 +303,10 @@ mod tests {
         let orig: Value = serde_json::from_str(SAMPLE).unwrap();
         assert_eq!(again, orig);
         let text = String::from_utf8(bytes).unwrap();
-        assert!(
-            text.contains("\n{\"type\":\"hologram\",\"at\":\"y\",\"z\":1}\n]"),
-            "{text}"
-        );
+        assert!(text.contains("\n{\"type\":\"hologram\",\"at\":\"y\",\"z\":1}\n]"), "{text}");
         // Field order is kept, `contextTokens` and `after` after the events.
         let keys: Vec<&str> = doc.header.iter().map(|(k, _)| k.as_str()).collect();
-        assert_eq!(
-            keys,
-            [
-                "schema",
-                "id",
-                "createdAt",
-                "updatedAt",
-                "cwd",
-                "future",
-                "contextTokens",
-                "after"
-            ]
-        );
+        assert_eq!(keys, ["schema", "id", "createdAt", "updatedAt", "cwd", "future", "contextTokens", "after"]);
         assert_eq!(doc.events_pos, 6);
     }
 
@@ -406,18 +348,12 @@ mod tests {
         let cut = &SAMPLE[..SAMPLE.len() - 30];
         let err = parse::<Vec<Box<RawValue>>>(cut.as_bytes(), &p(), None).unwrap_err();
         let msg = err.to_string();
-        assert!(
-            msg.contains("3f9a1c2b.json") && msg.contains("line 1 column"),
-            "{msg}"
-        );
-        let err =
-            parse::<Vec<Box<RawValue>>>(SAMPLE.as_bytes(), &p(), Some("00000000")).unwrap_err();
+        assert!(msg.contains("3f9a1c2b.json") && msg.contains("line 1 column"), "{msg}");
+        let err = parse::<Vec<Box<RawValue>>>(SAMPLE.as_bytes(), &p(), Some("00000000")).unwrap_err();
         assert!(err.to_string().contains("file name says 00000000"), "{err}");
         let err = parse::<Vec<Box<RawValue>>>(b"[1,2]", &p(), None).unwrap_err();
         assert!(matches!(err, StoreError::Corrupt { .. }));
-        let bad_utf8 = SAMPLE
-            .replace("hi", "h\u{fffd}")
-            .replace('\u{fffd}', "\u{1}");
+        let bad_utf8 = SAMPLE.replace("hi", "h\u{fffd}").replace('\u{fffd}', "\u{1}");
         let mut bytes = bad_utf8.into_bytes();
         let at = bytes.iter().position(|b| *b == 1).unwrap();
         bytes[at] = 0xff;

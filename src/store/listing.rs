@@ -53,12 +53,7 @@ impl Summary {
         let text = |name| doc.get_str(name).map(str::to_string);
         let title = text("title")
             .filter(|t| !t.is_empty())
-            .or_else(|| {
-                doc.events
-                    .first_user_text
-                    .as_deref()
-                    .map(format::title_from)
-            })
+            .or_else(|| doc.events.first_user_text.as_deref().map(format::title_from))
             .unwrap_or_default();
         Summary {
             id: at.id.to_string(),
@@ -104,12 +99,7 @@ struct Stamp {
 impl Stamp {
     fn of(path: &Path) -> std::io::Result<Stamp> {
         let m = std::fs::metadata(path)?;
-        Ok(Stamp {
-            ino: m.ino(),
-            size: m.size(),
-            mtime: m.mtime(),
-            mtime_ns: m.mtime_nsec(),
-        })
+        Ok(Stamp { ino: m.ino(), size: m.size(), mtime: m.mtime(), mtime_ns: m.mtime_nsec() })
     }
 }
 
@@ -173,15 +163,11 @@ pub fn list(store: &Store) -> Result<Listing, StoreError> {
     sort_newest_first(&mut listing.sessions);
 
     if changed && store.paths.sessions.is_dir() {
-        let index = IndexFile {
-            version: INDEX_VERSION,
-            files: records,
-        };
+        let index = IndexFile { version: INDEX_VERSION, files: records };
         // Only a cache: a failure (read-only store, full disk) costs the
         // next listing some reading, nothing more.
-        let _ = lock::write_atomic(&index_path, false, |w| {
-            serde_json::to_writer(w, &index).map_err(std::io::Error::other)
-        });
+        let _ =
+            lock::write_atomic(&index_path, false, |w| serde_json::to_writer(w, &index).map_err(std::io::Error::other));
     }
     Ok(listing)
 }
@@ -197,22 +183,12 @@ pub fn sort_newest_first(sessions: &mut [Summary]) {
 fn summarize_all(stale: Vec<(Located, Stamp)>) -> Vec<(PathBuf, Record)> {
     let one = |(at, stamp): (Located, Stamp)| {
         let record = match summarize(&at) {
-            Ok(summary) => Record {
-                stamp,
-                summary: Some(summary),
-                problem: None,
-            },
-            Err(e) => Record {
-                stamp,
-                summary: None,
-                problem: Some(e.to_string()),
-            },
+            Ok(summary) => Record { stamp, summary: Some(summary), problem: None },
+            Err(e) => Record { stamp, summary: None, problem: Some(e.to_string()) },
         };
         (at.path, record)
     };
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(8);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
     if threads == 1 || stale.len() < 4 {
         return stale.into_iter().map(one).collect();
     }
@@ -224,13 +200,8 @@ fn summarize_all(stale: Vec<(Located, Stamp)>) -> Vec<(PathBuf, Record)> {
         parts.push(rest);
     }
     std::thread::scope(|scope| {
-        let handles: Vec<_> = parts
-            .into_iter()
-            .map(|part| scope.spawn(move || part.into_iter().map(one).collect::<Vec<_>>()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
+        let handles: Vec<_> =
+            parts.into_iter().map(|part| scope.spawn(move || part.into_iter().map(one).collect::<Vec<_>>())).collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
     })
 }

@@ -29,11 +29,7 @@ pub fn write_atomic(
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     let fail = |e| StoreError::io(path, "write", e);
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(fail)?;
+    let tmp = tempfile::Builder::new().prefix(&format!(".{name}.")).suffix(".tmp").tempfile_in(dir).map_err(fail)?;
     {
         let mut out = BufWriter::with_capacity(1 << 16, tmp.as_file());
         fill(&mut out).map_err(fail)?;
@@ -44,21 +40,13 @@ pub fn write_atomic(
     }
     tmp.persist(path).map_err(|e| fail(e.error))?;
     if durable {
-        File::open(dir)
-            .and_then(|d| d.sync_all())
-            .map_err(|e| StoreError::io(dir, "sync folder", e))?;
+        File::open(dir).and_then(|d| d.sync_all()).map_err(|e| StoreError::io(dir, "sync folder", e))?;
     }
     Ok(())
 }
 
 fn open_lock_file(path: &Path, write: bool) -> std::io::Result<File> {
-    OpenOptions::new()
-        .read(true)
-        .write(write)
-        .create(write)
-        .truncate(false)
-        .mode(0o600)
-        .open(path)
+    OpenOptions::new().read(true).write(write).create(write).truncate(false).mode(0o600).open(path)
 }
 
 /// The short write lock of one file; released when dropped.
@@ -70,8 +58,7 @@ pub struct WriteLock {
 impl WriteLock {
     /// Wait for and take the lock in `path` (created if missing).
     pub fn acquire(path: &Path) -> Result<WriteLock, StoreError> {
-        let file =
-            open_lock_file(path, true).map_err(|e| StoreError::io(path, "open lock file", e))?;
+        let file = open_lock_file(path, true).map_err(|e| StoreError::io(path, "open lock file", e))?;
         file.lock().map_err(|e| StoreError::io(path, "lock", e))?;
         Ok(WriteLock { _file: file })
     }
@@ -88,8 +75,7 @@ impl OpenLock {
     /// Take the open lock without waiting. When another process has it, the
     /// error is `Busy` with that process's pid.
     pub fn try_acquire(path: &Path, id: &str) -> Result<OpenLock, StoreError> {
-        let mut file =
-            open_lock_file(path, true).map_err(|e| StoreError::io(path, "open lock file", e))?;
+        let mut file = open_lock_file(path, true).map_err(|e| StoreError::io(path, "open lock file", e))?;
         match file.try_lock() {
             Ok(()) => {
                 let pid = std::process::id().to_string();
@@ -97,15 +83,11 @@ impl OpenLock {
                     .and_then(|()| file.seek(SeekFrom::Start(0)))
                     .and_then(|_| file.write_all(pid.as_bytes()))
                     .map_err(|e| StoreError::io(path, "write", e))?;
-                Ok(OpenLock {
-                    _file: file,
-                    path: path.to_path_buf(),
-                })
+                Ok(OpenLock { _file: file, path: path.to_path_buf() })
             }
-            Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::Busy {
-                id: id.to_string(),
-                pid: read_pid(&mut file),
-            }),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                Err(StoreError::Busy { id: id.to_string(), pid: read_pid(&mut file) })
+            }
             Err(std::fs::TryLockError::Error(e)) => Err(StoreError::io(path, "lock", e)),
         }
     }
@@ -148,15 +130,8 @@ mod tests {
         write_atomic(&path, true, |w| w.write_all(b"one")).unwrap();
         write_atomic(&path, true, |w| w.write_all(b"two")).unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"two");
-        assert_eq!(
-            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
-            0o600
-        );
-        assert_eq!(
-            std::fs::read_dir(dir.path()).unwrap().count(),
-            1,
-            "no temp file left"
-        );
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temp file left");
     }
 
     #[test]
@@ -169,10 +144,7 @@ mod tests {
             Err(std::io::Error::other("disk full"))
         })
         .unwrap_err();
-        assert!(
-            err.to_string().contains("a.json") && err.to_string().contains("disk full"),
-            "{err}"
-        );
+        assert!(err.to_string().contains("a.json") && err.to_string().contains("disk full"), "{err}");
         assert_eq!(std::fs::read(&path).unwrap(), b"old");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }

@@ -56,10 +56,9 @@ impl Append {
         if let (None, Entry::User { text, .. }) = (&self.title, entry) {
             self.title = Some(format::title_from(text));
         }
-        let raw = entry.to_raw().map_err(|e| StoreError::Corrupt {
-            path: PathBuf::from("(new entry)"),
-            detail: e.to_string(),
-        })?;
+        let raw = entry
+            .to_raw()
+            .map_err(|e| StoreError::Corrupt { path: PathBuf::from("(new entry)"), detail: e.to_string() })?;
         self.entries.push(raw);
         Ok(self)
     }
@@ -114,18 +113,10 @@ impl Store {
     pub fn locate(&self, id: &SessionId) -> Option<Located> {
         let path = self.session_path(id);
         if path.is_file() {
-            return Some(Located {
-                id: id.clone(),
-                path,
-                legacy: false,
-            });
+            return Some(Located { id: id.clone(), path, legacy: false });
         }
         let path = self.legacy_path(id);
-        path.is_file().then(|| Located {
-            id: id.clone(),
-            path,
-            legacy: true,
-        })
+        path.is_file().then(|| Located { id: id.clone(), path, legacy: true })
     }
 
     /// Every session id on disk, with its place. A legacy session whose id
@@ -133,21 +124,12 @@ impl Store {
     pub fn all(&self) -> Result<Vec<Located>, StoreError> {
         let mut found = ids_in(&self.paths.sessions)?
             .into_iter()
-            .map(|(id, path)| Located {
-                id,
-                path,
-                legacy: false,
-            })
+            .map(|(id, path)| Located { id, path, legacy: false })
             .collect::<Vec<_>>();
-        let known: std::collections::HashSet<SessionId> =
-            found.iter().map(|l| l.id.clone()).collect();
+        let known: std::collections::HashSet<SessionId> = found.iter().map(|l| l.id.clone()).collect();
         for (id, path) in ids_in(&self.paths.legacy_sessions)? {
             if !known.contains(&id) {
-                found.push(Located {
-                    id,
-                    path,
-                    legacy: true,
-                });
+                found.push(Located { id, path, legacy: true });
             }
         }
         Ok(found)
@@ -158,28 +140,16 @@ impl Store {
     pub fn resolve(&self, text: &str) -> Result<Located, StoreError> {
         let prefix = IdPrefix::parse(text)?;
         if let Some(id) = prefix.as_full() {
-            return self
-                .locate(&id)
-                .ok_or(StoreError::NotFound { id: id.to_string() });
+            return self.locate(&id).ok_or(StoreError::NotFound { id: id.to_string() });
         }
-        let mut matches: Vec<Located> = self
-            .all()?
-            .into_iter()
-            .filter(|l| prefix.matches(&l.id))
-            .collect();
+        let mut matches: Vec<Located> = self.all()?.into_iter().filter(|l| prefix.matches(&l.id)).collect();
         match matches.len() {
-            0 => Err(StoreError::NotFound {
-                id: prefix.as_str().to_string(),
-            }),
+            0 => Err(StoreError::NotFound { id: prefix.as_str().to_string() }),
             1 => Ok(matches.remove(0)),
             _ => {
-                let mut candidates: Vec<String> =
-                    matches.into_iter().map(|l| l.id.to_string()).collect();
+                let mut candidates: Vec<String> = matches.into_iter().map(|l| l.id.to_string()).collect();
                 candidates.sort();
-                Err(StoreError::Ambiguous {
-                    prefix: prefix.as_str().to_string(),
-                    candidates,
-                })
+                Err(StoreError::Ambiguous { prefix: prefix.as_str().to_string(), candidates })
             }
         }
     }
@@ -187,16 +157,11 @@ impl Store {
     /// Read a session file whole.
     pub fn read(&self, at: &Located) -> Result<Loaded, StoreError> {
         let bytes = std::fs::read(&at.path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => StoreError::NotFound {
-                id: at.id.to_string(),
-            },
+            std::io::ErrorKind::NotFound => StoreError::NotFound { id: at.id.to_string() },
             _ => StoreError::io(&at.path, "read", e),
         })?;
         let file = format::parse(&bytes, &at.path, Some(at.id.as_str()))?;
-        Ok(Loaded {
-            at: at.clone(),
-            file,
-        })
+        Ok(Loaded { at: at.clone(), file })
     }
 
     /// Create a new, empty session in `cwd` under a fresh id and write it.
@@ -222,11 +187,7 @@ impl Store {
     /// Sets `updatedAt`, and `title` from the first user message when the
     /// session has none. Returns the file as written.
     pub fn append(&self, id: &SessionId, change: Append) -> Result<SessionFile, StoreError> {
-        let Append {
-            entries,
-            title,
-            header,
-        } = change;
+        let Append { entries, title, header } = change;
         self.update(id, move |file| {
             file.events.extend(entries);
             for (name, value) in header {
@@ -254,9 +215,7 @@ impl Store {
         ensure_private_dir(&self.paths.sessions)
             .map_err(|e| StoreError::io(&self.paths.sessions, "create folder", e))?;
         let _lock = WriteLock::acquire(&self.lock_path(id))?;
-        let at = self
-            .locate(id)
-            .ok_or(StoreError::NotFound { id: id.to_string() })?;
+        let at = self.locate(id).ok_or(StoreError::NotFound { id: id.to_string() })?;
         let mut file = self.read(&at)?.file;
         change(&mut file)?;
         lock::write_atomic(&self.session_path(id), true, |w| file.write_to(w))?;
@@ -279,10 +238,7 @@ impl Store {
     /// program has it open, and for a legacy session.
     pub fn remove(&self, at: &Located) -> Result<(), StoreError> {
         if at.legacy {
-            return Err(StoreError::Legacy {
-                id: at.id.to_string(),
-                what: "remove",
-            });
+            return Err(StoreError::Legacy { id: at.id.to_string(), what: "remove" });
         }
         let id = &at.id;
         let open = self.open_lock(id)?;

@@ -33,10 +33,8 @@ impl Store {
     pub fn prompts(&self) -> Result<Vec<Prompt>, StoreError> {
         let path = self.prompts_path();
         match std::fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| StoreError::Corrupt {
-                path,
-                detail: format!("not a prompt history: {e}"),
-            }),
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map_err(|e| StoreError::Corrupt { path, detail: format!("not a prompt history: {e}") }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
             Err(e) => Err(StoreError::io(path, "read", e)),
         }
@@ -67,13 +65,8 @@ mod tests {
     #[test]
     fn prompts_are_capped_oldest_first() {
         let dir = tempfile::tempdir().unwrap();
-        let paths = Paths::from_vars(
-            Some(dir.path().to_path_buf()),
-            None,
-            None,
-            Some(dir.path().to_path_buf()),
-        )
-        .unwrap();
+        let paths =
+            Paths::from_vars(Some(dir.path().to_path_buf()), None, None, Some(dir.path().to_path_buf())).unwrap();
         let store = Store::new(paths);
         assert!(store.prompts().unwrap().is_empty());
         for i in 0..5 {
@@ -86,12 +79,7 @@ mod tests {
             };
             store.add_prompt(p, 3).unwrap();
         }
-        let texts: Vec<String> = store
-            .prompts()
-            .unwrap()
-            .into_iter()
-            .map(|p| p.text)
-            .collect();
+        let texts: Vec<String> = store.prompts().unwrap().into_iter().map(|p| p.text).collect();
         assert_eq!(texts, ["p2", "p3", "p4"]);
         std::fs::write(store.paths.sessions.join("prompts.json"), "[{").unwrap();
         let err = store.prompts().unwrap_err().to_string();

@@ -39,11 +39,7 @@ pub fn run(store: &Store, args: &GrepArgs, out: &mut dyn Write) -> Result<i32> {
         let Ok(id) = crate::id::SessionId::parse(&summary.id) else {
             continue;
         };
-        let at = Located {
-            id,
-            path: summary.path.clone(),
-            legacy: summary.legacy,
-        };
+        let at = Located { id, path: summary.path.clone(), legacy: summary.legacy };
         let loaded = match store.read(&at) {
             Ok(loaded) => loaded,
             Err(err) => {
@@ -62,14 +58,7 @@ pub fn run(store: &Store, args: &GrepArgs, out: &mut dyn Write) -> Result<i32> {
                         line: clip(line.trim()),
                     };
                     if !args.json {
-                        writeln!(
-                            out,
-                            "{}\t{}\t{}\t{}",
-                            hit.id,
-                            hit.entry,
-                            field(&hit.kind),
-                            field(&hit.line)
-                        )?;
+                        writeln!(out, "{}\t{}\t{}\t{}", hit.id, hit.entry, field(&hit.kind), field(&hit.line))?;
                     }
                     hits.push(hit);
                 }
@@ -104,26 +93,13 @@ fn searchable(entry: &Parsed) -> Vec<String> {
             | Entry::Error { text, .. } => {
                 vec![text.clone()]
             }
-            Entry::Assistant {
-                text, tool_calls, ..
-            } => {
+            Entry::Assistant { text, tool_calls, .. } => {
                 let mut texts = vec![text.clone()];
-                texts.extend(
-                    tool_calls
-                        .iter()
-                        .map(|c| format!("{} {}", c.name, json(&c.input))),
-                );
+                texts.extend(tool_calls.iter().map(|c| format!("{} {}", c.name, json(&c.input))));
                 texts
             }
-            Entry::Tool {
-                name,
-                input,
-                result,
-                ..
-            } => vec![format!("{name} {}", json(input)), result.clone()],
-            Entry::Compacted {
-                brief, instruction, ..
-            } => {
+            Entry::Tool { name, input, result, .. } => vec![format!("{name} {}", json(input)), result.clone()],
+            Entry::Compacted { brief, instruction, .. } => {
                 let mut texts = vec![brief.clone()];
                 texts.extend(instruction.clone());
                 texts

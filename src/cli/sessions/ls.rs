@@ -14,11 +14,7 @@ pub fn run(store: &Store, args: &LsArgs, out: &mut dyn Write) -> Result<i32> {
     for problem in &listing.problems {
         crate::cli::warn(PROGRAM, problem);
     }
-    let cwd = if args.cwd {
-        Some(std::env::current_dir()?.to_string_lossy().into_owned())
-    } else {
-        None
-    };
+    let cwd = if args.cwd { Some(std::env::current_dir()?.to_string_lossy().into_owned()) } else { None };
     let chosen: Vec<&Summary> = listing
         .sessions
         .iter()
@@ -41,11 +37,7 @@ pub fn run(store: &Store, args: &LsArgs, out: &mut dyn Write) -> Result<i32> {
             writeln!(out, "ID\tUPDATED\tENTRIES\tCONTEXT\tCWD\tTITLE")?;
         }
         for s in chosen {
-            let title = if s.legacy {
-                format!("[legacy] {}", s.title)
-            } else {
-                s.title.clone()
-            };
+            let title = if s.legacy { format!("[legacy] {}", s.title).trim_end().to_string() } else { s.title.clone() };
             writeln!(
                 out,
                 "{}\t{}\t{}\t{}\t{}\t{}",

@@ -51,18 +51,9 @@ fn write_header(out: &mut dyn Write, file: &SessionFile, legacy: bool, style: St
         first.push_str(&format!(" · {}", text("title")));
     }
     writeln!(out, "{}", style.bold(&first))?;
-    writeln!(
-        out,
-        "created {} · updated {} · cwd {}",
-        text("createdAt"),
-        text("updatedAt"),
-        text("cwd")
-    )?;
+    writeln!(out, "created {} · updated {} · cwd {}", text("createdAt"), text("updatedAt"), text("cwd"))?;
     let mut facts = vec![format!("{} entries", file.events.len())];
-    facts.push(format!(
-        "context {} tokens",
-        file.get_u64("contextTokens").unwrap_or(0)
-    ));
+    facts.push(format!("context {} tokens", file.get_u64("contextTokens").unwrap_or(0)));
     if !text("model").is_empty() {
         facts.push(format!("model {}", text("model")));
     }
@@ -90,23 +81,13 @@ fn write_header(out: &mut dyn Write, file: &SessionFile, legacy: bool, style: St
 fn write_entry(out: &mut dyn Write, n: u64, entry: &Parsed, style: Style) -> Result<()> {
     let (head, body): (String, String) = match entry {
         Parsed::Known(e) => describe(e),
-        Parsed::Other { kind, value, .. } => (
-            kind.clone(),
-            serde_json::to_string(value).unwrap_or_default(),
-        ),
+        Parsed::Other { kind, value, .. } => (kind.clone(), serde_json::to_string(value).unwrap_or_default()),
     };
-    writeln!(
-        out,
-        "{}",
-        style.bold(&format!("[{n}] {head} · {}", entry.at()))
-    )?;
+    writeln!(out, "{}", style.bold(&format!("[{n}] {head} · {}", entry.at())))?;
     let body = body.trim_end();
     if !body.is_empty() {
-        let body = if matches!(entry, Parsed::Known(Entry::Reasoning { .. })) {
-            style.dim(body)
-        } else {
-            body.to_string()
-        };
+        let body =
+            if matches!(entry, Parsed::Known(Entry::Reasoning { .. })) { style.dim(body) } else { body.to_string() };
         writeln!(out, "{body}")?;
     }
     Ok(())
@@ -118,58 +99,24 @@ fn compact_json(value: &Value) -> String {
 
 fn describe(entry: &Entry) -> (String, String) {
     match entry {
-        Entry::User { text, steer, .. } => (
-            if *steer {
-                "user (steer)".into()
-            } else {
-                "user".into()
-            },
-            text.clone(),
-        ),
-        Entry::Assistant {
-            text,
-            model,
-            tool_calls,
-            stop_reason,
-            ..
-        } => {
+        Entry::User { text, steer, .. } => (if *steer { "user (steer)".into() } else { "user".into() }, text.clone()),
+        Entry::Assistant { text, model, tool_calls, stop_reason, .. } => {
             let mut body = text.clone();
             for call in tool_calls {
                 if !body.is_empty() {
                     body.push('\n');
                 }
-                body.push_str(&format!(
-                    "→ {} ({}) {}",
-                    call.name,
-                    call.id,
-                    compact_json(&call.input)
-                ));
+                body.push_str(&format!("→ {} ({}) {}", call.name, call.id, compact_json(&call.input)));
             }
             (format!("assistant · {model} · {stop_reason}"), body)
         }
         Entry::Reasoning { text, .. } => ("reasoning".into(), text.clone()),
-        Entry::Tool {
-            id,
-            name,
-            input,
-            result,
-            is_error,
-            ..
-        } => {
+        Entry::Tool { id, name, input, result, is_error, .. } => {
             let status = if *is_error { " · error" } else { "" };
-            (
-                format!("tool {name} ({id}){status}"),
-                format!("input {}\n{result}", compact_json(input)),
-            )
+            (format!("tool {name} ({id}){status}"), format!("input {}\n{result}", compact_json(input)))
         }
         Entry::Usage {
-            model,
-            input_tokens,
-            output_tokens,
-            cache_read_tokens,
-            cache_write_tokens,
-            cost_usd,
-            ..
+            model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, ..
         } => {
             let mut head = format!(
                 "usage · {model} · in {input_tokens} · out {output_tokens} · cache read {cache_read_tokens} · cache write {cache_write_tokens}"
@@ -179,25 +126,11 @@ fn describe(entry: &Entry) -> (String, String) {
             }
             (head, String::new())
         }
-        Entry::Turn { messages, .. } => {
-            (format!("turn · {} messages", messages.len()), String::new())
-        }
+        Entry::Turn { messages, .. } => (format!("turn · {} messages", messages.len()), String::new()),
         Entry::Notice { text, .. } => ("notice".into(), text.clone()),
         Entry::Error { text, kind, .. } => (format!("error ({kind})"), text.clone()),
-        Entry::Cleared { .. } => (
-            "cleared · the replay starts after here".into(),
-            String::new(),
-        ),
-        Entry::Compacted {
-            brief,
-            first_kept,
-            tokens_before,
-            tokens_after,
-            model,
-            artifact,
-            instruction,
-            ..
-        } => {
+        Entry::Cleared { .. } => ("cleared · the replay starts after here".into(), String::new()),
+        Entry::Compacted { brief, first_kept, tokens_before, tokens_after, model, artifact, instruction, .. } => {
             let mut head = format!(
                 "compacted · kept from entry {first_kept} · {tokens_before} → {tokens_after} tokens · {model} · artifact {artifact}"
             );

@@ -63,10 +63,7 @@ pub fn run(store: &Store, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
         // Only entries that can matter are parsed, so status stays quick on
         // a long session.
         let body = raw.get();
-        if !(body.contains("\"usage\"")
-            || body.contains("\"compacted\"")
-            || body.contains("\"custom\""))
-        {
+        if !(body.contains("\"usage\"") || body.contains("\"compacted\"") || body.contains("\"custom\"")) {
             continue;
         }
         match Parsed::from_raw(raw) {
@@ -91,17 +88,11 @@ pub fn run(store: &Store, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
                 compactions += 1;
                 last_compaction = Some(at);
             }
-            Parsed::Known(Entry::Custom { at, name, .. }) if name == "memoryFlush" => {
-                last_flush = Some(at)
-            }
+            Parsed::Known(Entry::Custom { at, name, .. }) if name == "memoryFlush" => last_flush = Some(at),
             _ => {}
         }
     }
-    let holder = if at.legacy {
-        None
-    } else {
-        store.open_holder(&at.id)?
-    };
+    let holder = if at.legacy { None } else { store.open_holder(&at.id)? };
     let status = Status {
         id: at.id.to_string(),
         path: at.path.display().to_string(),
@@ -152,10 +143,7 @@ fn write_plain(out: &mut dyn Write, s: &Status) -> Result<()> {
     opt("updatedAt", &s.updated_at);
     if let Some(parent) = &s.parent {
         let id = parent.get("id").and_then(Value::as_str).unwrap_or("?");
-        let entry = parent
-            .get("entry")
-            .map(Value::to_string)
-            .unwrap_or_default();
+        let entry = parent.get("entry").map(Value::to_string).unwrap_or_default();
         rows.push(("parent", format!("{id} {entry}").trim_end().to_string()));
     }
     rows.push(("legacy", s.legacy.to_string()));

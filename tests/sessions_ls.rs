@@ -1,0 +1,202 @@
+//! `glrs-sessions ls`: order, forms, filters, legacy sessions, the index
+//! cache, and bad files that must not hide the good ones.
+
+mod support;
+
+use serde_json::json;
+use support::*;
+
+const U1: &str = r#"{"type":"user","at":"2026-11-01T10:00:01.000Z","text":"fix the login test\nsecond line"}"#;
+const A1: &str = r#"{"type":"assistant","at":"2026-11-01T10:00:02.000Z","text":"done","model":"openai/gpt-4.1","toolCalls":[],"stopReason":"stop"}"#;
+
+fn row(
+    ts: &TestStore,
+    id: &str,
+    updated: &str,
+    entries: u64,
+    cwd: &str,
+    title: &str,
+    legacy: bool,
+) -> serde_json::Value {
+    let dir = if legacy { ts.legacy_dir() } else { ts.sessions_dir() };
+    json!({
+        "id": id, "createdAt": "2026-11-01T10:00:00.000Z", "updatedAt": updated,
+        "entries": entries, "contextTokens": entries * 10, "cwd": cwd, "title": title,
+        "key": null, "model": null, "parent": null, "pinned": false, "legacy": legacy,
+        "path": dir.join(format!("{id}.json")),
+    })
+}
+
+#[test]
+fn lists_newest_first_as_tab_separated_lines_and_json() {
+    let ts = TestStore::new();
+    ts.write_fixed("aaaa0001", "2026-11-02T10:00:00.000Z", "/w/a", &[U1, A1]);
+    ts.write_fixed("bbbb0002", "2026-11-03T10:00:00.000Z", "/w/b", &[]);
+    ts.write_fixed("cccc0003", "2026-11-01T10:00:00.000Z", "/w/c", &[U1]);
+
+    let out = ts.sessions().arg("ls").output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(
+        stdout_of(&out),
+        "bbbb0002\t2026-11-03T10:00:00.000Z\t0\t0\t/w/b\t\n\
+         aaaa0001\t2026-11-02T10:00:00.000Z\t2\t20\t/w/a\tfix the login test\n\
+         cccc0003\t2026-11-01T10:00:00.000Z\t1\t10\t/w/c\tfix the login test\n"
+    );
+    assert_eq!(stderr_of(&out), "");
+
+    let out = ts.sessions().args(["ls", "--json"]).output().unwrap();
+    assert_eq!(
+        json_of(&out),
+        json!([
+            row(&ts, "bbbb0002", "2026-11-03T10:00:00.000Z", 0, "/w/b", "", false),
+            row(&ts, "aaaa0001", "2026-11-02T10:00:00.000Z", 2, "/w/a", "fix the login test", false),
+            row(&ts, "cccc0003", "2026-11-01T10:00:00.000Z", 1, "/w/c", "fix the login test", false),
+        ])
+    );
+
+    let out = ts.sessions().args(["ls", "--jsonl", "-n", "2"]).output().unwrap();
+    let lines: Vec<serde_json::Value> = stdout_of(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(
+        lines,
+        [
+            row(&ts, "bbbb0002", "2026-11-03T10:00:00.000Z", 0, "/w/b", "", false),
+            row(&ts, "aaaa0001", "2026-11-02T10:00:00.000Z", 2, "/w/a", "fix the login test", false),
+        ]
+    );
+}
+
+#[test]
+fn filters_by_cwd_and_key() {
+    let ts = TestStore::new();
+    let here = ts.dir.path().to_string_lossy().into_owned();
+    ts.write_fixed("aaaa0001", "2026-11-02T10:00:00.000Z", &here, &[]);
+    ts.write_fixed("bbbb0002", "2026-11-03T10:00:00.000Z", "/elsewhere", &[]);
+    let keyed = ts.session("/k", &[user("keyed")]);
+    ts.store
+        .update(&keyed, |f| {
+            f.set("key", json!("work"));
+            Ok(())
+        })
+        .unwrap();
+
+    let out = ts.sessions().args(["ls", "--cwd"]).output().unwrap();
+    let ids: Vec<String> = stdout_of(&out).lines().map(|l| l.split('\t').next().unwrap().to_string()).collect();
+    assert_eq!(ids, ["aaaa0001"]);
+
+    let out = ts.sessions().args(["ls", "--key", "work", "--json"]).output().unwrap();
+    let rows = json_of(&out);
+    assert_eq!(rows.as_array().unwrap().len(), 1);
+    assert_eq!(rows[0]["id"], keyed.as_str());
+    assert_eq!(rows[0]["key"], "work");
+    assert_eq!(rows[0]["title"], "keyed");
+}
+
+#[test]
+fn legacy_sessions_are_listed_marked_and_shadowed_by_the_store() {
+    let ts = TestStore::new();
+    let legacy = ts.legacy_dir();
+    ts.write_fixed("aaaa0001", "2026-11-02T10:00:00.000Z", "/w", &[U1]);
+    ts.write_fixed_in(&legacy, "dddd0004", "2026-10-01T10:00:00.000Z", "/old", &[U1]);
+    // The same id in both places: the store's copy wins.
+    ts.write_fixed_in(&legacy, "aaaa0001", "2020-01-01T00:00:00.000Z", "/stale", &[]);
+
+    let out = ts.sessions().arg("ls").output().unwrap();
+    assert_eq!(
+        stdout_of(&out),
+        "aaaa0001\t2026-11-02T10:00:00.000Z\t1\t10\t/w\tfix the login test\n\
+         dddd0004\t2026-10-01T10:00:00.000Z\t1\t10\t/old\t[legacy] fix the login test\n"
+    );
+    let out = ts.sessions().args(["ls", "--legacy", "--json"]).output().unwrap();
+    assert_eq!(
+        json_of(&out),
+        json!([row(&ts, "dddd0004", "2026-10-01T10:00:00.000Z", 1, "/old", "fix the login test", true)])
+    );
+}
+
+#[test]
+fn an_empty_or_missing_store_lists_nothing() {
+    let ts = TestStore::new();
+    ts.sessions().arg("ls").assert().success().stdout("").stderr("");
+    ts.sessions().args(["ls", "--json"]).assert().success().stdout("[]\n");
+    std::fs::create_dir_all(ts.sessions_dir()).unwrap();
+    ts.sessions().arg("ls").assert().success().stdout("");
+}
+
+#[test]
+fn bad_files_are_reported_once_each_and_never_hide_the_others() {
+    let ts = TestStore::new();
+    ts.write_fixed("aaaa0001", "2026-11-02T10:00:00.000Z", "/w", &[U1]);
+    let good = ts.write_fixed("bbbb0002", "2026-11-03T10:00:00.000Z", "/w", &[U1, A1]);
+    let text = std::fs::read_to_string(&good).unwrap();
+    let truncated =
+        ts.write_raw(&ts.sessions_dir(), "cccc0003", &text[..text.len() / 2].replace("bbbb0002", "cccc0003"));
+    let corrupt = ts.write_raw(&ts.sessions_dir(), "eeee0005", "{\"schema\":2,\"id\":\"eeee0005\",,}");
+    let newer = ts.write_raw(&ts.sessions_dir(), "ffff0006", r#"{"schema":3,"id":"ffff0006","records":{}}"#);
+    let mut bytes = text.replace("bbbb0002", "abab0007").into_bytes();
+    let at = bytes.windows(5).position(|w| w == b"login").unwrap();
+    bytes[at] = 0xff;
+    let non_utf8 = ts.sessions_dir().join("abab0007.json");
+    std::fs::write(&non_utf8, &bytes).unwrap();
+
+    for _ in 0..2 {
+        // Twice: the second run answers from the index and must still warn.
+        let out = ts.sessions().arg("ls").output().unwrap();
+        assert!(out.status.success());
+        let ids: Vec<&str> = std::str::from_utf8(&out.stdout).unwrap().lines().map(|l| &l[..8]).collect();
+        assert_eq!(ids, ["bbbb0002", "aaaa0001"]);
+        let err = stderr_of(&out);
+        assert_eq!(err.lines().count(), 4, "{err}");
+        for bad in [&truncated, &corrupt, &newer, &non_utf8] {
+            let line = err
+                .lines()
+                .find(|l| l.contains(&*bad.to_string_lossy()))
+                .unwrap_or_else(|| panic!("{bad:?} not named in {err}"));
+            assert!(line.starts_with("glrs-sessions: warning: "), "{line}");
+        }
+        assert!(err.contains("schema 3"), "{err}");
+        assert!(err.contains("truncated"), "{err}");
+    }
+}
+
+#[test]
+fn the_index_follows_every_change_and_is_only_a_cache() {
+    let ts = TestStore::new();
+    let id = ts.session("/w", &[user("first")]);
+    let entries = |ts: &TestStore| -> u64 {
+        let out = ts.sessions().args(["ls", "--json"]).output().unwrap();
+        json_of(&out)[0]["entries"].as_u64().unwrap()
+    };
+    assert_eq!(entries(&ts), 1);
+    assert!(ts.sessions_dir().join(".index.json").is_file());
+    ts.store.append(&id, glrs::store::Append::new().entry(&notice("n")).unwrap()).unwrap();
+    assert_eq!(entries(&ts), 2);
+    // A corrupt index is ignored and rebuilt.
+    std::fs::write(ts.sessions_dir().join(".index.json"), "garbage").unwrap();
+    assert_eq!(entries(&ts), 2);
+    // A session removed behind the index's back disappears from the list.
+    std::fs::remove_file(ts.sessions_dir().join(format!("{id}.json"))).unwrap();
+    ts.sessions().arg("ls").assert().success().stdout("");
+}
+
+#[test]
+fn lock_temp_and_history_files_are_never_sessions() {
+    let ts = TestStore::new();
+    let id = ts.session("/w", &[user("hi")]);
+    let dir = ts.sessions_dir();
+    let lock = ts.store.open_lock(&id).unwrap();
+    for name in [
+        "prompts.json",
+        "keys.json",
+        "aaaa0001.lock",
+        "aaaa0001.open",
+        ".aaaa0001.json.x1.tmp",
+        "AAAA0001.json",
+        "aaaa00012.json",
+    ] {
+        std::fs::write(dir.join(name), "[]").unwrap();
+    }
+    let out = ts.sessions().arg("ls").output().unwrap();
+    assert_eq!(stdout_of(&out).lines().count(), 1, "{}", stdout_of(&out));
+    assert_eq!(stderr_of(&out), "");
+    drop(lock);
+}
