@@ -6,11 +6,15 @@
 //! prompt history and the locks that let several programs act on one session
 //! at once without losing anything.
 
+pub mod chat;
 pub mod cli;
+pub mod config;
+pub mod context;
 pub mod error;
 pub mod id;
 pub mod output;
 pub mod paths;
+pub mod provider;
 pub mod store;
 pub mod time;
 

@@ -3,6 +3,8 @@
 //! The mains in `bin/` parse arguments, call `run`, and hand the result to
 //! [`finish`].
 
+pub mod chat;
+pub mod front;
 pub mod sessions;
 
 use std::process::ExitCode;
@@ -21,7 +23,11 @@ pub fn finish(program: &str, result: anyhow::Result<i32>) -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             eprintln!("{program}: error: {err:#}");
-            let code = err.chain().find_map(|e| e.downcast_ref::<StoreError>()).map_or(1, StoreError::exit_code);
+            let code = if err.chain().any(|e| e.is::<UsageError>()) {
+                2
+            } else {
+                err.chain().find_map(|e| e.downcast_ref::<StoreError>()).map_or(1, StoreError::exit_code)
+            };
             ExitCode::from(u8::try_from(code).unwrap_or(1))
         }
     }
@@ -34,4 +40,35 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 /// Print a warning the way every program does.
 pub fn warn(program: &str, message: &str) {
     eprintln!("{program}: warning: {message}");
+}
+
+/// A mistake in how a program was called (exit 2), found after parsing.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// Where another glrs program is: beside the running executable, else the
+/// bare name, found on PATH when run.
+pub fn program_path(name: &str) -> std::path::PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join(name)))
+        .filter(|p| p.is_file())
+        .unwrap_or_else(|| std::path::PathBuf::from(name))
+}
+
+/// Run another glrs program with the terminal, and wait for it.
+pub fn run_program(name: &str, args: &[&str]) -> anyhow::Result<std::process::ExitStatus> {
+    use anyhow::Context;
+    std::process::Command::new(program_path(name))
+        .args(args)
+        .status()
+        .with_context(|| format!("cannot run {name} (looked beside this program and on PATH)"))
 }

@@ -15,14 +15,14 @@
 //! the header and a count of entries.
 
 use std::collections::HashMap;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::format::{self, Doc, EventsSummary};
-use super::{Located, Store, lock};
+use super::lock::{self, Stamp};
+use super::{Located, Store};
 use crate::error::StoreError;
 
 /// The index file's name in the sessions folder.
@@ -86,21 +86,6 @@ pub fn summarize(at: &Located) -> Result<Summary, StoreError> {
 pub struct Listing {
     pub sessions: Vec<Summary>,
     pub problems: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-struct Stamp {
-    ino: u64,
-    size: u64,
-    mtime: i64,
-    mtime_ns: i64,
-}
-
-impl Stamp {
-    fn of(path: &Path) -> std::io::Result<Stamp> {
-        let m = std::fs::metadata(path)?;
-        Ok(Stamp { ino: m.ino(), size: m.size(), mtime: m.mtime(), mtime_ns: m.mtime_nsec() })
-    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

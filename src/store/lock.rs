@@ -25,7 +25,7 @@ pub fn write_atomic(
     path: &Path,
     durable: bool,
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
-) -> Result<(), StoreError> {
+) -> Result<Stamp, StoreError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     let fail = |e| StoreError::io(path, "write", e);
@@ -38,11 +38,36 @@ pub fn write_atomic(
     if durable {
         tmp.as_file().sync_all().map_err(fail)?;
     }
+    // The stamp of the file we wrote, taken before the rename makes it
+    // visible: a later change by anyone else cannot be mistaken for ours.
+    let stamp = tmp.as_file().metadata().map(|m| Stamp::from_metadata(&m)).map_err(fail)?;
     tmp.persist(path).map_err(|e| fail(e.error))?;
     if durable {
         File::open(dir).and_then(|d| d.sync_all()).map_err(|e| StoreError::io(dir, "sync folder", e))?;
     }
-    Ok(())
+    Ok(stamp)
+}
+
+/// What identifies one version of a file: every write renames a new inode
+/// into place, and size and modification time guard against inode reuse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Stamp {
+    pub ino: u64,
+    pub size: u64,
+    pub mtime: i64,
+    pub mtime_ns: i64,
+}
+
+impl Stamp {
+    pub fn from_metadata(m: &std::fs::Metadata) -> Stamp {
+        use std::os::unix::fs::MetadataExt;
+        Stamp { ino: m.ino(), size: m.size(), mtime: m.mtime(), mtime_ns: m.mtime_nsec() }
+    }
+
+    /// The stamp of the file at `path` now.
+    pub fn of(path: &Path) -> std::io::Result<Stamp> {
+        std::fs::metadata(path).map(|m| Stamp::from_metadata(&m))
+    }
 }
 
 fn open_lock_file(path: &Path, write: bool) -> std::io::Result<File> {
@@ -127,8 +152,10 @@ mod tests {
     fn atomic_write_replaces_and_is_private() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a.json");
-        write_atomic(&path, true, |w| w.write_all(b"one")).unwrap();
-        write_atomic(&path, true, |w| w.write_all(b"two")).unwrap();
+        let one = write_atomic(&path, true, |w| w.write_all(b"one")).unwrap();
+        let two = write_atomic(&path, true, |w| w.write_all(b"two")).unwrap();
+        assert_ne!(one, two);
+        assert_eq!(Stamp::of(&path).unwrap(), two);
         assert_eq!(std::fs::read(&path).unwrap(), b"two");
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temp file left");

@@ -20,7 +20,7 @@ use crate::id::{IdPrefix, SessionId};
 use crate::paths::{Paths, ensure_private_dir};
 pub use entry::{Entry, Parsed, ToolCall};
 pub use format::SessionFile;
-pub use lock::{OpenLock, WriteLock};
+pub use lock::{OpenLock, Stamp, WriteLock};
 
 /// Where a session's file is: the store, or the read-only legacy folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +35,15 @@ pub struct Located {
 pub struct Loaded {
     pub at: Located,
     pub file: SessionFile,
+}
+
+/// A session as this process just wrote it.
+#[derive(Debug, Clone)]
+pub struct Written {
+    pub file: SessionFile,
+    /// The stamp of the file written: if the file's stamp differs later,
+    /// another program changed it.
+    pub stamp: Stamp,
 }
 
 /// What one [`Store::append`] adds: entries, and header fields to set.
@@ -166,27 +175,44 @@ impl Store {
 
     /// Create a new, empty session in `cwd` under a fresh id and write it.
     pub fn create(&self, cwd: &str) -> Result<SessionId, StoreError> {
-        ensure_private_dir(&self.paths.sessions)
-            .map_err(|e| StoreError::io(&self.paths.sessions, "create folder", e))?;
+        loop {
+            let id = self.fresh_id()?;
+            if self.create_as(&id, cwd)? {
+                return Ok(id);
+            }
+        }
+    }
+
+    /// A random id that no session has now. Nothing is reserved: the caller
+    /// creates it with [`Store::create_as`] (or holds its open lock first).
+    pub fn fresh_id(&self) -> Result<SessionId, StoreError> {
         loop {
             let id = SessionId::random().map_err(|e| StoreError::io("/dev/urandom", "read", e))?;
-            // Under the id's write lock, so two creators of the same random
-            // id cannot both see it free.
-            let _lock = WriteLock::acquire(&self.lock_path(&id))?;
-            if self.locate(&id).is_some() {
-                continue;
+            if self.locate(&id).is_none() {
+                return Ok(id);
             }
-            let file = SessionFile::new(id.as_str(), cwd, &crate::time::now());
-            let path = self.session_path(&id);
-            lock::write_atomic(&path, true, |w| file.write_to(w))?;
-            return Ok(id);
         }
+    }
+
+    /// Write a new, empty session under `id`; false when one exists already.
+    pub fn create_as(&self, id: &SessionId, cwd: &str) -> Result<bool, StoreError> {
+        ensure_private_dir(&self.paths.sessions)
+            .map_err(|e| StoreError::io(&self.paths.sessions, "create folder", e))?;
+        // Under the id's write lock, so two creators of the same id cannot
+        // both see it free.
+        let _lock = WriteLock::acquire(&self.lock_path(id))?;
+        if self.locate(id).is_some() {
+            return Ok(false);
+        }
+        let file = SessionFile::new(id.as_str(), cwd, &crate::time::now());
+        lock::write_atomic(&self.session_path(id), true, |w| file.write_to(w))?;
+        Ok(true)
     }
 
     /// Append entries and set header fields, in one atomic, locked write.
     /// Sets `updatedAt`, and `title` from the first user message when the
     /// session has none. Returns the file as written.
-    pub fn append(&self, id: &SessionId, change: Append) -> Result<SessionFile, StoreError> {
+    pub fn append(&self, id: &SessionId, change: Append) -> Result<Written, StoreError> {
         let Append { entries, title, header } = change;
         self.update(id, move |file| {
             file.events.extend(entries);
@@ -211,15 +237,15 @@ impl Store {
         &self,
         id: &SessionId,
         change: impl FnOnce(&mut SessionFile) -> Result<(), StoreError>,
-    ) -> Result<SessionFile, StoreError> {
+    ) -> Result<Written, StoreError> {
         ensure_private_dir(&self.paths.sessions)
             .map_err(|e| StoreError::io(&self.paths.sessions, "create folder", e))?;
         let _lock = WriteLock::acquire(&self.lock_path(id))?;
         let at = self.locate(id).ok_or(StoreError::NotFound { id: id.to_string() })?;
         let mut file = self.read(&at)?.file;
         change(&mut file)?;
-        lock::write_atomic(&self.session_path(id), true, |w| file.write_to(w))?;
-        Ok(file)
+        let stamp = lock::write_atomic(&self.session_path(id), true, |w| file.write_to(w))?;
+        Ok(Written { file, stamp })
     }
 
     /// Take the session's open lock (held by a chat while it is open).

@@ -53,7 +53,8 @@ impl Store {
         lock::write_atomic(&self.prompts_path(), true, |w| {
             serde_json::to_writer_pretty(&mut *w, &prompts).map_err(std::io::Error::other)?;
             w.write_all(b"\n")
-        })
+        })?;
+        Ok(())
     }
 }
 

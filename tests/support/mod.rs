@@ -2,6 +2,9 @@
 //! and helpers that build sessions through the library or write raw files.
 #![allow(dead_code)]
 
+pub mod mock;
+pub mod sse;
+
 use std::path::{Path, PathBuf};
 
 use glrs::store::{Append, Entry, Store};
@@ -41,6 +44,8 @@ impl TestStore {
     pub fn cmd(&self, program: &str) -> assert_cmd::Command {
         let exe = match program {
             "glrs-sessions" => env!("CARGO_BIN_EXE_glrs-sessions"),
+            "glrs-chat" => env!("CARGO_BIN_EXE_glrs-chat"),
+            "glrs" => env!("CARGO_BIN_EXE_glrs"),
             other => panic!("unknown program {other}"),
         };
         let mut cmd = assert_cmd::Command::new(exe);
@@ -51,6 +56,52 @@ impl TestStore {
             .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
             .current_dir(self.dir.path());
         cmd
+    }
+
+    /// Write the config file (the commands find it through XDG_CONFIG_HOME).
+    pub fn config(&self, value: serde_json::Value) {
+        let dir = self.dir.path().join("config/glrs");
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        std::fs::write(dir.join("config.json"), value.to_string()).expect("write config");
+    }
+
+    /// A config pointing OpenAI and Anthropic at the mock server.
+    pub fn config_for(&self, server: &mock::MockServer) {
+        self.config(serde_json::json!({
+            "providers": {
+                "openai": {"baseUrl": format!("{}/v1", server.url())},
+                "anthropic": {"baseUrl": server.url()},
+                "ollama": {"baseUrl": format!("{}/v1", server.url())},
+            },
+            "retry": {"attempts": 3, "baseDelayMs": 10},
+        }));
+    }
+
+    /// `glrs-chat` with test keys against this store.
+    pub fn chat(&self) -> assert_cmd::Command {
+        let mut cmd = self.cmd("glrs-chat");
+        cmd.env("OPENAI_API_KEY", OPENAI_KEY).env("ANTHROPIC_API_KEY", ANTHROPIC_KEY);
+        cmd
+    }
+
+    /// The only session in the store, parsed.
+    pub fn only_session(&self) -> (String, serde_json::Value) {
+        let mut found: Vec<_> = std::fs::read_dir(self.sessions_dir())
+            .expect("sessions folder")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.len() == 13 && n.ends_with(".json"))
+            .collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        let name = found.remove(0);
+        let text = std::fs::read(self.sessions_dir().join(&name)).expect("read");
+        (name[..8].to_string(), serde_json::from_slice(&text).expect("valid session JSON"))
+    }
+
+    /// Every byte written under the data folder, as text, to check secrets
+    /// never reach a file.
+    pub fn all_data_text(&self) -> String {
+        self.snapshot().into_iter().map(|(_, b)| String::from_utf8_lossy(&b).into_owned()).collect()
     }
 
     pub fn sessions(&self) -> assert_cmd::Command {
@@ -111,6 +162,19 @@ impl TestStore {
         out.sort();
         out
     }
+}
+
+pub const OPENAI_KEY: &str = "sk-test-0penai-SECRET-7f3a";
+pub const ANTHROPIC_KEY: &str = "sk-ant-test-SECRET-91c2";
+
+/// The `type`s of a session's entries, in order.
+pub fn entry_types(session: &serde_json::Value) -> Vec<String> {
+    session["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .map(|e| e["type"].as_str().unwrap_or("?").to_string())
+        .collect()
 }
 
 pub fn user(text: &str) -> Entry {

@@ -1,0 +1,203 @@
+//! The chat: one open session, its context in memory, and the turn loop
+//! (`turn`). Used by the REPL (`repl`) and one-shot mode (`oneshot`).
+//!
+//! A `Chat` holds the session's open lock for as long as it lives. It
+//! remembers the stamp of the file it last wrote; when the file's stamp
+//! differs before a model call, another program changed the session (e.g.
+//! a compaction landed) and the context is rebuilt from the file.
+
+pub mod oneshot;
+pub mod render;
+pub mod repl;
+pub mod tools;
+pub mod turn;
+
+use anyhow::{Context, Result};
+use serde_json::Value;
+
+use crate::config::Config;
+use crate::context;
+use crate::error::StoreError;
+use crate::provider::select::ModelRef;
+use crate::provider::{Message, Provider, catalogue};
+use crate::store::{Append, Entry, Located, OpenLock, Stamp, Store};
+use crate::{SessionId, time};
+pub use turn::{TurnOutcome, TurnUi};
+
+pub struct Chat {
+    pub store: Store,
+    pub config: Config,
+    pub id: SessionId,
+    pub cwd: String,
+    pub model: ModelRef,
+    pub provider: Provider,
+    pub system: Option<String>,
+    pub tools: tools::ToolRegistry,
+    /// The context the next model call sends.
+    pub messages: Vec<Message>,
+    pub context_tokens: u64,
+    pub window: u64,
+    /// The stamp of the file as this chat last wrote or read it; `None`
+    /// before the session's first write.
+    stamp: Option<Stamp>,
+    /// Entries recorded but not yet on disk (a write failed, or they wait
+    /// for the next write point).
+    unwritten: Vec<Entry>,
+    _open: OpenLock,
+}
+
+impl Chat {
+    /// A new session. Its file is created at the first write, so starting
+    /// and quitting leaves nothing behind.
+    pub fn start(store: Store, config: Config, model: ModelRef, system: Option<String>, cwd: String) -> Result<Chat> {
+        let provider = Provider::from_config(&config, &model.provider)?;
+        let (id, open) = loop {
+            let id = store.fresh_id()?;
+            let open = store.open_lock(&id)?;
+            // Taken the lock first: now nobody else can have made this id.
+            if store.locate(&id).is_none() {
+                break (id, open);
+            }
+        };
+        let window = catalogue::context_window(&config, &model.provider, &model.model);
+        Ok(Chat {
+            store,
+            id,
+            cwd,
+            provider,
+            window,
+            system,
+            tools: tools::ToolRegistry::default(),
+            messages: Vec::new(),
+            context_tokens: 0,
+            stamp: None,
+            unwritten: Vec::new(),
+            _open: open,
+            model,
+            config,
+        })
+    }
+
+    /// Open an existing session. Refused (`Busy`, exit 4) while another chat
+    /// has it open. The model is `model`, else the one the session last used.
+    pub fn resume(
+        store: Store,
+        config: Config,
+        at: &Located,
+        model: Option<ModelRef>,
+        fallback: impl FnOnce() -> Result<ModelRef>,
+        system: Option<String>,
+    ) -> Result<Chat> {
+        let open = store.open_lock(&at.id)?;
+        let loaded = store.read(at)?;
+        let stamp = Stamp::of(&at.path).with_context(|| format!("cannot read {}", at.path.display()))?;
+        let file = &loaded.file;
+        let model = match model {
+            Some(m) => m,
+            None => match file.get_str("model") {
+                Some(name) => ModelRef::parse(name)?,
+                None => fallback()?,
+            },
+        };
+        let provider = Provider::from_config(&config, &model.provider)?;
+        let window = catalogue::context_window(&config, &model.provider, &model.model);
+        Ok(Chat {
+            id: at.id.clone(),
+            cwd: file.get_str("cwd").unwrap_or("").to_string(),
+            messages: context::replay(&file.events),
+            context_tokens: file.get_u64("contextTokens").unwrap_or(0),
+            // A legacy session has no file in the store yet: its first write
+            // saves it there.
+            stamp: (!at.legacy).then_some(stamp),
+            unwritten: Vec::new(),
+            tools: tools::ToolRegistry::default(),
+            _open: open,
+            store,
+            provider,
+            window,
+            system,
+            model,
+            config,
+        })
+    }
+
+    /// Switch models for the next turns.
+    pub fn set_model(&mut self, model: ModelRef) -> Result<()> {
+        self.provider = Provider::from_config(&self.config, &model.provider)?;
+        self.window = catalogue::context_window(&self.config, &model.provider, &model.model);
+        self.model = model;
+        Ok(())
+    }
+
+    /// The context fill, in percent of the window.
+    pub fn fill_percent(&self) -> u64 {
+        (self.context_tokens * 100).checked_div(self.window).unwrap_or(0)
+    }
+
+    /// True once the session has a file in the store.
+    pub fn is_saved(&self) -> bool {
+        self.stamp.is_some()
+    }
+
+    /// If another program changed the session file since this chat last
+    /// saw it, rebuild the context from the file (plus what this chat has
+    /// not written yet). Returns true when it did.
+    pub fn sync_from_disk(&mut self) -> Result<bool, StoreError> {
+        let Some(known) = self.stamp else { return Ok(false) };
+        let path = self.store.session_path(&self.id);
+        let now = Stamp::of(&path).map_err(|e| StoreError::io(&path, "read", e))?;
+        if now == known {
+            return Ok(false);
+        }
+        let at = Located { id: self.id.clone(), path: path.clone(), legacy: false };
+        let file = self.store.read(&at)?.file;
+        let tokens = file.get_u64("contextTokens");
+        let mut events = file.events;
+        for entry in &self.unwritten {
+            if let Ok(raw) = entry.to_raw() {
+                events.push(raw);
+            }
+        }
+        self.messages = context::replay(&events);
+        self.context_tokens = tokens.unwrap_or(self.context_tokens);
+        self.stamp = Some(now);
+        Ok(true)
+    }
+
+    /// Record an entry for the next write point.
+    pub fn record(&mut self, entry: Entry) {
+        self.unwritten.push(entry);
+    }
+
+    /// A write point: every unwritten entry, `contextTokens` and `model`,
+    /// in one atomic locked write. On failure the entries stay queued for
+    /// the next write point, and the error is returned to be shown.
+    pub fn save(&mut self) -> Result<(), StoreError> {
+        if self.stamp.is_none() && self.store.locate(&self.id).is_none() {
+            self.store.create_as(&self.id, &self.cwd)?;
+        }
+        let mut change = Append::new()
+            .set("contextTokens", Value::from(self.context_tokens))
+            .set("model", Value::from(self.model.full()));
+        for entry in &self.unwritten {
+            change = change.entry(entry)?;
+        }
+        let written = self.store.append(&self.id, change)?;
+        self.unwritten.clear();
+        self.stamp = Some(written.stamp);
+        Ok(())
+    }
+
+    /// Save, and on failure record the failure (it is written with the next
+    /// write that works) and describe it for the user.
+    pub fn save_or_report(&mut self) -> Option<String> {
+        match self.save() {
+            Ok(()) => None,
+            Err(e) => {
+                let text = format!("could not save the session (will retry): {e}");
+                self.record(Entry::Error { at: time::now(), text: text.clone(), kind: "io".into() });
+                Some(text)
+            }
+        }
+    }
+}

@@ -1,0 +1,78 @@
+//! One-shot mode: `glrs-chat -p "…"`, or a prompt on a non-terminal stdin.
+//! One turn; only the reply on stdout (streamed as it arrives), the session
+//! id on stderr; `--json` prints `{id, reply, usage}` instead. Ctrl-C stops
+//! the turn and keeps what arrived, as in the REPL.
+
+use std::io::Write;
+
+use anyhow::Result;
+use serde_json::json;
+
+use super::{Chat, TurnUi};
+use crate::provider::{Cancel, Delta};
+
+struct PlainUi {
+    quiet: bool,
+    wrote: bool,
+    ends_with_newline: bool,
+}
+
+impl TurnUi for PlainUi {
+    fn delta(&mut self, delta: &Delta) {
+        if let (false, Delta::Text(text)) = (self.quiet, delta) {
+            let mut out = std::io::stdout().lock();
+            // A closed stdout must not stop the turn: it is still recorded.
+            let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+            self.wrote = true;
+            self.ends_with_newline = text.ends_with('\n');
+        }
+    }
+
+    fn step_end(&mut self) {
+        if self.wrote && !self.ends_with_newline && !self.quiet {
+            let _ = std::io::stdout().write_all(b"\n");
+            self.ends_with_newline = true;
+        }
+    }
+
+    fn notice(&mut self, text: &str) {
+        eprintln!("glrs-chat: {text}");
+    }
+}
+
+/// Run one turn and print it. Returns the exit code: 0, 1 when the turn
+/// failed, 130 when it was stopped with Ctrl-C.
+pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool) -> Result<i32> {
+    let cancel = Cancel::default();
+    let mut ui = PlainUi { quiet: json_output, wrote: false, ends_with_newline: true };
+    let mut no_steers = Vec::new;
+    let outcome = {
+        let turn = chat.turn(prompt, &mut ui, &cancel, &mut no_steers);
+        tokio::pin!(turn);
+        loop {
+            tokio::select! {
+                outcome = &mut turn => break outcome,
+                _ = tokio::signal::ctrl_c() => cancel.cancel(),
+            }
+        }
+    };
+    if json_output {
+        let value = json!({"id": chat.id.as_str(), "reply": outcome.reply, "usage": outcome.usage});
+        println!("{}", serde_json::to_string_pretty(&value)?);
+    }
+    let code = match &outcome.error {
+        None => 0,
+        Some(e) if outcome.stopped() => {
+            eprintln!("glrs-chat: {e}");
+            130
+        }
+        Some(e) => {
+            eprintln!("glrs-chat: error: {e}");
+            1
+        }
+    };
+    if chat.is_saved() {
+        eprintln!("{}", chat.id);
+    }
+    Ok(code)
+}

@@ -1,0 +1,388 @@
+//! The REPL (SPEC section 12). At the prompt, rustyline reads a line
+//! (history from `prompts.json`, Tab completes slash commands and session
+//! ids, a line ending in `\` continues). During a turn the terminal is in
+//! raw mode and a key watcher runs: Esc or Ctrl-C stops the turn (what
+//! arrived is kept), and a line typed and sent with Enter joins the turn as
+//! a steer.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::Result;
+use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
+use rustyline::completion::{Completer, Pair};
+use rustyline::error::ReadlineError;
+use rustyline::highlight::Highlighter;
+use rustyline::hint::Hinter;
+use rustyline::validate::{ValidationContext, ValidationResult, Validator};
+use rustyline::{Context, Editor, Helper};
+
+use super::render::{MarkdownStream, Spinner};
+use super::tools::ToolOutput;
+use super::{Chat, TurnUi};
+use crate::provider::{Cancel, Delta, Message};
+use crate::store::ToolCall;
+use crate::store::prompts::{DEFAULT_CAP, Prompt};
+
+/// The slash commands, for help and completion.
+pub const COMMANDS: &[(&str, &str)] = &[
+    ("/help", "this list"),
+    ("/status", "this session: model, window, context, usage, artifacts (glrs-sessions status)"),
+    ("/sessions", "recent sessions (glrs-sessions ls)"),
+    ("/resume", "[ID] open another session (no ID: pick one)"),
+    ("/model", "[provider/model] show or change the model"),
+    ("/quit", "leave (Ctrl-D too)"),
+];
+
+struct ReplHelper {
+    ids: Vec<String>,
+}
+
+impl Completer for ReplHelper {
+    type Candidate = Pair;
+
+    fn complete(&self, line: &str, pos: usize, _: &Context<'_>) -> rustyline::Result<(usize, Vec<Pair>)> {
+        let before = &line[..pos];
+        let pair = |s: &str| Pair { display: s.to_string(), replacement: s.to_string() };
+        if let Some(rest) = before.strip_prefix("/resume ") {
+            let found = self.ids.iter().filter(|id| id.starts_with(rest.trim())).map(|id| pair(id)).collect();
+            return Ok(("/resume ".len(), found));
+        }
+        if before.starts_with('/') && !before.contains(' ') {
+            let found = COMMANDS.iter().filter(|(c, _)| c.starts_with(before)).map(|(c, _)| pair(c)).collect();
+            return Ok((0, found));
+        }
+        Ok((pos, Vec::new()))
+    }
+}
+
+impl Hinter for ReplHelper {
+    type Hint = String;
+}
+impl Highlighter for ReplHelper {}
+impl Helper for ReplHelper {}
+
+impl Validator for ReplHelper {
+    fn validate(&self, ctx: &mut ValidationContext<'_>) -> rustyline::Result<ValidationResult> {
+        // A line ending in a backslash continues on the next line.
+        if ctx.input().ends_with('\\') { Ok(ValidationResult::Incomplete) } else { Ok(ValidationResult::Valid(None)) }
+    }
+}
+
+/// The terminal side of a turn.
+struct TermUi {
+    md: MarkdownStream,
+    color: bool,
+    lock: Arc<Mutex<()>>,
+    spinner: Option<Spinner>,
+    reasoning: bool,
+}
+
+impl TermUi {
+    fn write(&self, text: &str) {
+        let _guard = self.lock.lock();
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.replace('\n', "\r\n").as_bytes());
+        let _ = out.flush();
+    }
+
+    fn dim(&self, text: &str) -> String {
+        if self.color { format!("\x1b[2m{text}\x1b[0m") } else { text.to_string() }
+    }
+
+    fn stop_spinner(&mut self) {
+        if let Some(mut s) = self.spinner.take() {
+            s.stop();
+        }
+    }
+}
+
+impl TurnUi for TermUi {
+    fn step_start(&mut self) {
+        if self.color {
+            self.spinner = Some(Spinner::start(self.lock.clone()));
+        }
+    }
+
+    fn delta(&mut self, delta: &Delta) {
+        self.stop_spinner();
+        match delta {
+            Delta::Reasoning(text) => {
+                self.reasoning = true;
+                let text = self.dim(text);
+                self.write(&text);
+            }
+            Delta::Text(text) => {
+                if self.reasoning {
+                    self.reasoning = false;
+                    self.write("\n\n");
+                }
+                let _guard = self.lock.lock();
+                let _ = self.md.push(text, &mut std::io::stdout().lock());
+            }
+        }
+    }
+
+    fn step_end(&mut self) {
+        self.stop_spinner();
+        let _guard = self.lock.lock();
+        let _ = self.md.finish(&mut std::io::stdout().lock());
+        self.reasoning = false;
+    }
+
+    fn tool(&mut self, call: &ToolCall, output: &ToolOutput) {
+        let mark = if output.is_error { "✗" } else { "→" };
+        let line = self.dim(&format!("{mark} {} {}", call.name, call.input));
+        self.write(&format!("{line}\n"));
+    }
+
+    fn notice(&mut self, text: &str) {
+        self.stop_spinner();
+        let line = self.dim(text);
+        self.write(&format!("{line}\n"));
+    }
+}
+
+/// Reads keys while a turn runs (the terminal in raw mode).
+struct KeyWatch {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<String>>,
+}
+
+impl KeyWatch {
+    fn start(cancel: Arc<Cancel>, steers: Arc<Mutex<Vec<String>>>) -> KeyWatch {
+        let raw = crossterm::terminal::enable_raw_mode().is_ok();
+        let stop = Arc::new(AtomicBool::new(!raw));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut typed = String::new();
+            while !flag.load(Ordering::SeqCst) {
+                if !event::poll(Duration::from_millis(30)).unwrap_or(false) {
+                    continue;
+                }
+                match event::read() {
+                    Ok(Event::Key(key)) if key.kind != KeyEventKind::Release => match key.code {
+                        KeyCode::Esc => cancel.cancel(),
+                        KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => cancel.cancel(),
+                        KeyCode::Enter => {
+                            let line = std::mem::take(&mut typed);
+                            if !line.trim().is_empty()
+                                && let Ok(mut queue) = steers.lock()
+                            {
+                                queue.push(line);
+                            }
+                        }
+                        KeyCode::Backspace => {
+                            typed.pop();
+                        }
+                        KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => typed.push(c),
+                        _ => {}
+                    },
+                    Ok(Event::Paste(text)) => typed.push_str(&text),
+                    Ok(_) => {}
+                    Err(_) => break,
+                }
+            }
+            typed
+        });
+        KeyWatch { stop, thread: Some(thread) }
+    }
+
+    /// Stop watching; what was typed but not sent is returned.
+    fn finish(mut self) -> String {
+        self.stop.store(true, Ordering::SeqCst);
+        let typed = self.thread.take().and_then(|t| t.join().ok()).unwrap_or_default();
+        let _ = crossterm::terminal::disable_raw_mode();
+        typed
+    }
+}
+
+enum Action {
+    Continue,
+    Quit,
+}
+
+/// Run the REPL until the user leaves. Returns the exit code.
+pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> Result<i32> {
+    let color = crate::output::color_enabled();
+    let mut editor: Editor<ReplHelper, rustyline::history::DefaultHistory> = Editor::new()?;
+    let ids = crate::store::listing::list(&chat.store)
+        .map(|l| l.sessions.into_iter().map(|s| s.id).collect())
+        .unwrap_or_default();
+    editor.set_helper(Some(ReplHelper { ids }));
+    for prompt in chat.store.prompts().unwrap_or_default() {
+        let _ = editor.add_history_entry(prompt.text);
+    }
+    let dim = |t: &str| if color { format!("\x1b[2m{t}\x1b[0m") } else { t.to_string() };
+    println!("{}", dim(&format!("glrs-chat · session {} · {} · /help for commands", chat.id, chat.model.full())));
+    if resumed {
+        show_history(&chat, color);
+    }
+    let mut initial = String::new();
+    loop {
+        let prompt = format!("{} {} {}% > ", chat.id, chat.model.model, chat.fill_percent());
+        let line = match editor.readline_with_initial(&prompt, (&initial, "")) {
+            Ok(line) => line,
+            Err(ReadlineError::Interrupted) => {
+                initial.clear();
+                continue;
+            }
+            Err(ReadlineError::Eof) => break,
+            Err(e) => return Err(e.into()),
+        };
+        initial.clear();
+        let text = line.replace("\\\n", "\n");
+        let trimmed = text.trim();
+        if trimmed.is_empty() {
+            continue;
+        }
+        let _ = editor.add_history_entry(text.as_str());
+        if trimmed.starts_with('/') {
+            match slash(&mut chat, trimmed, color) {
+                Ok(Action::Continue) => continue,
+                Ok(Action::Quit) => break,
+                Err(e) => {
+                    eprintln!("glrs-chat: error: {e:#}");
+                    continue;
+                }
+            }
+        }
+        let record = Prompt {
+            text: text.clone(),
+            at: crate::time::now(),
+            session: chat.id.to_string(),
+            cwd: chat.cwd.clone(),
+            extra: Default::default(),
+        };
+        if let Err(e) = chat.store.add_prompt(record, DEFAULT_CAP) {
+            eprintln!("glrs-chat: warning: prompt history not saved: {e}");
+        }
+        initial = run_turn(&mut chat, &text, runtime, color);
+    }
+    if chat.is_saved() {
+        println!("to come back: glrs-chat --resume {}", chat.id);
+    }
+    Ok(0)
+}
+
+/// One turn with the key watcher; returns text typed but not sent.
+fn run_turn(chat: &mut Chat, text: &str, runtime: &tokio::runtime::Runtime, color: bool) -> String {
+    let cancel = Arc::new(Cancel::default());
+    let steers: Arc<Mutex<Vec<String>>> = Arc::default();
+    let width = crossterm::terminal::size().map_or(80, |(w, _)| w as usize);
+    let mut ui = TermUi {
+        md: MarkdownStream::new(color, true, width),
+        color,
+        lock: Arc::default(),
+        spinner: None,
+        reasoning: false,
+    };
+    let watch = KeyWatch::start(cancel.clone(), steers.clone());
+    let queue = steers.clone();
+    let mut take_steers = move || queue.lock().map(|mut q| std::mem::take(&mut *q)).unwrap_or_default();
+    let outcome = runtime.block_on(chat.turn(text, &mut ui, &cancel, &mut take_steers));
+    let leftover = watch.finish();
+    // Steers sent after the last model call: the next prompt's text.
+    let late: Vec<String> = steers.lock().map(|mut q| std::mem::take(&mut *q)).unwrap_or_default();
+    match &outcome.error {
+        None => {}
+        Some(e) if outcome.stopped() => println!("{}", ui.dim(&format!("({e}: what arrived is kept)"))),
+        Some(e) => eprintln!("glrs-chat: error: {e}"),
+    }
+    let mut next = late.join("\n");
+    if !leftover.is_empty() {
+        if !next.is_empty() {
+            next.push('\n');
+        }
+        next.push_str(&leftover);
+    }
+    next
+}
+
+/// The last few messages of a resumed session.
+fn show_history(chat: &Chat, color: bool) {
+    let shown: Vec<&Message> = chat
+        .messages
+        .iter()
+        .filter(|m| !matches!(m, Message::Tool { .. }))
+        .rev()
+        .take(6)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    for message in shown {
+        match message {
+            Message::User { content } => println!("{} {content}", if color { "\x1b[1m>\x1b[0m" } else { ">" }),
+            Message::Assistant { content, .. } if !content.is_empty() => println!("{content}"),
+            _ => {}
+        }
+    }
+}
+
+fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
+    let (command, arg) = line.split_once(char::is_whitespace).map_or((line, ""), |(c, a)| (c, a.trim()));
+    match command {
+        "/quit" | "/exit" => return Ok(Action::Quit),
+        "/help" => {
+            for (name, what) in COMMANDS {
+                println!("  {name:<10} {what}");
+            }
+            println!(
+                "  Esc or Ctrl-C stops a turn; a line typed during a turn joins it; a line ending in \\ continues."
+            );
+        }
+        "/status" => {
+            println!(
+                "model {} · window {} tokens · context {} tokens ({}%)",
+                chat.model.full(),
+                chat.window,
+                chat.context_tokens,
+                chat.fill_percent()
+            );
+            if chat.is_saved() {
+                crate::cli::run_program("glrs-sessions", &["status", chat.id.as_str()])?;
+            } else {
+                println!("session {} has nothing saved yet", chat.id);
+            }
+        }
+        "/sessions" => {
+            crate::cli::run_program("glrs-sessions", &["ls", "-n", "20"])?;
+        }
+        "/model" => {
+            if arg.is_empty() {
+                println!("{} (window {} tokens)", chat.model.full(), chat.window);
+            } else {
+                chat.set_model(crate::provider::select::ModelRef::parse(arg)?)?;
+                println!("model {} for the next turns", chat.model.full());
+            }
+        }
+        "/resume" => {
+            let at = if arg.is_empty() {
+                match crate::cli::chat::pick_session(&chat.store)? {
+                    Some(at) => at,
+                    None => return Ok(Action::Continue),
+                }
+            } else {
+                chat.store.resolve(arg)?
+            };
+            if at.id == chat.id {
+                println!("session {} is the one open", chat.id);
+                return Ok(Action::Continue);
+            }
+            let current = chat.model.clone();
+            let next =
+                Chat::resume(chat.store.clone(), chat.config.clone(), &at, None, || Ok(current), chat.system.clone())?;
+            if chat.is_saved() {
+                println!("left {} (glrs-chat --resume {})", chat.id, chat.id);
+            }
+            *chat = next;
+            println!("session {} · {}", chat.id, chat.model.full());
+            show_history(chat, color);
+        }
+        _ => println!("unknown command {command}: /help lists them"),
+    }
+    Ok(Action::Continue)
+}

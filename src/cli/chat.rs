@@ -1,0 +1,148 @@
+//! `glrs-chat`: the REPL, or one turn with `-p` (SPEC sections 9, 11, 12).
+
+use std::io::{IsTerminal, Read};
+
+use anyhow::{Context, Result, bail};
+use clap::Parser;
+
+use crate::chat::{self, Chat};
+use crate::config::Config;
+use crate::provider::select::{self, ModelRef};
+use crate::store::{Located, Store, listing};
+
+pub const PROGRAM_NAME: &str = "glrs-chat";
+
+/// Chat with a language model; sessions are saved as you go.
+#[derive(Debug, Parser)]
+#[command(
+    name = "glrs-chat",
+    version,
+    about = "Chat with a language model; sessions are saved as you go",
+    long_about = "Chat with a language model in a REPL, or run one turn with -p (or a prompt on a \
+        non-terminal stdin) for scripts. Sessions are saved in $XDG_DATA_HOME/glrs/sessions.\n\n\
+        The model is --model, else GLRS_MODEL or \"model\" in the config, else the first that works of \
+        OPENAI_API_KEY, ANTHROPIC_API_KEY and an Ollama server on localhost.",
+    after_help = "In the REPL: /help lists commands; Esc or Ctrl-C stops a turn and keeps what arrived; a \
+        line typed during a turn joins it; Ctrl-D leaves.\n\
+        Exit status: 0 success, 1 failure, 2 usage error, 4 the session is open in another chat, \
+        130 a one-shot turn stopped with Ctrl-C."
+)]
+pub struct Args {
+    /// Open a session by id or unique prefix; with no ID, pick one (newest first)
+    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "", conflicts_with = "continue_")]
+    pub resume: Option<String>,
+    /// Open the newest session started in this directory
+    #[arg(short = 'c', long = "continue")]
+    pub continue_: bool,
+    /// The model, as provider/model-id (openai/gpt-4.1, anthropic/claude-sonnet-4-5, ollama/llama3.2)
+    #[arg(short = 'm', long, value_name = "PROVIDER/MODEL")]
+    pub model: Option<String>,
+    /// The system prompt (else "systemPrompt" in the config)
+    #[arg(long, value_name = "TEXT")]
+    pub system: Option<String>,
+    /// Run one turn with this prompt: the reply on stdout, the session id on stderr
+    #[arg(short = 'p', long = "prompt", value_name = "PROMPT")]
+    pub prompt: Option<String>,
+    /// With a one-shot turn: print {id, reply, usage} as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Run `glrs-chat` and return its exit code.
+pub fn run(args: Args) -> Result<i32> {
+    let store = Store::from_env()?;
+    let config = Config::load_env(&store.paths)?;
+    let prompt = match args.prompt.clone() {
+        Some(p) => Some(p),
+        None if !std::io::stdin().is_terminal() => {
+            let mut text = String::new();
+            std::io::stdin().read_to_string(&mut text).context("cannot read the prompt from stdin")?;
+            if text.trim().is_empty() {
+                bail!("no prompt: stdin was empty (give one with -p, or run in a terminal for the REPL)");
+            }
+            Some(text)
+        }
+        None => None,
+    };
+    if args.json && prompt.is_none() {
+        return Err(crate::cli::UsageError("--json goes with a one-shot turn (-p PROMPT)".into()).into());
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let explicit = args.model.as_deref().map(ModelRef::parse).transpose()?;
+    let system = args.system.clone().or(config.system_prompt.clone());
+    let cwd = std::env::current_dir().context("cannot read the current directory")?.to_string_lossy().into_owned();
+    let config_path = store.paths.config.clone();
+    let choose_default = {
+        let config = config.clone();
+        let runtime = &runtime;
+        move || runtime.block_on(select::choose(&config, None, &config_path))
+    };
+
+    let target: Option<Located> = match (&args.resume, args.continue_) {
+        (Some(id), _) if !id.is_empty() => Some(store.resolve(id)?),
+        (Some(_), _) => {
+            if prompt.is_some() || !std::io::stdin().is_terminal() {
+                return Err(crate::cli::UsageError("--resume needs an ID in one-shot mode".into()).into());
+            }
+            match pick_session(&store)? {
+                Some(at) => Some(at),
+                None => return Ok(0),
+            }
+        }
+        (None, true) => Some(newest_in(&store, &cwd)?),
+        (None, false) => None,
+    };
+    let resumed = target.is_some();
+    let mut chat = match target {
+        Some(at) => Chat::resume(store, config, &at, explicit, choose_default, system)?,
+        None => {
+            let model = match explicit {
+                Some(m) => m,
+                None => choose_default()?,
+            };
+            Chat::start(store, config, model, system, cwd)?
+        }
+    };
+    match prompt {
+        Some(prompt) => runtime.block_on(chat::oneshot::run(&mut chat, &prompt, args.json)),
+        None => chat::repl::run(chat, &runtime, resumed),
+    }
+}
+
+/// The newest session whose cwd is `cwd`.
+fn newest_in(store: &Store, cwd: &str) -> Result<Located> {
+    let listing = listing::list(store)?;
+    let found = listing.sessions.into_iter().find(|s| s.cwd == cwd);
+    match found {
+        Some(s) => Ok(store.resolve(&s.id)?),
+        None => bail!("no session was started in {cwd}: nothing to continue (glrs-sessions ls lists them all)"),
+    }
+}
+
+/// Ask which session to open, newest first. `None` when the user picks none.
+pub fn pick_session(store: &Store) -> Result<Option<Located>> {
+    let listing = listing::list(store)?;
+    if listing.sessions.is_empty() {
+        println!("no sessions yet");
+        return Ok(None);
+    }
+    let shown: Vec<_> = listing.sessions.iter().take(20).collect();
+    for (i, s) in shown.iter().enumerate() {
+        println!("{:>3}  {}  {}  {}", i + 1, s.id, s.updated_at.get(..16).unwrap_or(&s.updated_at), s.title);
+    }
+    let mut editor = rustyline::DefaultEditor::new()?;
+    let answer = match editor.readline("open which (number or id, Enter for none)? ") {
+        Ok(a) => a,
+        Err(_) => return Ok(None),
+    };
+    let answer = answer.trim();
+    if answer.is_empty() {
+        return Ok(None);
+    }
+    if let Ok(n) = answer.parse::<usize>()
+        && (1..=shown.len()).contains(&n)
+    {
+        return Ok(Some(store.resolve(&shown[n - 1].id)?));
+    }
+    Ok(Some(store.resolve(answer)?))
+}

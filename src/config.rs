@@ -1,0 +1,330 @@
+//! `config.json` (SPEC section 13): every key the specification names,
+//! strictly checked. An unknown key or a bad value is an error naming the
+//! file and the full key path (`memoryFlush.enabled`), never a silent
+//! default. A missing file means defaults; `GLRS_MODEL` overrides `model`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Config {
+    pub model: Option<String>,
+    pub system_prompt: Option<String>,
+    pub compact_at: Option<f64>,
+    pub compact_window: Option<u64>,
+    pub compact_model: Option<String>,
+    pub keep_recent_tokens: Option<u64>,
+    pub reserve_tokens: Option<u64>,
+    pub reserve_tokens_floor: Option<u64>,
+    pub parent_fork_max_tokens: Option<u64>,
+    #[serde(default)]
+    pub memory_flush: MemoryFlush,
+    #[serde(default)]
+    pub session: SessionConfig,
+    #[serde(default)]
+    pub providers: BTreeMap<String, ProviderConfig>,
+    #[serde(default)]
+    pub retry: Retry,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct MemoryFlush {
+    pub enabled: Option<bool>,
+    pub soft_threshold_tokens: Option<u64>,
+    pub prompt: Option<String>,
+    pub system_prompt: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SessionConfig {
+    #[serde(default)]
+    pub reset: Reset,
+    #[serde(default)]
+    pub maintenance: Maintenance,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResetMode {
+    Daily,
+    Idle,
+    Manual,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Reset {
+    pub mode: Option<ResetMode>,
+    pub at_hour: Option<u8>,
+    pub idle_minutes: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MaintenanceMode {
+    Warn,
+    Enforce,
+}
+
+/// A size (`10mb`, `1.5gb`, `4096`) or a duration (`30d`, `24h`) as written.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum Amount {
+    Number(u64),
+    Text(String),
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Maintenance {
+    pub mode: Option<MaintenanceMode>,
+    pub prune_after: Option<Amount>,
+    pub max_entries: Option<u64>,
+    pub max_disk_bytes: Option<Amount>,
+    pub high_water_bytes: Option<Amount>,
+    pub cron_retention: Option<Amount>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderType {
+    Openai,
+    Anthropic,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ProviderConfig {
+    #[serde(rename = "type")]
+    pub kind: Option<ProviderType>,
+    pub base_url: Option<String>,
+    pub api_key_env: Option<String>,
+    pub api_key_command: Option<String>,
+    pub endpoint: Option<String>,
+    pub api_version: Option<String>,
+    #[serde(default)]
+    pub models: BTreeMap<String, ModelConfig>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ModelConfig {
+    #[serde(default)]
+    pub metadata: ModelMetadata,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ModelMetadata {
+    pub context: Option<u64>,
+    pub cost_per_m_tok_in: Option<f64>,
+    pub cost_per_m_tok_out: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Retry {
+    pub attempts: Option<u32>,
+    pub base_delay_ms: Option<u64>,
+}
+
+impl Config {
+    /// Read the config file at `path`; a missing file is the defaults. The
+    /// `GLRS_MODEL` override is applied by [`Config::load_env`].
+    pub fn load(path: &Path) -> Result<Config> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+            Err(e) => return Err(e).with_context(|| format!("cannot read config {}", path.display())),
+        };
+        let config = Config::parse(&text).with_context(|| format!("config {}", path.display()))?;
+        Ok(config)
+    }
+
+    /// The config named by the environment, with `GLRS_MODEL` applied.
+    pub fn load_env(paths: &crate::Paths) -> Result<Config> {
+        let mut config = Config::load(&paths.config)?;
+        if let Some(model) = std::env::var("GLRS_MODEL").ok().filter(|m| !m.is_empty()) {
+            check_model_name("GLRS_MODEL", &model)?;
+            config.model = Some(model);
+        }
+        Ok(config)
+    }
+
+    /// Parse and check config text.
+    pub fn parse(text: &str) -> Result<Config> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let config: Config = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            if path == "." { anyhow::anyhow!("{inner}") } else { anyhow::anyhow!("{path}: {inner}") }
+        })?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn validate(&self) -> Result<()> {
+        if let Some(m) = &self.model {
+            check_model_name("model", m)?;
+        }
+        if let Some(m) = &self.compact_model {
+            check_model_name("compactModel", m)?;
+        }
+        if let Some(v) = self.compact_at
+            && !(0.0..=1.0).contains(&v)
+        {
+            bail!("compactAt: must be between 0 and 1 (0 turns automatic compaction off), got {v}");
+        }
+        if let Some(h) = self.session.reset.at_hour
+            && h > 23
+        {
+            bail!("session.reset.atHour: must be an hour from 0 to 23, got {h}");
+        }
+        let m = &self.session.maintenance;
+        for (key, value) in [("pruneAfter", &m.prune_after), ("cronRetention", &m.cron_retention)] {
+            if let Some(v) = value {
+                parse_duration_secs(v).with_context(|| format!("session.maintenance.{key}"))?;
+            }
+        }
+        for (key, value) in [("maxDiskBytes", &m.max_disk_bytes), ("highWaterBytes", &m.high_water_bytes)] {
+            if let Some(v) = value {
+                parse_size_bytes(v).with_context(|| format!("session.maintenance.{key}"))?;
+            }
+        }
+        for (id, p) in &self.providers {
+            if id.is_empty() || id.contains('/') {
+                bail!("providers.{id}: a provider id is a name without '/'");
+            }
+            for (key, url) in [("baseUrl", &p.base_url), ("endpoint", &p.endpoint)] {
+                if let Some(url) = url
+                    && !(url.starts_with("http://") || url.starts_with("https://"))
+                {
+                    bail!("providers.{id}.{key}: must be an http:// or https:// URL, got {url:?}");
+                }
+            }
+            if p.kind.is_none() && !crate::provider::is_builtin(id) {
+                bail!(
+                    "providers.{id}.type: required for a provider that is not built in (\"openai\" or \"anthropic\")"
+                );
+            }
+        }
+        if self.retry.attempts == Some(0) {
+            bail!("retry.attempts: must be at least 1");
+        }
+        Ok(())
+    }
+
+    /// The metadata configured for `provider/model`, if any.
+    pub fn model_metadata(&self, provider: &str, model: &str) -> Option<&ModelMetadata> {
+        self.providers.get(provider)?.models.get(model).map(|m| &m.metadata)
+    }
+}
+
+fn check_model_name(key: &str, name: &str) -> Result<()> {
+    match name.split_once('/') {
+        Some((p, m)) if !p.is_empty() && !m.is_empty() => Ok(()),
+        _ => bail!("{key}: a model is named provider/model-id (e.g. openai/gpt-4.1), got {name:?}"),
+    }
+}
+
+/// `30d`, `24h`, `90m`, `45s`, `2w`, or a number of seconds.
+pub fn parse_duration_secs(value: &Amount) -> Result<u64> {
+    let text = match value {
+        Amount::Number(n) => return Ok(*n),
+        Amount::Text(t) => t.trim().to_ascii_lowercase(),
+    };
+    let split = text.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let n: f64 = number.parse().map_err(|_| anyhow::anyhow!("{text:?} is not a duration like 30d, 24h, 90m or 45s"))?;
+    let scale = match unit.trim() {
+        "" | "s" => 1.0,
+        "m" => 60.0,
+        "h" => 3600.0,
+        "d" => 86_400.0,
+        "w" => 604_800.0,
+        _ => bail!("{text:?} is not a duration like 30d, 24h, 90m or 45s"),
+    };
+    Ok((n * scale) as u64)
+}
+
+/// `10mb`, `1.5gb`, `500kb`, `4096b`, or a number of bytes (powers of 1024).
+pub fn parse_size_bytes(value: &Amount) -> Result<u64> {
+    let text = match value {
+        Amount::Number(n) => return Ok(*n),
+        Amount::Text(t) => t.trim().to_ascii_lowercase(),
+    };
+    let split = text.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let n: f64 = number.parse().map_err(|_| anyhow::anyhow!("{text:?} is not a size like 500kb, 10mb or 2gb"))?;
+    let scale = match unit.trim() {
+        "" | "b" => 1.0,
+        "k" | "kb" => 1024.0,
+        "m" | "mb" => 1024.0 * 1024.0,
+        "g" | "gb" => 1024.0 * 1024.0 * 1024.0,
+        _ => bail!("{text:?} is not a size like 500kb, 10mb or 2gb"),
+    };
+    Ok((n * scale) as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_spec_key_parses() {
+        let text = r#"{
+          "model": "openai/gpt-4.1", "systemPrompt": "be brief", "compactAt": 0.5, "compactWindow": 200000,
+          "compactModel": "azure/gpt-5.4-nano", "keepRecentTokens": 20000, "reserveTokens": 16384,
+          "reserveTokensFloor": 20000, "parentForkMaxTokens": 100000,
+          "memoryFlush": {"enabled": true, "softThresholdTokens": 4000, "prompt": "p", "systemPrompt": "s"},
+          "session": {"reset": {"mode": "idle", "atHour": 4, "idleMinutes": 60},
+                      "maintenance": {"mode": "enforce", "pruneAfter": "30d", "maxEntries": 500,
+                                      "maxDiskBytes": "1gb", "highWaterBytes": "800mb", "cronRetention": "24h"}},
+          "providers": {"local": {"type": "openai", "baseUrl": "http://127.0.0.1:8080/v1", "apiKeyEnv": "LOCAL_KEY",
+                                  "models": {"qwen": {"metadata": {"context": 32768, "costPerMTokIn": 0.1, "costPerMTokOut": 0.2}}}},
+                        "azure": {"endpoint": "https://x.openai.azure.com", "apiVersion": "2024-10-21", "apiKeyCommand": "pass azure"}},
+          "retry": {"attempts": 3, "baseDelayMs": 200}
+        }"#;
+        let c = Config::parse(text).unwrap();
+        assert_eq!(c.model_metadata("local", "qwen").unwrap().context, Some(32768));
+        assert_eq!(c.session.reset.mode, Some(ResetMode::Idle));
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let cases = [
+            (r#"{"modle": "x/y"}"#, "unknown field `modle`"),
+            (r#"{"memoryFlush": {"enabled": "yes"}}"#, "memoryFlush.enabled: invalid type"),
+            (r#"{"providers": {"x": {"type": "openai", "bogus": 1}}}"#, "providers.x.bogus: unknown field `bogus`"),
+            (r#"{"compactAt": 1.5}"#, "compactAt: must be between 0 and 1"),
+            (r#"{"model": "gpt-4.1"}"#, "model: a model is named provider/model-id"),
+            (r#"{"session": {"reset": {"mode": "weekly"}}}"#, "session.reset.mode: unknown variant `weekly`"),
+            (r#"{"session": {"maintenance": {"pruneAfter": "soon"}}}"#, "session.maintenance.pruneAfter"),
+            (r#"{"providers": {"vllm": {"baseUrl": "http://h/v1"}}}"#, "providers.vllm.type: required"),
+            (r#"{"providers": {"vllm": {"type": "openai", "baseUrl": "h/v1"}}}"#, "providers.vllm.baseUrl"),
+            ("{", "EOF"),
+        ];
+        for (text, expected) in cases {
+            let err = format!("{:#}", Config::parse(text).unwrap_err());
+            assert!(err.contains(expected), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn amounts() {
+        let t = |s: &str| Amount::Text(s.into());
+        assert_eq!(parse_duration_secs(&t("30d")).unwrap(), 30 * 86_400);
+        assert_eq!(parse_duration_secs(&t("24h")).unwrap(), 86_400);
+        assert_eq!(parse_duration_secs(&Amount::Number(5)).unwrap(), 5);
+        assert!(parse_duration_secs(&t("3 fortnights")).is_err());
+        assert_eq!(parse_size_bytes(&t("10mb")).unwrap(), 10 << 20);
+        assert_eq!(parse_size_bytes(&t("1.5kb")).unwrap(), 1536);
+        assert!(parse_size_bytes(&t("lots")).is_err());
+    }
+}

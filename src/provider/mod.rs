@@ -1,0 +1,421 @@
+//! Model providers (SPEC section 4): one file per wire protocol
+//! (`openai`: Chat Completions, also Azure, Ollama and compatible servers;
+//! `anthropic`: Messages), sharing the SSE driver in `sse`, the retry and
+//! error rules here, and provider-neutral types in `types`.
+//!
+//! Keys come from the environment or a configured command and live only in
+//! a [`Secret`], in request headers marked sensitive; every error text that
+//! leaves this module is scrubbed of the key.
+
+pub mod anthropic;
+pub mod catalogue;
+pub mod openai;
+pub mod select;
+pub mod sse;
+pub mod types;
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use reqwest::header::{HeaderMap, HeaderValue};
+
+use crate::config::{Config, ProviderType};
+pub use types::{Delta, Message, Reasoning, Response, ToolSpec, Usage};
+
+/// The built-in provider ids.
+pub const BUILTIN: &[&str] = &["openai", "anthropic", "azure", "ollama"];
+
+pub fn is_builtin(id: &str) -> bool {
+    BUILTIN.contains(&id)
+}
+
+/// A key that never prints.
+#[derive(Clone)]
+pub struct Secret(String);
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+/// Cancels a model call or a retry wait (Ctrl-C, Esc).
+#[derive(Debug, Default)]
+pub struct Cancel {
+    flag: AtomicBool,
+    notify: tokio::sync::Notify,
+}
+
+impl Cancel {
+    pub fn cancel(&self) {
+        self.flag.store(true, Ordering::SeqCst);
+        self.notify.notify_waiters();
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.flag.load(Ordering::SeqCst)
+    }
+
+    pub fn reset(&self) {
+        self.flag.store(false, Ordering::SeqCst);
+    }
+
+    /// Resolves once cancelled.
+    pub async fn cancelled(&self) {
+        loop {
+            let notified = self.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.is_cancelled() {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+/// Why a model call ended without a whole answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallError {
+    /// The request is larger than the model's context window.
+    Overflow(String),
+    /// The provider refused or could not be reached (after retries).
+    Failed(String),
+    /// The stream broke mid-answer; `partial` is what arrived.
+    Cut { partial: Response, message: String },
+    /// The user stopped it; `partial` is what arrived.
+    Cancelled { partial: Response },
+}
+
+impl CallError {
+    /// The `kind` of the `error` entry this becomes.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CallError::Overflow(_) => "overflow",
+            _ => "provider",
+        }
+    }
+}
+
+impl fmt::Display for CallError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CallError::Overflow(m) => write!(f, "context overflow: {m}"),
+            CallError::Failed(m) => f.write_str(m),
+            CallError::Cut { message, .. } => write!(f, "the answer was cut off: {message}"),
+            CallError::Cancelled { .. } => f.write_str("stopped"),
+        }
+    }
+}
+
+/// A model call's input.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    /// The model id without the provider (`gpt-4.1`).
+    pub model: &'a str,
+    pub system: Option<&'a str>,
+    pub messages: &'a [Message],
+    pub tools: &'a [ToolSpec],
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    OpenAi,
+    Anthropic,
+}
+
+/// A configured provider, ready to call.
+#[derive(Debug, Clone)]
+pub struct Provider {
+    pub id: String,
+    pub protocol: Protocol,
+    base_url: String,
+    azure_version: Option<String>,
+    key: Option<Secret>,
+    client: reqwest::Client,
+    attempts: u32,
+    base_delay: Duration,
+    costs: std::collections::BTreeMap<String, (Option<f64>, Option<f64>)>,
+}
+
+impl Provider {
+    /// The provider `id` as built in and/or configured.
+    pub fn from_config(config: &Config, id: &str) -> Result<Provider> {
+        let pc = config.providers.get(id).cloned().unwrap_or_default();
+        let (protocol, default_base, default_env): (Protocol, Option<&str>, Option<&str>) = match (id, pc.kind) {
+            (_, Some(ProviderType::Anthropic)) => (Protocol::Anthropic, None, None),
+            (_, Some(ProviderType::Openai)) if !is_builtin(id) => (Protocol::OpenAi, None, None),
+            ("openai", _) => (Protocol::OpenAi, Some("https://api.openai.com/v1"), Some("OPENAI_API_KEY")),
+            ("anthropic", _) => (Protocol::Anthropic, Some("https://api.anthropic.com"), Some("ANTHROPIC_API_KEY")),
+            ("azure", _) => (Protocol::OpenAi, None, Some("AZURE_OPENAI_API_KEY")),
+            ("ollama", _) => (Protocol::OpenAi, Some("http://localhost:11434/v1"), None),
+            _ => bail!(
+                "unknown provider {id:?}: use one of {} or configure providers.{id} with \"type\" and \"baseUrl\"",
+                BUILTIN.join(", ")
+            ),
+        };
+        let (base_url, azure_version) = if id == "azure" && pc.kind.is_none() {
+            let endpoint = pc.endpoint.clone().or(pc.base_url.clone()).with_context(
+                || "azure: set providers.azure.endpoint (https://NAME.openai.azure.com) and apiVersion in config",
+            )?;
+            (endpoint, Some(pc.api_version.clone().unwrap_or_else(|| "2024-10-21".to_string())))
+        } else {
+            let base = pc.base_url.clone().or(pc.endpoint.clone()).or(default_base.map(str::to_string));
+            (base.with_context(|| format!("providers.{id}.baseUrl is required"))?, None)
+        };
+        let key = resolve_key(id, pc.api_key_command.as_deref(), pc.api_key_env.as_deref().or(default_env))?;
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .read_timeout(Duration::from_secs(300))
+            .build()
+            .context("cannot start the HTTP client")?;
+        let costs = pc
+            .models
+            .iter()
+            .map(|(m, c)| (m.clone(), (c.metadata.cost_per_m_tok_in, c.metadata.cost_per_m_tok_out)))
+            .collect();
+        Ok(Provider {
+            id: id.to_string(),
+            protocol,
+            base_url: base_url.trim_end_matches('/').to_string(),
+            azure_version,
+            key,
+            client,
+            attempts: config.retry.attempts.unwrap_or(4),
+            base_delay: Duration::from_millis(config.retry.base_delay_ms.unwrap_or(500)),
+            costs,
+        })
+    }
+
+    fn url(&self, model: &str) -> String {
+        match (self.protocol, &self.azure_version) {
+            (Protocol::OpenAi, Some(version)) => {
+                format!("{}/openai/deployments/{model}/chat/completions?api-version={version}", self.base_url)
+            }
+            (Protocol::OpenAi, None) => format!("{}/chat/completions", self.base_url),
+            (Protocol::Anthropic, _) if self.base_url.ends_with("/v1") => format!("{}/messages", self.base_url),
+            (Protocol::Anthropic, _) => format!("{}/v1/messages", self.base_url),
+        }
+    }
+
+    fn headers(&self) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        let mut secret = |name: &'static str, value: String| {
+            if let Ok(mut v) = HeaderValue::from_str(&value) {
+                v.set_sensitive(true);
+                headers.insert(name, v);
+            }
+        };
+        if let Some(Secret(key)) = &self.key {
+            match (self.protocol, self.azure_version.is_some()) {
+                (Protocol::Anthropic, _) => secret("x-api-key", key.clone()),
+                (Protocol::OpenAi, true) => secret("api-key", key.clone()),
+                (Protocol::OpenAi, false) => secret("authorization", format!("Bearer {key}")),
+            }
+        }
+        if self.protocol == Protocol::Anthropic {
+            headers.insert("anthropic-version", HeaderValue::from_static("2023-06-01"));
+        }
+        headers.insert("accept", HeaderValue::from_static("text/event-stream, application/json"));
+        headers
+    }
+
+    /// Remove the key from any text that may be shown or recorded.
+    pub fn scrub(&self, text: &str) -> String {
+        match &self.key {
+            Some(Secret(key)) if key.len() >= 4 => text.replace(key.as_str(), "[redacted]"),
+            _ => text.to_string(),
+        }
+    }
+
+    /// One model call, streamed: `on_delta` sees text and reasoning as they
+    /// arrive. Connection errors, 429 and 5xx are retried with backoff,
+    /// honouring `Retry-After`; `cancel` stops the call or the wait.
+    pub async fn complete(
+        &self,
+        request: &Request<'_>,
+        on_delta: &mut (dyn FnMut(Delta) + Send),
+        cancel: &Cancel,
+    ) -> Result<Response, CallError> {
+        let body = match self.protocol {
+            Protocol::OpenAi => openai::request_body(request),
+            Protocol::Anthropic => anthropic::request_body(request),
+        };
+        let url = self.url(request.model);
+        let mut attempt = 0;
+        let response = loop {
+            attempt += 1;
+            let sent = self.client.post(&url).headers(self.headers()).json(&body).send();
+            let result = tokio::select! {
+                r = sent => r,
+                () = cancel.cancelled() => return Err(CallError::Cancelled { partial: Response::default() }),
+            };
+            let (retry_after, message) = match result {
+                Ok(resp) if resp.status().is_success() => break resp,
+                Ok(resp) => {
+                    let status = resp.status();
+                    let wait = retry_after(resp.headers());
+                    let text = resp.text().await.unwrap_or_default();
+                    let message = self.scrub(&error_message(status.as_u16(), &text));
+                    if is_overflow(status.as_u16(), &text) {
+                        return Err(CallError::Overflow(message));
+                    }
+                    if !(status.as_u16() == 429 || status.is_server_error()) {
+                        return Err(CallError::Failed(message));
+                    }
+                    (wait, message)
+                }
+                Err(e) => (None, self.scrub(&format!("cannot reach {}: {}", self.id, error_chain(&e)))),
+            };
+            if attempt >= self.attempts {
+                return Err(CallError::Failed(format!("{message} (gave up after {attempt} attempts)")));
+            }
+            let backoff = self.base_delay * 2u32.saturating_pow(attempt - 1);
+            let wait = retry_after.unwrap_or(backoff).min(Duration::from_secs(120));
+            tokio::select! {
+                () = tokio::time::sleep(wait) => {}
+                () = cancel.cancelled() => return Err(CallError::Cancelled { partial: Response::default() }),
+            }
+        };
+        let mut result = sse::read_response(self.protocol, response, on_delta, cancel).await;
+        if let Err(CallError::Cut { message, .. }) | Err(CallError::Failed(message)) = &mut result {
+            *message = self.scrub(message);
+        }
+        if let Ok(r) = &mut result {
+            self.price(request.model, r);
+        }
+        result
+    }
+
+    /// Fill in the cost from configured prices when the provider gave none.
+    fn price(&self, model: &str, response: &mut Response) {
+        let Some(usage) = response.usage.as_mut() else { return };
+        if usage.cost_usd.is_some() {
+            return;
+        }
+        if let Some((Some(input), Some(output))) = self.costs.get(model) {
+            let tokens_in = (usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens) as f64;
+            usage.cost_usd = Some((tokens_in * input + usage.output_tokens as f64 * output) / 1e6);
+        }
+    }
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+/// The key for provider `id`: from `command` (its trimmed stdout), else the
+/// environment variable `env`. `None` for keyless providers (Ollama, local
+/// servers).
+fn resolve_key(id: &str, command: Option<&str>, env: Option<&str>) -> Result<Option<Secret>> {
+    if let Some(command) = command {
+        let out = std::process::Command::new("sh")
+            .args(["-c", command])
+            .stderr(std::process::Stdio::inherit())
+            .output()
+            .with_context(|| format!("providers.{id}.apiKeyCommand could not be run"))?;
+        if !out.status.success() {
+            bail!("providers.{id}.apiKeyCommand failed ({})", out.status);
+        }
+        let key = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        if key.is_empty() {
+            bail!("providers.{id}.apiKeyCommand printed no key");
+        }
+        return Ok(Some(Secret(key)));
+    }
+    let Some(env) = env else { return Ok(None) };
+    match std::env::var(env) {
+        Ok(key) if !key.trim().is_empty() => Ok(Some(Secret(key.trim().to_string()))),
+        _ => bail!("{id}: no API key: set {env} (or providers.{id}.apiKeyEnv or apiKeyCommand in the config)"),
+    }
+}
+
+/// `Retry-After` as seconds or an HTTP date.
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let text = headers.get("retry-after")?.to_str().ok()?.trim();
+    if let Ok(secs) = text.parse::<f64>() {
+        return Some(Duration::from_secs_f64(secs.max(0.0)));
+    }
+    let when = jiff::fmt::rfc2822::parse(text).ok()?.timestamp();
+    let secs = (when.as_millisecond() - jiff::Timestamp::now().as_millisecond()).max(0);
+    Some(Duration::from_millis(secs as u64))
+}
+
+/// Phrases providers use for "the request is larger than the window".
+const OVERFLOW_PHRASES: &[&str] = &[
+    "context_length_exceeded",
+    "prompt is too long",
+    "maximum context length",
+    "exceeds the context window",
+    "context window",
+    "too many tokens",
+    "request_too_large",
+    "input is too long",
+];
+
+/// True when an error answer means a context overflow.
+pub fn is_overflow(status: u16, body: &str) -> bool {
+    if !(status == 400 || status == 413) {
+        return false;
+    }
+    let lower = body.to_lowercase();
+    status == 413 || OVERFLOW_PHRASES.iter().any(|p| lower.contains(p))
+}
+
+/// A short message for an error answer: the provider's own `message` when
+/// the body is JSON, else the start of the body.
+fn error_message(status: u16, body: &str) -> String {
+    let parsed: Option<serde_json::Value> = serde_json::from_str(body).ok();
+    let message = parsed
+        .as_ref()
+        .and_then(|v| v.pointer("/error/message").or_else(|| v.get("message")).or_else(|| v.get("error")))
+        .and_then(|m| m.as_str().map(str::to_string))
+        .unwrap_or_else(|| body.chars().take(300).collect::<String>().trim().to_string());
+    format!("HTTP {status}: {message}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overflow_is_told_apart() {
+        assert!(is_overflow(400, r#"{"error":{"code":"context_length_exceeded"}}"#));
+        assert!(is_overflow(
+            400,
+            r#"{"type":"error","error":{"message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#
+        ));
+        assert!(is_overflow(413, "too big"));
+        assert!(!is_overflow(400, r#"{"error":{"message":"bad tool schema"}}"#));
+        assert!(!is_overflow(500, "maximum context length"));
+    }
+
+    #[test]
+    fn error_messages_prefer_the_providers_words() {
+        assert_eq!(error_message(401, r#"{"error":{"message":"bad key"}}"#), "HTTP 401: bad key");
+        assert_eq!(error_message(502, "<html>gateway</html>"), "HTTP 502: <html>gateway</html>");
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_and_dates() {
+        let mut h = HeaderMap::new();
+        h.insert("retry-after", HeaderValue::from_static("2"));
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
+        h.insert("retry-after", HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"));
+        assert_eq!(retry_after(&h), Some(Duration::ZERO));
+    }
+
+    #[test]
+    fn secrets_do_not_print() {
+        assert_eq!(format!("{:?}", Secret("sk-live".into())), "Secret(***)");
+    }
+}

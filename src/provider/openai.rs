@@ -1,0 +1,252 @@
+//! OpenAI Chat Completions, streamed: OpenAI itself, Azure deployments,
+//! Ollama and every OpenAI-compatible server (vLLM, llama.cpp, LM Studio,
+//! OpenRouter, LiteLLM, Groq …).
+//!
+//! Real servers differ: tool-call ids like `0` or `name:0`, a tool call's
+//! id and name repeated in later chunks, arguments `null` or whole in one
+//! chunk, `reasoning_content`, a usage chunk after `finish_reason` that still
+//! has `choices`. The decoder takes all of them.
+
+use serde_json::{Value, json};
+
+use super::sse::Decoder;
+use super::{Delta, Message, Reasoning, Request, Response, ToolSpec, Usage};
+use crate::store::ToolCall;
+
+/// The request body for a streamed call.
+pub fn request_body(request: &Request<'_>) -> Value {
+    let mut messages = Vec::with_capacity(request.messages.len() + 1);
+    if let Some(system) = request.system {
+        messages.push(json!({"role": "system", "content": system}));
+    }
+    for message in request.messages {
+        messages.push(match message {
+            Message::User { content } => json!({"role": "user", "content": content}),
+            Message::Assistant { content, tool_calls, .. } => {
+                let mut m = json!({"role": "assistant", "content": content});
+                if !tool_calls.is_empty() {
+                    if content.is_empty() {
+                        m["content"] = Value::Null;
+                    }
+                    m["tool_calls"] = tool_calls
+                        .iter()
+                        .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": arguments_text(&c.input)}}))
+                        .collect();
+                }
+                m
+            }
+            Message::Tool { tool_call_id, content, .. } => {
+                json!({"role": "tool", "tool_call_id": tool_call_id, "content": content})
+            }
+        });
+    }
+    let mut body = json!({
+        "model": request.model,
+        "messages": messages,
+        "stream": true,
+        "stream_options": {"include_usage": true},
+    });
+    if !request.tools.is_empty() {
+        body["tools"] = request.tools.iter().map(tool_json).collect();
+    }
+    body
+}
+
+fn tool_json(tool: &ToolSpec) -> Value {
+    json!({"type": "function", "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters}})
+}
+
+/// Tool input as the `arguments` string: input that never parsed is kept
+/// as the text the model sent.
+fn arguments_text(input: &Value) -> String {
+    match input {
+        Value::String(raw) => raw.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Parse a tool call's arguments; empty is `{}`, invalid JSON stays text.
+pub fn parse_arguments(text: &str) -> Value {
+    if text.trim().is_empty() {
+        return json!({});
+    }
+    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string()))
+}
+
+fn usage_of(u: &Value) -> Option<Usage> {
+    let prompt = u.get("prompt_tokens")?.as_u64().unwrap_or(0);
+    let cached = u.pointer("/prompt_tokens_details/cached_tokens").and_then(Value::as_u64).unwrap_or(0);
+    Some(Usage {
+        input_tokens: prompt.saturating_sub(cached),
+        output_tokens: u.get("completion_tokens").and_then(Value::as_u64).unwrap_or(0),
+        cache_read_tokens: cached,
+        cache_write_tokens: 0,
+        cost_usd: u.get("cost").and_then(Value::as_f64),
+    })
+}
+
+#[derive(Debug, Default)]
+struct PartialCall {
+    index: Option<u64>,
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// Chunks of a streamed answer, assembled.
+#[derive(Debug, Default)]
+pub struct StreamDecoder {
+    text: String,
+    reasoning: String,
+    calls: Vec<PartialCall>,
+    finish: Option<String>,
+    usage: Option<Usage>,
+    done: bool,
+}
+
+impl StreamDecoder {
+    fn call_slot(&mut self, index: Option<u64>, id: Option<&str>) -> &mut PartialCall {
+        let found = match (index, id) {
+            (Some(i), _) => self.calls.iter().position(|c| c.index == Some(i)),
+            (None, Some(id)) if !id.is_empty() => self.calls.iter().position(|c| c.id == id),
+            // No index and no id: a continuation of the newest call.
+            (None, _) => self.calls.len().checked_sub(1),
+        };
+        let at = match found {
+            Some(at) => at,
+            None => {
+                self.calls.push(PartialCall { index, ..PartialCall::default() });
+                self.calls.len() - 1
+            }
+        };
+        &mut self.calls[at]
+    }
+
+    fn take_choice(&mut self, choice: &Value, on_delta: &mut (dyn FnMut(Delta) + Send)) {
+        let delta = choice.get("delta").unwrap_or(&Value::Null);
+        if let Some(text) = delta.get("content").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+            self.text.push_str(text);
+            on_delta(Delta::Text(text.to_string()));
+        }
+        for key in ["reasoning_content", "reasoning"] {
+            if let Some(text) = delta.get(key).and_then(Value::as_str).filter(|t| !t.is_empty()) {
+                self.reasoning.push_str(text);
+                on_delta(Delta::Reasoning(text.to_string()));
+            }
+        }
+        for call in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+            let id = call.get("id").and_then(Value::as_str);
+            let slot = self.call_slot(call.get("index").and_then(Value::as_u64), id);
+            if let Some(id) = id.filter(|id| !id.is_empty())
+                && slot.id.is_empty()
+            {
+                slot.id = id.to_string();
+            }
+            let function = call.get("function").unwrap_or(&Value::Null);
+            // Some servers repeat the name in every chunk: the first wins.
+            if let Some(name) = function.get("name").and_then(Value::as_str).filter(|n| !n.is_empty())
+                && slot.name.is_empty()
+            {
+                slot.name = name.to_string();
+            }
+            if let Some(args) = function.get("arguments").and_then(Value::as_str) {
+                slot.arguments.push_str(args);
+            }
+        }
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.finish = Some(reason.to_string());
+        }
+    }
+}
+
+impl Decoder for StreamDecoder {
+    fn event(&mut self, _name: &str, data: &str, on_delta: &mut (dyn FnMut(Delta) + Send)) -> Result<bool, String> {
+        let data = data.trim();
+        if data == "[DONE]" {
+            self.done = true;
+            return Ok(true);
+        }
+        if data.is_empty() {
+            return Ok(false);
+        }
+        let chunk: Value = serde_json::from_str(data).map_err(|e| format!("a chunk is not JSON ({e})"))?;
+        if let Some(error) = chunk.get("error") {
+            let message =
+                error.get("message").and_then(Value::as_str).map_or_else(|| error.to_string(), str::to_string);
+            return Err(format!("the server reported an error: {message}"));
+        }
+        if let Some(usage) = chunk.get("usage").and_then(usage_of) {
+            self.usage = Some(usage);
+        }
+        for choice in chunk.get("choices").and_then(Value::as_array).into_iter().flatten() {
+            self.take_choice(choice, on_delta);
+        }
+        Ok(false)
+    }
+
+    fn complete(&self) -> bool {
+        self.done || self.finish.is_some()
+    }
+
+    fn response(&self) -> Response {
+        let tool_calls = self
+            .calls
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| !c.name.is_empty())
+            .map(|(i, c)| ToolCall {
+                id: if c.id.is_empty() { format!("call_{i}") } else { c.id.clone() },
+                name: c.name.clone(),
+                input: parse_arguments(&c.arguments),
+            })
+            .collect();
+        let reasoning = if self.reasoning.is_empty() {
+            Vec::new()
+        } else {
+            vec![Reasoning { text: self.reasoning.clone(), signature: None }]
+        };
+        Response {
+            text: self.text.clone(),
+            reasoning,
+            tool_calls,
+            stop_reason: self.finish.clone().unwrap_or_default(),
+            usage: self.usage,
+        }
+    }
+}
+
+/// A whole (non-streamed) answer.
+pub fn parse_body(body: &Value) -> Result<Response, String> {
+    if let Some(error) = body.get("error") {
+        return Err(format!("the server reported an error: {error}"));
+    }
+    let choice = body.pointer("/choices/0").ok_or("the answer has no choices")?;
+    let message = choice.get("message").unwrap_or(&Value::Null);
+    let text = message.get("content").and_then(Value::as_str).unwrap_or("").to_string();
+    let reasoning = message
+        .get("reasoning_content")
+        .or_else(|| message.get("reasoning"))
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty())
+        .map(|t| vec![Reasoning { text: t.to_string(), signature: None }])
+        .unwrap_or_default();
+    let tool_calls = message
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, c)| ToolCall {
+            id: c.get("id").and_then(Value::as_str).map_or_else(|| format!("call_{i}"), str::to_string),
+            name: c.pointer("/function/name").and_then(Value::as_str).unwrap_or("").to_string(),
+            input: parse_arguments(c.pointer("/function/arguments").and_then(Value::as_str).unwrap_or("")),
+        })
+        .collect();
+    Ok(Response {
+        text,
+        reasoning,
+        tool_calls,
+        stop_reason: choice.get("finish_reason").and_then(Value::as_str).unwrap_or("stop").to_string(),
+        usage: body.get("usage").and_then(usage_of),
+    })
+}

@@ -1,0 +1,72 @@
+//! Which model to use: `--model`, else `GLRS_MODEL` or `model` in the
+//! config, else the first that works of an OpenAI key, an Anthropic key, and
+//! an Ollama server on localhost (SPEC section 4).
+
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+
+use crate::config::Config;
+
+/// A model named `provider/model-id`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelRef {
+    pub provider: String,
+    pub model: String,
+}
+
+impl ModelRef {
+    pub fn parse(name: &str) -> Result<ModelRef> {
+        match name.split_once('/') {
+            Some((p, m)) if !p.is_empty() && !m.is_empty() => Ok(ModelRef { provider: p.into(), model: m.into() }),
+            _ => bail!(
+                "a model is named provider/model-id (e.g. openai/gpt-4.1, anthropic/claude-sonnet-4-5), got {name:?}"
+            ),
+        }
+    }
+
+    /// `provider/model-id`.
+    pub fn full(&self) -> String {
+        format!("{}/{}", self.provider, self.model)
+    }
+}
+
+/// The default models of the auto-pick.
+pub const OPENAI_DEFAULT: &str = "openai/gpt-4.1";
+pub const ANTHROPIC_DEFAULT: &str = "anthropic/claude-sonnet-4-5";
+
+/// Decide the model for a chat.
+pub async fn choose(config: &Config, explicit: Option<&str>, config_path: &std::path::Path) -> Result<ModelRef> {
+    if let Some(name) = explicit.or(config.model.as_deref()) {
+        return ModelRef::parse(name);
+    }
+    let set = |var: &str| std::env::var(var).is_ok_and(|v| !v.trim().is_empty());
+    if set("OPENAI_API_KEY") {
+        return ModelRef::parse(OPENAI_DEFAULT);
+    }
+    if set("ANTHROPIC_API_KEY") {
+        return ModelRef::parse(ANTHROPIC_DEFAULT);
+    }
+    if let Some(model) = ollama_model(config).await {
+        return Ok(ModelRef { provider: "ollama".into(), model });
+    }
+    bail!(
+        "no model configured, and none found to use: no OPENAI_API_KEY, no ANTHROPIC_API_KEY, no Ollama server \
+         answering with a model. Set one of those keys, or name a model with --model provider/model-id, \
+         GLRS_MODEL, or {{\"model\": \"openai/gpt-4.1\"}} in {}",
+        config_path.display()
+    )
+}
+
+/// The first model an Ollama server offers, if one answers quickly.
+async fn ollama_model(config: &Config) -> Option<String> {
+    let base = config
+        .providers
+        .get("ollama")
+        .and_then(|p| p.base_url.clone())
+        .unwrap_or_else(|| "http://localhost:11434/v1".to_string());
+    let root = base.trim_end_matches('/').trim_end_matches("/v1").to_string();
+    let client = reqwest::Client::builder().timeout(Duration::from_millis(700)).build().ok()?;
+    let tags: serde_json::Value = client.get(format!("{root}/api/tags")).send().await.ok()?.json().await.ok()?;
+    tags.get("models")?.as_array()?.first()?.get("name")?.as_str().map(str::to_string)
+}

@@ -1,0 +1,387 @@
+//! `glrs-chat -p` against the mock model server: both protocols, tool calls
+//! split across chunks, usage, retries, overflow, cut streams, plain JSON
+//! answers, resume, and what reaches disk (never a key).
+
+mod support;
+
+use std::time::Instant;
+
+use serde_json::json;
+use support::mock::{MockServer, Reply};
+use support::sse::*;
+use support::*;
+
+fn setup() -> (TestStore, MockServer) {
+    let ts = TestStore::new();
+    let server = MockServer::start();
+    ts.config_for(&server);
+    (ts, server)
+}
+
+#[test]
+fn openai_text_streams_to_stdout_and_is_recorded() {
+    let (ts, server) = setup();
+    server.push(Reply::sse(openai_text(&["Hel", "lo, ", "world"], 120, 7, 100)));
+    let out = ts.chat().args(["-p", "say hello", "--model", "openai/gpt-4.1"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(stdout_of(&out), "Hello, world\n");
+    let (id, session) = ts.only_session();
+    assert_eq!(stderr_of(&out), format!("{id}\n"));
+
+    assert_eq!(entry_types(&session), ["user", "assistant", "usage", "turn"]);
+    let events = &session["events"];
+    assert_eq!(events[0]["text"], "say hello");
+    assert_eq!(events[1]["text"], "Hello, world");
+    assert_eq!(events[1]["model"], "openai/gpt-4.1");
+    assert_eq!(events[1]["stopReason"], "stop");
+    assert_eq!(events[1]["toolCalls"], json!([]));
+    assert_eq!(
+        (events[2]["inputTokens"].clone(), events[2]["outputTokens"].clone(), events[2]["cacheReadTokens"].clone()),
+        (json!(20), json!(7), json!(100))
+    );
+    assert_eq!(
+        events[3]["messages"],
+        json!([{"role": "user", "content": "say hello"}, {"role": "assistant", "content": "Hello, world"}])
+    );
+    assert_eq!(session["contextTokens"], 127);
+    assert_eq!(session["model"], "openai/gpt-4.1");
+    assert_eq!(session["title"], "say hello");
+
+    let requests = server.model_requests();
+    assert_eq!(requests.len(), 1);
+    let r = &requests[0];
+    assert_eq!(r.path, "/v1/chat/completions");
+    assert_eq!(r.header("authorization"), Some(format!("Bearer {OPENAI_KEY}").as_str()));
+    assert_eq!(
+        r.body,
+        json!({"model": "gpt-4.1", "messages": [{"role": "user", "content": "say hello"}], "stream": true, "stream_options": {"include_usage": true}})
+    );
+    assert!(!ts.all_data_text().contains("SECRET"), "a key reached a file");
+}
+
+#[test]
+fn tool_calls_split_across_chunks_get_a_result_and_no_orphans() {
+    let (ts, server) = setup();
+    server.push(Reply::sse(openai_tool_call("0", "read_file", &["", "{\"pa", "th\": \"src/", "main.rs\"}"])));
+    server.push(Reply::sse(openai_text(&["No such tool."], 80, 4, 0)));
+    let out = ts.chat().args(["-p", "read src/main.rs", "-m", "openai/gpt-4.1"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(stdout_of(&out), "No such tool.\n");
+    let (_, session) = ts.only_session();
+    assert_eq!(entry_types(&session), ["user", "assistant", "usage", "tool", "assistant", "usage", "turn"]);
+    let call = &session["events"][1]["toolCalls"][0];
+    assert_eq!(call, &json!({"id": "0", "name": "read_file", "input": {"path": "src/main.rs"}}));
+    let tool = &session["events"][3];
+    assert_eq!(tool["isError"], true);
+    assert!(tool["result"].as_str().unwrap().contains("unknown tool \"read_file\""), "{tool}");
+
+    let requests = server.model_requests();
+    assert_eq!(requests.len(), 2);
+    let second = &requests[1].body;
+    assert_no_orphans_openai(second);
+    assert_eq!(
+        second["messages"][1],
+        json!({"role": "assistant", "content": null, "tool_calls": [{"id": "0", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\":\"src/main.rs\"}"}}]})
+    );
+    assert_eq!(second["messages"][2]["role"], "tool");
+    assert_eq!(second["messages"][2]["tool_call_id"], "0");
+}
+
+#[test]
+fn resume_replays_the_history_and_json_output_is_whole() {
+    let (ts, server) = setup();
+    server.push(Reply::sse(openai_text(&["first answer"], 10, 2, 0)));
+    let out = ts.chat().args(["-p", "one", "-m", "openai/gpt-4.1"]).output().unwrap();
+    assert!(out.status.success());
+    let (id, _) = ts.only_session();
+
+    server.push(Reply::sse(openai_text(&["second ", "answer"], 30, 3, 0)));
+    let out = ts.chat().args(["--resume", &id[..5], "-p", "two", "--json"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(
+        json_of(&out),
+        json!({"id": id, "reply": "second answer", "usage": {"inputTokens": 30, "outputTokens": 3, "cacheReadTokens": 0, "cacheWriteTokens": 0, "costUsd": null}})
+    );
+    let second = &server.model_requests()[1].body;
+    assert_eq!(second["model"], "gpt-4.1", "the session's model is kept");
+    assert_eq!(
+        second["messages"],
+        json!([{"role": "user", "content": "one"}, {"role": "assistant", "content": "first answer"}, {"role": "user", "content": "two"}])
+    );
+    let (_, session) = ts.only_session();
+    assert_eq!(entry_types(&session), ["user", "assistant", "usage", "turn", "user", "assistant", "usage", "turn"]);
+}
+
+#[test]
+fn continue_picks_the_newest_session_here_and_stdin_is_a_prompt() {
+    let (ts, server) = setup();
+    server.push(Reply::sse(openai_text(&["a"], 1, 1, 0)));
+    ts.chat().args(["-m", "openai/gpt-4.1"]).write_stdin("from stdin\n").assert().success().stdout("a\n");
+    server.push(Reply::sse(openai_text(&["b"], 1, 1, 0)));
+    ts.chat().args(["--continue", "-p", "again"]).assert().success().stdout("b\n");
+    let (_, session) = ts.only_session();
+    assert_eq!(session["events"][0]["text"], "from stdin\n");
+    assert_eq!(session["events"][4]["text"], "again");
+    let other = tempfile::tempdir().unwrap();
+    let out = ts.chat().current_dir(other.path()).args(["--continue", "-p", "x"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr_of(&out).contains("nothing to continue"), "{}", stderr_of(&out));
+}
+
+#[test]
+fn a_429_is_retried_after_retry_after_and_a_500_with_backoff() {
+    let (ts, server) = setup();
+    server.push(Reply::json(429, r#"{"error":{"message":"slow down"}}"#).with_header("retry-after", "1"));
+    server.push(Reply::json(500, r#"{"error":{"message":"oops"}}"#));
+    server.push(Reply::sse(openai_text(&["finally"], 1, 1, 0)));
+    let start = Instant::now();
+    ts.chat().args(["-p", "hi", "-m", "openai/gpt-4.1"]).assert().success().stdout("finally\n");
+    assert!(start.elapsed().as_millis() >= 900, "Retry-After: 1 was not honoured");
+    assert_eq!(server.model_requests().len(), 3);
+}
+
+#[test]
+fn a_provider_that_keeps_failing_ends_with_a_clear_error_and_a_valid_session() {
+    let (ts, server) = setup();
+    for _ in 0..3 {
+        server.push(Reply::json(503, r#"{"error":{"message":"overloaded"}}"#));
+    }
+    let out = ts.chat().args(["-p", "hi", "-m", "openai/gpt-4.1"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr_of(&out);
+    assert!(err.contains("glrs-chat: error: HTTP 503: overloaded (gave up after 3 attempts)"), "{err}");
+    let (id, session) = ts.only_session();
+    assert!(err.ends_with(&format!("{id}\n")), "{err}");
+    assert_eq!(entry_types(&session), ["user", "error", "turn"]);
+    assert_eq!(session["events"][1]["kind"], "provider");
+
+    server.push(Reply::json(401, r#"{"error":{"message":"invalid key sk-test-0penai-SECRET-7f3a"}}"#));
+    let out = ts.chat().args(["--resume", &id, "-p", "again"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr_of(&out);
+    assert!(err.contains("HTTP 401: invalid key [redacted]") && !err.contains("SECRET"), "{err}");
+    assert_eq!(server.model_requests().len(), 4, "a 401 is not retried");
+    assert!(!ts.all_data_text().contains("SECRET"), "a key reached a file");
+}
+
+#[test]
+fn a_context_overflow_is_its_own_kind_of_error() {
+    let (ts, server) = setup();
+    server.push(Reply::json(
+        400,
+        r#"{"error":{"message":"This model's maximum context length is 128000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}"#,
+    ));
+    let out = ts.chat().args(["-p", "huge", "-m", "openai/gpt-4o"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr_of(&out).contains("context overflow: HTTP 400: This model's maximum context length"),
+        "{}",
+        stderr_of(&out)
+    );
+    let (_, session) = ts.only_session();
+    assert_eq!(session["events"][1]["kind"], "overflow");
+    assert_eq!(server.model_requests().len(), 1, "an overflow is not retried as is");
+}
+
+#[test]
+fn a_cut_stream_keeps_what_arrived() {
+    let (ts, server) = setup();
+    let events = openai_text(&["The answer ", "is forty", "-two"], 10, 5, 0);
+    server.push(Reply::cut_sse(events, 3));
+    let out = ts.chat().args(["-p", "q", "-m", "openai/gpt-4.1"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stdout_of(&out), "The answer is forty\n");
+    assert!(stderr_of(&out).contains("the answer was cut off"), "{}", stderr_of(&out));
+    let (_, session) = ts.only_session();
+    assert_eq!(entry_types(&session), ["user", "assistant", "error", "turn"]);
+    assert_eq!(session["events"][1]["text"], "The answer is forty");
+    assert_eq!(session["events"][1]["stopReason"], "error");
+    assert_eq!(session["events"][2]["kind"], "provider");
+    // The next turn sends the partial answer back, and nothing invalid.
+    server.push(Reply::sse(openai_text(&["ok"], 1, 1, 0)));
+    let (id, _) = ts.only_session();
+    ts.chat().args(["--resume", &id, "-p", "go on"]).assert().success();
+    let body = &server.model_requests()[1].body;
+    assert_eq!(body["messages"][1], json!({"role": "assistant", "content": "The answer is forty"}));
+}
+
+#[test]
+fn a_plain_json_answer_to_a_streaming_request_works() {
+    let (ts, server) = setup();
+    let body = json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4o-mini-2024-07-18",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": null, "tool_calls": [{"id": "call_TTY8", "type": "function", "function": {"name": "lookup_population", "arguments": "{\"country\":\"Crumpet\"}"}}], "refusal": null}, "finish_reason": "tool_calls"}],
+        "usage": {"prompt_tokens": 92, "completion_tokens": 17, "total_tokens": 109, "prompt_tokens_details": {"cached_tokens": 0}}
+    });
+    server.push(Reply::json(200, &body.to_string()));
+    let done = json!({"id": "chatcmpl-2", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "YES"}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 146, "completion_tokens": 3}});
+    server.push(Reply::json(200, &done.to_string()));
+    ts.chat().args(["-p", "dragons?", "-m", "openai/gpt-4o-mini"]).assert().success().stdout("YES\n");
+    let (_, session) = ts.only_session();
+    assert_eq!(session["events"][1]["toolCalls"][0]["input"], json!({"country": "Crumpet"}));
+    assert_eq!(session["contextTokens"], 149);
+    assert_no_orphans_openai(&server.model_requests()[1].body);
+}
+
+#[test]
+fn anthropic_thinking_and_tool_use_round_trip() {
+    let (ts, server) = setup();
+    server.push(Reply::sse(anthropic_tool_use("toolu_01", "fixed_version", &["{\"for", "mat\": \"short\"}"])));
+    server.push(Reply::sse(anthropic_thinking_text(
+        &["The tool ", "failed."],
+        "EuYDCmMIDBgC==",
+        &["It is ", "**0.32a0**."],
+    )));
+    let out = ts
+        .chat()
+        .args(["-p", "version?", "-m", "anthropic/claude-sonnet-4-5", "--system", "be brief"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(stdout_of(&out), "Checking.\nIt is **0.32a0**.\n");
+    let (id, session) = ts.only_session();
+    assert_eq!(
+        entry_types(&session),
+        ["user", "assistant", "usage", "tool", "reasoning", "assistant", "usage", "turn"]
+    );
+    assert_eq!(
+        session["events"][1]["toolCalls"][0],
+        json!({"id": "toolu_01", "name": "fixed_version", "input": {"format": "short"}})
+    );
+    assert_eq!(session["events"][4]["text"], "The tool failed.");
+    assert_eq!(session["events"][4]["signature"], "EuYDCmMIDBgC==");
+    assert_eq!(session["events"][2]["cacheReadTokens"], 5);
+
+    let requests = server.model_requests();
+    let first = &requests[0];
+    assert_eq!(first.path, "/v1/messages");
+    assert_eq!(first.header("x-api-key"), Some(ANTHROPIC_KEY));
+    assert_eq!(first.header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(first.body["system"], "be brief");
+    assert_eq!(first.body["messages"], json!([{"role": "user", "content": [{"type": "text", "text": "version?"}]}]));
+    let second = &requests[1].body["messages"];
+    assert_eq!(
+        second[1]["content"][1],
+        json!({"type": "tool_use", "id": "toolu_01", "name": "fixed_version", "input": {"format": "short"}})
+    );
+    assert_eq!(second[2]["role"], "user");
+    assert_eq!(second[2]["content"][0]["tool_use_id"], "toolu_01");
+    assert_eq!(second[2]["content"][0]["is_error"], true);
+
+    // The next turn sends the thinking back with its signature.
+    server.push(Reply::sse(anthropic_text(&["sure"])));
+    ts.chat().args(["--resume", &id, "-p", "thanks"]).assert().success();
+    let third = &server.model_requests()[2].body["messages"];
+    assert_eq!(
+        third[3]["content"][0],
+        json!({"type": "thinking", "thinking": "The tool failed.", "signature": "EuYDCmMIDBgC=="})
+    );
+    assert!(!ts.all_data_text().contains("SECRET"));
+}
+
+#[test]
+fn a_session_open_elsewhere_is_refused_with_the_holder_and_a_hint() {
+    let (ts, server) = setup();
+    server.push(Reply::sse(openai_text(&["a"], 1, 1, 0)));
+    ts.chat().args(["-p", "x", "-m", "openai/gpt-4.1"]).assert().success();
+    let (id, _) = ts.only_session();
+    let lock = ts.store.open_lock(&glrs::SessionId::parse(&id).unwrap()).unwrap();
+    let out = ts.chat().args(["--resume", &id, "-p", "y"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(4));
+    let err = stderr_of(&out);
+    assert!(err.contains(&format!("session {id} is open in another program (pid {})", std::process::id())), "{err}");
+    assert!(err.contains(&format!("glrs-fork {id}")), "{err}");
+    drop(lock);
+}
+
+#[test]
+fn keys_can_come_from_a_command() {
+    let (ts, server) = setup();
+    ts.config(json!({"providers": {"openai": {"baseUrl": format!("{}/v1", server.url()), "apiKeyCommand": "echo sk-from-a-command"}}}));
+    server.push(Reply::sse(openai_text(&["ok"], 1, 1, 0)));
+    ts.cmd("glrs-chat").args(["-p", "x", "-m", "openai/gpt-4.1"]).assert().success();
+    assert_eq!(server.model_requests()[0].header("authorization"), Some("Bearer sk-from-a-command"));
+}
+
+#[test]
+fn custom_openai_compatible_providers_and_the_ollama_auto_pick() {
+    let (ts, server) = setup();
+    ts.config(json!({
+        "providers": {
+            "local": {"type": "openai", "baseUrl": format!("{}/v1", server.url())},
+            "ollama": {"baseUrl": format!("{}/v1", server.url())},
+        }
+    }));
+    server.push(Reply::sse(openai_text(&["local!"], 1, 1, 0)));
+    ts.cmd("glrs-chat").args(["-p", "x", "-m", "local/qwen2.5-7b"]).assert().success().stdout("local!\n");
+    assert_eq!(server.model_requests()[0].header("authorization"), None, "a keyless local server");
+
+    // No model and no keys: Ollama answers with its models.
+    server.push(Reply::json(200, r#"{"models":[{"name":"llama3.2:latest"}]}"#));
+    server.push(Reply::sse(openai_text(&["from ollama"], 1, 1, 0)));
+    ts.cmd("glrs-chat").args(["-p", "hi"]).assert().success().stdout("from ollama\n");
+    let requests = server.requests();
+    assert_eq!(requests[1].path, "/api/tags");
+    assert_eq!(requests[2].body["model"], "llama3.2:latest");
+}
+
+#[test]
+fn no_model_and_nothing_to_pick_says_how_to_configure_one() {
+    let ts = TestStore::new();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    ts.config(json!({"providers": {"ollama": {"baseUrl": format!("http://127.0.0.1:{port}/v1")}}}));
+    let out = ts.cmd("glrs-chat").args(["-p", "hi"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr_of(&out);
+    assert!(err.contains("no model configured") && err.contains("OPENAI_API_KEY") && err.contains("--model"), "{err}");
+    assert!(err.contains("config.json"), "{err}");
+}
+
+#[test]
+fn config_and_argument_errors_name_what_is_wrong() {
+    let ts = TestStore::new();
+    ts.config(json!({"memoryFlush": {"enabled": "yes"}}));
+    let out = ts.chat().args(["-p", "hi"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr_of(&out);
+    assert!(err.contains("config.json") && err.contains("memoryFlush.enabled: invalid type"), "{err}");
+
+    ts.config(json!({}));
+    let out = ts.chat().args(["-p", "hi", "-m", "gpt-4.1"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr_of(&out).contains("provider/model-id"), "{}", stderr_of(&out));
+    let out = ts.chat().args(["-p", "hi", "-m", "nosuch/model"]).output().unwrap();
+    assert!(stderr_of(&out).contains("unknown provider \"nosuch\""), "{}", stderr_of(&out));
+    let out =
+        ts.cmd("glrs-chat").env("OPENAI_API_KEY", "").args(["-p", "hi", "-m", "openai/gpt-4.1"]).output().unwrap();
+    assert!(stderr_of(&out).contains("no API key: set OPENAI_API_KEY"), "{}", stderr_of(&out));
+    let out = ts.chat().args(["--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "stdin is not a terminal and empty: {}", stderr_of(&out));
+    let out = ts.chat().args(["--resume", "../x", "-p", "hi"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        ts.snapshot().iter().filter(|(p, _)| p.to_string_lossy().contains("/sessions/")).count(),
+        0,
+        "nothing written"
+    );
+}
+
+#[test]
+fn glrs_is_the_front_door() {
+    let (ts, server) = setup();
+    server.push(Reply::sse(openai_text(&["via glrs"], 1, 1, 0)));
+    ts.cmd("glrs")
+        .env("OPENAI_API_KEY", OPENAI_KEY)
+        .args(["-p", "hi", "-m", "openai/gpt-4.1"])
+        .assert()
+        .success()
+        .stdout("via glrs\n");
+    let (id, _) = ts.only_session();
+    let out = ts.cmd("glrs").args(["sessions", "ls"]).output().unwrap();
+    assert!(stdout_of(&out).starts_with(&id), "{}", stdout_of(&out));
+    let out = ts.cmd("glrs").args(["nonesuch"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr_of(&out).contains("no program glrs-nonesuch"), "{}", stderr_of(&out));
+}
