@@ -385,3 +385,50 @@ fn glrs_is_the_front_door() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr_of(&out).contains("no program glrs-nonesuch"), "{}", stderr_of(&out));
 }
+
+#[test]
+fn azure_uses_its_deployment_url_and_key_header() {
+    let (ts, server) = setup();
+    ts.config(json!({"providers": {"azure": {"endpoint": server.url(), "apiVersion": "2024-10-21"}}}));
+    server.push(Reply::sse(openai_text(&["from azure"], 1, 1, 0)));
+    ts.cmd("glrs-chat")
+        .env("AZURE_OPENAI_API_KEY", "azure-SECRET-key")
+        .args(["-p", "hi", "-m", "azure/gpt-5.4-nano"])
+        .assert()
+        .success()
+        .stdout("from azure\n");
+    let r = &server.model_requests()[0];
+    assert_eq!(r.path, "/openai/deployments/gpt-5.4-nano/chat/completions?api-version=2024-10-21");
+    assert_eq!(r.header("api-key"), Some("azure-SECRET-key"));
+    assert_eq!(r.header("authorization"), None);
+    assert!(!ts.all_data_text().contains("SECRET"));
+}
+
+#[test]
+fn ctrl_c_cancels_a_retry_wait_and_keeps_the_session_valid() {
+    let (ts, server) = setup();
+    server.push(Reply::json(429, r#"{"error":{"message":"busy"}}"#).with_header("retry-after", "30"));
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_glrs-chat"))
+        .args(["-p", "hi", "-m", "openai/gpt-4.1"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", ts.dir.path())
+        .env("XDG_DATA_HOME", ts.data_home())
+        .env("XDG_CONFIG_HOME", ts.dir.path().join("config"))
+        .env("OPENAI_API_KEY", OPENAI_KEY)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    while server.model_requests().is_empty() {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let start = Instant::now();
+    std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(start.elapsed().as_secs() < 10, "the 30 s wait was not cancelled");
+    assert_eq!(out.status.code(), Some(130), "{}", stderr_of(&out));
+    let (_, session) = ts.only_session();
+    assert_eq!(entry_types(&session), ["user", "notice", "turn"]);
+}

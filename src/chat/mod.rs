@@ -164,6 +164,22 @@ impl Chat {
         Ok(true)
     }
 
+    /// Add a prompt to the shared history (`prompts.json`, the REPL's Up
+    /// arrow), whichever mode it was typed in. A failure is only a warning.
+    pub fn remember_prompt(&self, text: &str) -> Option<String> {
+        let prompt = crate::store::prompts::Prompt {
+            text: text.to_string(),
+            at: time::now(),
+            session: self.id.to_string(),
+            cwd: self.cwd.clone(),
+            extra: Default::default(),
+        };
+        self.store
+            .add_prompt(prompt, crate::store::prompts::DEFAULT_CAP)
+            .err()
+            .map(|e| format!("prompt history not saved: {e}"))
+    }
+
     /// Record an entry for the next write point.
     pub fn record(&mut self, entry: Entry) {
         self.unwritten.push(entry);

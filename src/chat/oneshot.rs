@@ -43,6 +43,9 @@ impl TurnUi for PlainUi {
 /// Run one turn and print it. Returns the exit code: 0, 1 when the turn
 /// failed, 130 when it was stopped with Ctrl-C.
 pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool) -> Result<i32> {
+    if let Some(warning) = chat.remember_prompt(prompt) {
+        eprintln!("glrs-chat: warning: {warning}");
+    }
     let cancel = Cancel::default();
     let mut ui = PlainUi { quiet: json_output, wrote: false, ends_with_newline: true };
     let mut no_steers = Vec::new;

@@ -24,7 +24,6 @@ use super::tools::ToolOutput;
 use super::{Chat, TurnUi};
 use crate::provider::{Cancel, Delta, Message};
 use crate::store::ToolCall;
-use crate::store::prompts::{DEFAULT_CAP, Prompt};
 
 /// The slash commands, for help and completion.
 pub const COMMANDS: &[(&str, &str)] = &[
@@ -249,15 +248,8 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
                 }
             }
         }
-        let record = Prompt {
-            text: text.clone(),
-            at: crate::time::now(),
-            session: chat.id.to_string(),
-            cwd: chat.cwd.clone(),
-            extra: Default::default(),
-        };
-        if let Err(e) = chat.store.add_prompt(record, DEFAULT_CAP) {
-            eprintln!("glrs-chat: warning: prompt history not saved: {e}");
+        if let Some(warning) = chat.remember_prompt(&text) {
+            eprintln!("glrs-chat: warning: {warning}");
         }
         initial = run_turn(&mut chat, &text, runtime, color);
     }

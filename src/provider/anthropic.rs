@@ -236,3 +236,56 @@ pub fn parse_body(body: &Value) -> Result<Response, String> {
     }
     Ok(response)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn padded_events_pings_and_errors() {
+        let mut d = StreamDecoder::default();
+        let text = std::sync::Mutex::new(String::new());
+        let mut on = |delta: Delta| {
+            if let Delta::Text(t) = delta {
+                text.lock().unwrap().push_str(&t)
+            }
+        };
+        for e in [
+            r#"{"type":"message_start","message":{"usage":{"input_tokens":46,"cache_creation_input_tokens":3,"cache_read_input_tokens":0,"output_tokens":3}}}   "#,
+            r#"{"type": "ping"}"#,
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}         }"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Pou"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"ch"}}"#,
+        ] {
+            assert!(!d.event("x", e, &mut on).unwrap());
+        }
+        assert_eq!(*text.lock().unwrap(), "Pouch");
+        assert!(!d.complete());
+        let err =
+            d.event("error", r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#, &mut on);
+        assert_eq!(err.unwrap_err(), "the server reported an error: Overloaded");
+        let r = d.response();
+        assert_eq!(r.text, "Pouch");
+        assert_eq!(r.usage.unwrap().cache_write_tokens, 3);
+    }
+
+    #[test]
+    fn consecutive_roles_merge_and_unsigned_thinking_is_not_sent() {
+        let messages = [
+            Message::User { content: "q".into() },
+            Message::Assistant {
+                content: String::new(),
+                reasoning: vec![Reasoning { text: "from another provider".into(), signature: None }],
+                tool_calls: vec![ToolCall { id: "t1".into(), name: "n".into(), input: json!({}) }],
+            },
+            Message::Tool { tool_call_id: "t1".into(), name: "n".into(), content: "r".into(), is_error: false },
+            Message::User { content: "steer".into() },
+        ];
+        let body = request_body(&Request { model: "m", system: None, messages: &messages, tools: &[] });
+        let m = body["messages"].as_array().unwrap();
+        assert_eq!(m.len(), 3);
+        assert_eq!(m[1]["content"], json!([{"type": "tool_use", "id": "t1", "name": "n", "input": {}}]));
+        assert_eq!(m[2]["content"][0]["type"], "tool_result");
+        assert_eq!(m[2]["content"][1], json!({"type": "text", "text": "steer"}));
+    }
+}

@@ -250,3 +250,73 @@ pub fn parse_body(body: &Value) -> Result<Response, String> {
         usage: body.get("usage").and_then(usage_of),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed(events: &[&str]) -> (StreamDecoder, String) {
+        let mut decoder = StreamDecoder::default();
+        let mut shown = String::new();
+        let mut on = |d: Delta| {
+            if let Delta::Text(t) = d {
+                shown.push_str(&t)
+            }
+        };
+        for e in events {
+            if decoder.event("message", e, &mut on).unwrap() {
+                break;
+            }
+        }
+        (decoder, shown)
+    }
+
+    #[test]
+    fn ids_names_and_arguments_arrive_in_every_shape() {
+        // Id `name:0`, then a continuation with neither id nor index, then
+        // a call whose arguments are null, then usage after finish_reason.
+        let (decoder, _) = feed(&[
+            r#"{"choices":[{"index":0,"delta":{"content":null,"tool_calls":[{"index":0,"id":"llm_version:0","type":"function","function":{"name":"llm_version"}}]},"finish_reason":null}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"function":{"arguments":"{\"a\":"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"1}"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"0","type":"function","function":{"name":"other","arguments":null}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":""},"finish_reason":"tool_calls"}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":""},"finish_reason":null}],"usage":{"prompt_tokens":57,"completion_tokens":17,"cost":0.00007}}"#,
+            "[DONE]",
+        ]);
+        assert!(decoder.complete());
+        let r = decoder.response();
+        assert_eq!(r.tool_calls.len(), 2);
+        assert_eq!((r.tool_calls[0].id.as_str(), r.tool_calls[0].input.clone()), ("llm_version:0", json!({"a": 1})));
+        assert_eq!((r.tool_calls[1].id.as_str(), r.tool_calls[1].input.clone()), ("0", json!({})));
+        assert_eq!(r.stop_reason, "tool_calls");
+        assert_eq!(r.usage.unwrap().cost_usd, Some(0.00007));
+    }
+
+    #[test]
+    fn reasoning_content_is_reasoning_and_errors_end_the_stream() {
+        let (decoder, shown) = feed(&[
+            r#"{"choices":[{"index":0,"delta":{"reasoning_content":"hmm"}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":"hi"}}]}"#,
+        ]);
+        assert_eq!(shown, "hi");
+        assert!(!decoder.complete(), "no finish_reason yet: a cut stream");
+        assert_eq!(decoder.response().reasoning[0].text, "hmm");
+        let mut d = StreamDecoder::default();
+        let err = d.event("message", r#"{"error":{"message":"upstream died"}}"#, &mut |_| {}).unwrap_err();
+        assert!(err.contains("upstream died"));
+    }
+
+    #[test]
+    fn request_bodies_keep_invalid_arguments_as_sent() {
+        let messages = [Message::Assistant {
+            content: String::new(),
+            reasoning: vec![],
+            tool_calls: vec![ToolCall { id: "c".into(), name: "n".into(), input: Value::String("{oops".into()) }],
+        }];
+        let body = request_body(&Request { model: "m", system: Some("s"), messages: &messages, tools: &[] });
+        assert_eq!(body["messages"][0], json!({"role": "system", "content": "s"}));
+        assert_eq!(body["messages"][1]["tool_calls"][0]["function"]["arguments"], "{oops");
+        assert!(body.get("tools").is_none());
+    }
+}

@@ -1,0 +1,146 @@
+//! Benchmark: `glrs-chat -p` against `curl` on the same local mock server,
+//! in one run: time to the first byte of the reply and total time, medians.
+//! Then the REPL (in a pseudo-terminal) showing a 10,000-token streamed
+//! reply, against `curl` reading the same stream: a ratio near 1 means the
+//! REPL keeps up with the stream.
+//!
+//! Run: `cargo bench --bench chat` (`GLRS_BENCH_RUNS`, default 31).
+
+#[path = "../tests/support/mock.rs"]
+#[allow(dead_code)]
+mod mock;
+#[path = "../tests/support/sse.rs"]
+#[allow(dead_code)]
+mod sse;
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use mock::{MockServer, Reply};
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// Time to the first stdout byte, and to the end, of a command.
+fn timed(mut cmd: Command) -> (Duration, Duration) {
+    let start = Instant::now();
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("spawn");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let mut first = [0u8; 1];
+    stdout.read_exact(&mut first).expect("a first byte");
+    let ttfb = start.elapsed();
+    std::io::copy(&mut stdout, &mut std::io::sink()).expect("read");
+    assert!(child.wait().expect("wait").success(), "{cmd:?} failed");
+    (ttfb, start.elapsed())
+}
+
+fn chat_cmd(home: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_glrs-chat"));
+    cmd.args(["-p", "hello", "-m", "openai/gpt-4.1"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("OPENAI_API_KEY", "sk-bench");
+    cmd
+}
+
+fn curl_cmd(server: &MockServer) -> Command {
+    let mut cmd = Command::new("curl");
+    cmd.args(["-sN", "-H", "content-type: application/json", "-H", "authorization: Bearer sk-bench", "-d"])
+        .arg(r#"{"model":"gpt-4.1","messages":[{"role":"user","content":"hello"}],"stream":true,"stream_options":{"include_usage":true}}"#)
+        .arg(format!("{}/v1/chat/completions", server.url()));
+    cmd
+}
+
+/// A reply whose first event already carries text, so the first byte on
+/// stdout means the same thing for glrs-chat and curl.
+fn reply(pieces: &[String], delay_ms: u64) -> Reply {
+    let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    let mut events = sse::openai_text(&refs, 20, pieces.len() as u64, 0);
+    events.remove(0);
+    Reply::slow_sse(events, delay_ms)
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let runs: usize = std::env::var("GLRS_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(31);
+    let home = tempfile::tempdir().expect("tempdir");
+    let server = MockServer::start();
+    std::fs::create_dir_all(home.path().join("config/glrs")).expect("mkdir");
+    std::fs::write(
+        home.path().join("config/glrs/config.json"),
+        format!(r#"{{"providers": {{"openai": {{"baseUrl": "{}/v1"}}}}}}"#, server.url()),
+    )
+    .expect("config");
+
+    // 1. One-shot latency: a short answer in 5 events, 2 ms apart.
+    let short: Vec<String> = ["Hello", ", ", "world", "!", " Bye."].iter().map(|s| s.to_string()).collect();
+    let (mut glrs_first, mut glrs_total, mut curl_first, mut curl_total) = (vec![], vec![], vec![], vec![]);
+    for i in 0..runs + 3 {
+        server.push(reply(&short, 2));
+        server.push(reply(&short, 2));
+        let (gf, gt) = timed(chat_cmd(home.path()));
+        let (cf, ct) = timed(curl_cmd(&server));
+        if i >= 3 {
+            glrs_first.push(gf);
+            glrs_total.push(gt);
+            curl_first.push(cf);
+            curl_total.push(ct);
+        }
+    }
+    let (gf, gt, cf, ct) = (median(glrs_first), median(glrs_total), median(curl_first), median(curl_total));
+    println!("one-shot, median of {runs}\tglrs-chat -p ms\tcurl ms\toverhead ms");
+    println!("time to first byte\t{:.1}\t{:.1}\t{:.1}", ms(gf), ms(cf), ms(gf) - ms(cf));
+    println!("total\t{:.1}\t{:.1}\t{:.1}", ms(gt), ms(ct), ms(gt) - ms(ct));
+
+    // 2. The REPL showing 10,000 tokens (2,500 events of about 4 tokens).
+    let long: Vec<String> = (0..2500).map(|i| format!("tok{i:05} ab ")).chain(["END-OF-REPLY".to_string()]).collect();
+    for (label, delay) in [("1 event/ms", 1u64), ("as fast as possible", 0)] {
+        server.push(reply(&long, delay));
+        let (_, curl) = timed(curl_cmd(&server));
+        server.push(reply(&long, delay));
+        let repl = repl_time(home.path());
+        println!(
+            "REPL, 10,000 tokens, {label}\trepl {:.0} ms\tcurl {:.0} ms\trepl/curl {:.2}",
+            ms(repl),
+            ms(curl),
+            ms(repl) / ms(curl)
+        );
+    }
+}
+
+/// Time from sending a prompt in the REPL to the whole reply being shown.
+fn repl_time(home: &Path) -> Duration {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_glrs-chat"));
+    cmd.args(["-m", "openai/gpt-4.1"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("OPENAI_API_KEY", "sk-bench")
+        .env("TERM", "xterm-256color");
+    let options = rexpect::reader::Options::new().timeout_ms(Some(60_000));
+    let mut p = rexpect::session::spawn_with_options(cmd, options).expect("pty");
+    p.exp_string("% > ").expect("prompt");
+    let start = Instant::now();
+    p.send_line("go").expect("send");
+    p.exp_string("END-OF-REPLY").expect("the whole reply");
+    let took = start.elapsed();
+    p.exp_string("% > ").expect("prompt again");
+    p.send_line("/quit").expect("quit");
+    let _ = p.exp_eof();
+    took
+}

@@ -1,0 +1,8 @@
+complete -c glrs-chat -l resume -d 'Open a session by id or unique prefix; with no ID, pick one (newest first)' -r
+complete -c glrs-chat -s m -l model -d 'The model, as provider/model-id (openai/gpt-4.1, anthropic/claude-sonnet-4-5, ollama/llama3.2)' -r
+complete -c glrs-chat -l system -d 'The system prompt (else "systemPrompt" in the config)' -r
+complete -c glrs-chat -s p -l prompt -d 'Run one turn with this prompt: the reply on stdout, the session id on stderr' -r
+complete -c glrs-chat -s c -l continue -d 'Open the newest session started in this directory'
+complete -c glrs-chat -l json -d 'With a one-shot turn: print {id, reply, usage} as JSON'
+complete -c glrs-chat -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c glrs-chat -s V -l version -d 'Print version'

@@ -1,0 +1,36 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_glrs_global_optspecs
+    string join \n h/help V/version
+end
+
+function __fish_glrs_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_glrs_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_glrs_using_subcommand
+    set -l cmd (__fish_glrs_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c glrs -n "__fish_glrs_needs_command" -s h -l help -d 'Print help'
+complete -c glrs -n "__fish_glrs_needs_command" -s V -l version -d 'Print version'
+complete -c glrs -n "__fish_glrs_needs_command" -f -a "chat" -d 'the REPL, or one turn with -p (the default)'
+complete -c glrs -n "__fish_glrs_needs_command" -f -a "sessions" -d 'list, show, search and remove sessions'
+complete -c glrs -n "__fish_glrs_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c glrs -n "__fish_glrs_using_subcommand chat" -s h -l help -d 'Print help'
+complete -c glrs -n "__fish_glrs_using_subcommand sessions" -s h -l help -d 'Print help'
+complete -c glrs -n "__fish_glrs_using_subcommand help; and not __fish_seen_subcommand_from chat sessions help" -f -a "chat" -d 'the REPL, or one turn with -p (the default)'
+complete -c glrs -n "__fish_glrs_using_subcommand help; and not __fish_seen_subcommand_from chat sessions help" -f -a "sessions" -d 'list, show, search and remove sessions'
+complete -c glrs -n "__fish_glrs_using_subcommand help; and not __fish_seen_subcommand_from chat sessions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

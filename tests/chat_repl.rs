@@ -1,0 +1,280 @@
+//! The REPL through a pseudo-terminal, as a person uses it: type a prompt,
+//! watch the reply stream, stop it with Ctrl-C or Esc, steer it, resume,
+//! and be refused a session another chat has open.
+//!
+//! rexpect reads the terminal byte by byte as Latin-1, so expectations here
+//! match ASCII text only.
+
+mod support;
+
+use std::process::Command;
+use std::time::Duration;
+
+use rexpect::reader::Options;
+use rexpect::session::{PtySession, spawn_with_options};
+use serde_json::json;
+use support::mock::{MockServer, Reply};
+use support::sse::*;
+use support::*;
+
+fn setup() -> (TestStore, MockServer) {
+    let ts = TestStore::new();
+    let server = MockServer::start();
+    ts.config_for(&server);
+    (ts, server)
+}
+
+fn repl(ts: &TestStore, args: &[&str]) -> PtySession {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_glrs-chat"));
+    cmd.args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", ts.dir.path().join("home"))
+        .env("XDG_DATA_HOME", ts.data_home())
+        .env("XDG_CONFIG_HOME", ts.dir.path().join("config"))
+        .env("TERM", "xterm-256color")
+        .env("OPENAI_API_KEY", OPENAI_KEY)
+        .current_dir(ts.dir.path());
+    spawn_with_options(cmd, Options::new().timeout_ms(Some(15_000)).strip_ansi_escape_codes(true))
+        .expect("spawn in a pty")
+}
+
+/// Wait for the prompt (`ID MODEL N% > `).
+fn prompt(p: &mut PtySession) {
+    p.exp_regex(r"[0-9a-f]{8} gpt-4\.1 \d+% > ").expect("the prompt");
+}
+
+fn quit(mut p: PtySession) -> String {
+    p.send_line("/quit").unwrap();
+    let rest = p.exp_eof().expect("exit after /quit");
+    let status = p.process().wait().unwrap();
+    assert!(format!("{status:?}").contains("Exited(") && format!("{status:?}").ends_with(", 0)"), "{status:?}");
+    rest
+}
+
+fn words(n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("word{i} ")).collect()
+}
+
+#[test]
+fn a_reply_streams_and_the_way_back_is_printed() {
+    let (ts, server) = setup();
+    server.push(Reply::slow_sse(openai_text(&["Hello", " from", " the", " mock"], 10, 4, 0), 30));
+    let mut p = repl(&ts, &["-m", "openai/gpt-4.1"]);
+    p.exp_regex("session [0-9a-f]{8} .* /help for commands").unwrap();
+    prompt(&mut p);
+    p.send_line("hi there").unwrap();
+    p.exp_string("Hello from the mock").unwrap();
+    prompt(&mut p);
+    let rest = quit(p);
+    let (id, session) = ts.only_session();
+    assert!(rest.contains(&format!("to come back: glrs-chat --resume {id}")), "{rest}");
+    assert_eq!(entry_types(&session), ["user", "assistant", "usage", "turn"]);
+    assert_eq!(session["events"][1]["text"], "Hello from the mock");
+    let history = std::fs::read_to_string(ts.sessions_dir().join("prompts.json")).unwrap();
+    assert!(history.contains("\"hi there\"") && history.contains(&id), "{history}");
+}
+
+fn stop_with(key: &str) {
+    let (ts, server) = setup();
+    let pieces = words(60);
+    let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    server.push(Reply::slow_sse(openai_text(&refs, 10, 60, 0), 60));
+    let mut p = repl(&ts, &["-m", "openai/gpt-4.1"]);
+    prompt(&mut p);
+    p.send_line("count slowly").unwrap();
+    p.exp_string("word2 ").unwrap();
+    p.send(key).unwrap();
+    p.flush().unwrap();
+    p.exp_string("what arrived is kept").unwrap();
+    prompt(&mut p);
+    quit(p);
+    let (_, session) = ts.only_session();
+    assert_eq!(entry_types(&session), ["user", "assistant", "notice", "turn"]);
+    let assistant = &session["events"][1];
+    assert_eq!(assistant["stopReason"], "aborted");
+    let text = assistant["text"].as_str().unwrap();
+    assert!(text.starts_with("word0 word1 word2 ") && !text.contains("word59"), "{text}");
+}
+
+#[test]
+fn ctrl_c_stops_a_long_reply_and_keeps_what_arrived() {
+    stop_with("\x03");
+}
+
+#[test]
+fn esc_stops_a_long_reply_too() {
+    stop_with("\x1b");
+}
+
+#[test]
+fn a_line_typed_during_a_turn_joins_it_as_a_steer() {
+    let (ts, server) = setup();
+    let pieces = words(12);
+    let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    server.push(Reply::slow_sse(openai_text(&refs, 10, 12, 0), 80));
+    server.push(Reply::sse(openai_text(&["Cats, then."], 30, 3, 0)));
+    let mut p = repl(&ts, &["-m", "openai/gpt-4.1"]);
+    prompt(&mut p);
+    p.send_line("tell me about dogs").unwrap();
+    p.exp_string("word1 ").unwrap();
+    p.send("and cats\r").unwrap();
+    p.flush().unwrap();
+    p.exp_string("steer joined the turn: and cats").unwrap();
+    p.exp_string("Cats, then.").unwrap();
+    prompt(&mut p);
+    quit(p);
+    let (_, session) = ts.only_session();
+    let steer = session["events"].as_array().unwrap().iter().find(|e| e["steer"] == true).expect("a steer entry");
+    assert_eq!(steer["text"], "and cats");
+    let second = &server.model_requests()[1].body["messages"];
+    assert_eq!(second.as_array().unwrap().last().unwrap(), &json!({"role": "user", "content": "and cats"}));
+}
+
+#[test]
+fn resume_shows_the_history_and_a_second_chat_is_refused() {
+    let (ts, server) = setup();
+    server.push(Reply::sse(openai_text(&["first answer"], 10, 2, 0)));
+    ts.chat().args(["-p", "the first question", "-m", "openai/gpt-4.1"]).assert().success();
+    let (id, _) = ts.only_session();
+
+    let mut p = repl(&ts, &["--resume", &id]);
+    p.exp_string("> the first question").unwrap();
+    p.exp_string("first answer").unwrap();
+    prompt(&mut p);
+
+    // A second chat on the same session, in its own terminal.
+    let mut second = repl(&ts, &["--resume", &id]);
+    second.exp_string(&format!("session {id} is open in another program (pid")).unwrap();
+    second.exp_string(&format!("glrs-fork {id}")).unwrap();
+    second.exp_eof().unwrap();
+    let status = second.process().wait().unwrap();
+    assert!(format!("{status:?}").ends_with(", 4)"), "{status:?}");
+
+    server.push(Reply::sse(openai_text(&["second answer"], 20, 2, 0)));
+    p.send_line("the second question").unwrap();
+    p.exp_string("second answer").unwrap();
+    prompt(&mut p);
+    quit(p);
+    let messages = &server.model_requests()[1].body["messages"];
+    assert_eq!(messages.as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn a_change_on_disk_is_picked_up_before_the_next_call() {
+    let (ts, server) = setup();
+    server.push(Reply::sse(openai_text(&["one"], 10, 2, 0)));
+    server.push(Reply::sse(openai_text(&["two"], 10, 2, 0)));
+    let mut p = repl(&ts, &["-m", "openai/gpt-4.1"]);
+    prompt(&mut p);
+    p.send_line("first").unwrap();
+    p.exp_string("one").unwrap();
+    prompt(&mut p);
+    // Another program appends a boundary while the chat is open.
+    let (id, _) = ts.only_session();
+    let id = glrs::SessionId::parse(&id).unwrap();
+    let cleared = glrs::store::Entry::Cleared { at: glrs::time::now() };
+    ts.store.append(&id, glrs::store::Append::new().entry(&cleared).unwrap()).unwrap();
+    p.send_line("second").unwrap();
+    p.exp_string("two").unwrap();
+    prompt(&mut p);
+    quit(p);
+    assert_eq!(server.model_requests()[1].body["messages"], json!([{"role": "user", "content": "second"}]));
+    let (_, session) = ts.only_session();
+    assert_eq!(
+        entry_types(&session),
+        ["user", "assistant", "usage", "turn", "cleared", "user", "assistant", "usage", "turn"]
+    );
+}
+
+#[test]
+fn slash_commands_tab_completion_and_multi_line_input() {
+    let (ts, server) = setup();
+    let mut p = repl(&ts, &["-m", "openai/gpt-4.1"]);
+    prompt(&mut p);
+    p.send("/he\t").unwrap();
+    p.send("\r").unwrap();
+    p.flush().unwrap();
+    p.exp_string("/sessions").unwrap();
+    prompt(&mut p);
+    p.send_line("/nonsense").unwrap();
+    p.exp_string("unknown command /nonsense").unwrap();
+    prompt(&mut p);
+    p.send_line("/model").unwrap();
+    p.exp_string("openai/gpt-4.1 (window 1047576 tokens)").unwrap();
+    prompt(&mut p);
+
+    server.push(Reply::sse(openai_text(&["got both"], 10, 2, 0)));
+    p.send_line("line one\\").unwrap();
+    p.send_line("line two").unwrap();
+    p.exp_string("got both").unwrap();
+    prompt(&mut p);
+    p.send_line("/status").unwrap();
+    p.exp_string("window 1047576 tokens").unwrap();
+    p.exp_string("contextTokens").unwrap();
+    prompt(&mut p);
+    p.send_line("/sessions").unwrap();
+    p.exp_string("line one").unwrap();
+    prompt(&mut p);
+    // Ctrl-D leaves too.
+    p.send_control('d').unwrap();
+    p.exp_string("to come back").unwrap();
+    p.exp_eof().unwrap();
+    assert_eq!(server.model_requests()[0].body["messages"], json!([{"role": "user", "content": "line one\nline two"}]));
+    std::thread::sleep(Duration::from_millis(10));
+}
+
+#[test]
+fn the_picker_resume_command_history_and_no_color() {
+    let (ts, server) = setup();
+    server.push(Reply::sse(openai_text(&["older answer"], 10, 2, 0)));
+    ts.chat().args(["-p", "an older session", "-m", "openai/gpt-4.1"]).assert().success();
+    let (old, _) = ts.only_session();
+
+    // --resume alone: a picker, newest first; pick by number.
+    let mut p = repl(&ts, &["--resume"]);
+    p.exp_string(&format!("1  {old}")).unwrap();
+    p.exp_string("open which").unwrap();
+    p.send_line("1").unwrap();
+    p.exp_string("older answer").unwrap();
+    prompt(&mut p);
+    quit(p);
+
+    // A new chat: Up recalls the last prompt (from prompts.json), and
+    // /resume ID switches sessions.
+    server.push(Reply::sse(openai_text(&["again"], 10, 2, 0)));
+    let mut cmd_env = repl_no_color(&ts);
+    prompt(&mut cmd_env);
+    cmd_env.send("\x1b[A").unwrap();
+    cmd_env.send("\r").unwrap();
+    cmd_env.flush().unwrap();
+    cmd_env.exp_string("again").unwrap();
+    prompt(&mut cmd_env);
+    cmd_env.send_line(&format!("/resume {}", &old[..4])).unwrap();
+    cmd_env.exp_string(&format!("session {old}")).unwrap();
+    cmd_env.exp_string("> an older session").unwrap();
+    prompt(&mut cmd_env);
+    quit(cmd_env);
+    let replayed = &server.model_requests()[1].body["messages"];
+    assert_eq!(replayed, &json!([{"role": "user", "content": "an older session"}]), "Up recalled the history");
+}
+
+/// A REPL with NO_COLOR, read without stripping escapes: none may appear.
+fn repl_no_color(ts: &TestStore) -> PtySession {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_glrs-chat"));
+    cmd.args(["-m", "openai/gpt-4.1"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", ts.dir.path().join("home"))
+        .env("XDG_DATA_HOME", ts.data_home())
+        .env("XDG_CONFIG_HOME", ts.dir.path().join("config"))
+        .env("TERM", "xterm-256color")
+        .env("NO_COLOR", "1")
+        .env("OPENAI_API_KEY", OPENAI_KEY)
+        .current_dir(ts.dir.path());
+    let mut p =
+        spawn_with_options(cmd, Options::new().timeout_ms(Some(15_000)).strip_ansi_escape_codes(false)).expect("pty");
+    let banner = p.exp_string("/help for commands").expect("banner");
+    assert!(!banner.contains("\x1b[2m"), "colour despite NO_COLOR: {banner:?}");
+    p
+}
