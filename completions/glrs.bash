@@ -16,8 +16,14 @@ _glrs() {
             ",$1")
                 cmd="glrs"
                 ;;
+            glrs,artifacts)
+                cmd="glrs__subcmd__artifacts"
+                ;;
             glrs,chat)
                 cmd="glrs__subcmd__chat"
+                ;;
+            glrs,compact)
+                cmd="glrs__subcmd__compact"
                 ;;
             glrs,help)
                 cmd="glrs__subcmd__help"
@@ -25,8 +31,14 @@ _glrs() {
             glrs,sessions)
                 cmd="glrs__subcmd__sessions"
                 ;;
+            glrs__subcmd__help,artifacts)
+                cmd="glrs__subcmd__help__subcmd__artifacts"
+                ;;
             glrs__subcmd__help,chat)
                 cmd="glrs__subcmd__help__subcmd__chat"
+                ;;
+            glrs__subcmd__help,compact)
+                cmd="glrs__subcmd__help__subcmd__compact"
                 ;;
             glrs__subcmd__help,help)
                 cmd="glrs__subcmd__help__subcmd__help"
@@ -41,8 +53,22 @@ _glrs() {
 
     case "${cmd}" in
         glrs)
-            opts="-h -V --help --version chat sessions help"
+            opts="-h -V --help --version chat sessions compact artifacts help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        glrs__subcmd__artifacts)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -68,8 +94,8 @@ _glrs() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        glrs__subcmd__help)
-            opts="chat sessions help"
+        glrs__subcmd__compact)
+            opts="-h --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -82,7 +108,49 @@ _glrs() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        glrs__subcmd__help)
+            opts="chat sessions compact artifacts help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        glrs__subcmd__help__subcmd__artifacts)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         glrs__subcmd__help__subcmd__chat)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        glrs__subcmd__help__subcmd__compact)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -20,6 +20,9 @@ pub enum StoreError {
     Corrupt { path: PathBuf, detail: String },
     /// The file's schema is newer than this version understands.
     UnsupportedSchema { path: PathBuf, schema: String },
+    /// The file changed under a writer in a way it cannot merge (replaced
+    /// or shortened while a compaction was being written).
+    Conflict { path: PathBuf, detail: String },
     /// A legacy session cannot be changed in place.
     Legacy { id: String, what: &'static str },
     /// A read or write failed.
@@ -49,6 +52,7 @@ impl fmt::Display for StoreError {
                 write!(f, "invalid session id {input:?}: {reason}")
             }
             StoreError::NotFound { id } => write!(f, "no session {id}"),
+            StoreError::Conflict { path, detail } => write!(f, "{}: {detail}", path.display()),
             StoreError::Ambiguous { prefix, candidates } => {
                 write!(f, "session id prefix {prefix} is ambiguous: it matches {}", candidates.join(", "))
             }

@@ -8,6 +8,7 @@
 
 pub mod chat;
 pub mod cli;
+pub mod compact;
 pub mod config;
 pub mod context;
 pub mod error;

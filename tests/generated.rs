@@ -9,7 +9,13 @@ use clap::CommandFactory;
 use clap_complete::Shell;
 
 fn programs() -> Vec<clap::Command> {
-    vec![glrs::cli::front::command(), glrs::cli::chat::Args::command(), glrs::cli::sessions::Args::command()]
+    vec![
+        glrs::cli::front::command(),
+        glrs::cli::chat::Args::command(),
+        glrs::cli::sessions::Args::command(),
+        glrs::cli::compact::Args::command(),
+        glrs::cli::artifacts::Args::command(),
+    ]
 }
 
 /// Every generated file, by its path relative to the package root.

@@ -8,8 +8,12 @@ use std::process::ExitCode;
 use super::program_path;
 
 /// The programs `glrs NAME` knows of, for help and completion.
-pub const PROGRAMS: &[(&str, &str)] =
-    &[("chat", "the REPL, or one turn with -p (the default)"), ("sessions", "list, show, search and remove sessions")];
+pub const PROGRAMS: &[(&str, &str)] = &[
+    ("chat", "the REPL, or one turn with -p (the default)"),
+    ("sessions", "list, show, search and remove sessions"),
+    ("compact", "summarise the older part of a session into a brief"),
+    ("artifacts", "list, read, annotate and remove compaction artifacts"),
+];
 
 /// The `glrs` command, for its man page and completions.
 pub fn command() -> clap::Command {

@@ -3,7 +3,9 @@
 //! The mains in `bin/` parse arguments, call `run`, and hand the result to
 //! [`finish`].
 
+pub mod artifacts;
 pub mod chat;
+pub mod compact;
 pub mod front;
 pub mod sessions;
 

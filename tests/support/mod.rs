@@ -46,6 +46,8 @@ impl TestStore {
             "glrs-sessions" => env!("CARGO_BIN_EXE_glrs-sessions"),
             "glrs-chat" => env!("CARGO_BIN_EXE_glrs-chat"),
             "glrs" => env!("CARGO_BIN_EXE_glrs"),
+            "glrs-compact" => env!("CARGO_BIN_EXE_glrs-compact"),
+            "glrs-artifacts" => env!("CARGO_BIN_EXE_glrs-artifacts"),
             other => panic!("unknown program {other}"),
         };
         let mut cmd = assert_cmd::Command::new(exe);

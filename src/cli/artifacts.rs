@@ -1,0 +1,150 @@
+//! `glrs-artifacts`: list, read, annotate, remove and locate compaction
+//! artifacts (SPEC sections 6 and 11).
+
+use std::io::Write;
+
+use anyhow::{Result, bail};
+use clap::{Parser, Subcommand};
+
+use crate::compact::artifact::{self, ArtifactInfo};
+use crate::output::field;
+use crate::store::Store;
+
+pub const PROGRAM_NAME: &str = "glrs-artifacts";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "glrs-artifacts",
+    version,
+    about = "List, read, annotate, remove and locate compaction artifacts",
+    long_about = "List, read, annotate, remove and locate compaction artifacts: the messages a compaction \
+        replaced, kept whole as Markdown in $XDG_DATA_HOME/glrs/sessions/artifacts/ID/. A FILE is a path to \
+        an artifact (or ID/NAME.md); anything outside the artifacts folder is refused.",
+    after_help = "Exit status: 0 success, 1 failure, 2 usage error or an invalid id."
+)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List artifacts, oldest first: file, session, createdAt, label, messages, note
+    Ls {
+        /// Session id or unique prefix (none, or --all: every session)
+        #[arg(conflicts_with = "all")]
+        id: Option<String>,
+        /// Every session's artifacts
+        #[arg(long)]
+        all: bool,
+        /// Print a JSON array
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print an artifact: a FILE, ID (its newest) or ID:N (its Nth, oldest first)
+    Cat {
+        #[arg(value_name = "FILE|ID[:N]")]
+        target: String,
+    },
+    /// Print the artifacts folder, or one session's
+    Path { id: Option<String> },
+    /// Set an artifact's note (empty text clears it)
+    Annotate {
+        #[arg(value_name = "FILE")]
+        file: String,
+        note: String,
+    },
+    /// Remove an artifact
+    Rm {
+        #[arg(value_name = "FILE")]
+        file: String,
+    },
+}
+
+/// Run `glrs-artifacts`; returns the exit code.
+pub fn run(args: Args) -> Result<i32> {
+    let store = Store::from_env()?;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    match args.command {
+        Command::Ls { id, all: _, json } => {
+            let ids = match id {
+                Some(text) => vec![store.resolve(&text)?.id],
+                None => artifact::sessions_with_artifacts(&store),
+            };
+            let mut rows: Vec<ArtifactInfo> = Vec::new();
+            for id in ids {
+                rows.extend(artifact::list(&store, &id)?);
+            }
+            if json {
+                let rows: Vec<serde_json::Value> = rows
+                    .iter()
+                    .map(|a| {
+                        serde_json::json!({"file": a.file, "session": a.session, "createdAt": a.created_at,
+                            "label": a.label, "messages": a.messages, "note": a.note})
+                    })
+                    .collect();
+                serde_json::to_writer_pretty(&mut out, &rows)?;
+                writeln!(out)?;
+            } else {
+                for a in rows {
+                    writeln!(
+                        out,
+                        "{}\t{}\t{}\t{}\t{}\t{}",
+                        a.file.display(),
+                        a.session,
+                        a.created_at,
+                        field(&a.label),
+                        a.messages,
+                        field(&a.note)
+                    )?;
+                }
+            }
+        }
+        Command::Cat { target } => {
+            let path = cat_target(&store, &target)?;
+            out.write_all(&std::fs::read(&path)?)?;
+        }
+        Command::Path { id } => {
+            let path = match id {
+                Some(text) => store.paths.artifacts_of(&store.resolve(&text)?.id),
+                None => store.paths.artifacts.clone(),
+            };
+            writeln!(out, "{}", path.display())?;
+        }
+        Command::Annotate { file, note } => {
+            let path = artifact::resolve_file(&store, &file)?;
+            artifact::annotate(&store, &path, &note)?;
+        }
+        Command::Rm { file } => {
+            let path = artifact::resolve_file(&store, &file)?;
+            std::fs::remove_file(&path).map_err(|e| anyhow::anyhow!("cannot remove {}: {e}", path.display()))?;
+        }
+    }
+    out.flush()?;
+    Ok(0)
+}
+
+/// `FILE`, `ID` (newest) or `ID:N` (Nth, oldest first).
+fn cat_target(store: &Store, target: &str) -> Result<std::path::PathBuf> {
+    if target.contains('/') || target.ends_with(".md") {
+        return Ok(artifact::resolve_file(store, target)?);
+    }
+    let (id, n) = match target.split_once(':') {
+        Some((id, n)) => {
+            (id, Some(n.parse::<usize>().map_err(|_| anyhow::anyhow!("{target:?}: N in ID:N is a number from 1"))?))
+        }
+        None => (target, None),
+    };
+    let at = store.resolve(id)?;
+    let list = artifact::list(store, &at.id)?;
+    let chosen = match n {
+        None => list.last(),
+        Some(n) => n.checked_sub(1).and_then(|i| list.get(i)),
+    };
+    match chosen {
+        Some(a) => Ok(a.file.clone()),
+        None if list.is_empty() => bail!("session {} has no artifacts", at.id),
+        None => bail!("session {} has {} artifacts; {target} names none of them", at.id, list.len()),
+    }
+}

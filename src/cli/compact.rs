@@ -1,0 +1,187 @@
+//! `glrs-compact`: compact one session, or from cron every session over its
+//! trigger (SPEC sections 6 and 11).
+
+use std::io::{IsTerminal, Write};
+
+use anyhow::{Result, bail};
+use clap::Parser;
+
+use crate::compact::run::{self, Options, Outcome};
+use crate::compact::{Settings, Trigger};
+use crate::config::Config;
+use crate::provider::Cancel;
+use crate::provider::select::ModelRef;
+use crate::store::{Located, Store, listing};
+
+pub const PROGRAM_NAME: &str = "glrs-compact";
+
+/// Summarise the older part of a session into a brief; the replaced
+/// messages are kept, whole, in an artifact.
+#[derive(Debug, Parser)]
+#[command(
+    name = "glrs-compact",
+    version,
+    about = "Summarise the older part of a session into a brief, keeping the replaced messages in an artifact",
+    long_about = "Summarise the older part of a session into a brief (a `compacted` entry), keep the recent part \
+        verbatim, and write the replaced messages, whole, to an artifact in \
+        $XDG_DATA_HOME/glrs/sessions/artifacts/ID/. Nothing is deleted from the session.\n\n\
+        With --all (for cron), every session over its compaction trigger is compacted; sessions open in a chat \
+        are skipped with a note, and one failure never stops the rest.",
+    after_help = "Exit status: 0 success (also when there was nothing to compact), 1 failure, 2 usage error."
+)]
+pub struct Args {
+    /// Session id or unique prefix
+    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    pub id: Option<String>,
+    /// Every session over its trigger (skipping open ones)
+    #[arg(long)]
+    pub all: bool,
+    /// Only when over the trigger (always so with --all)
+    #[arg(long)]
+    pub if_needed: bool,
+    /// Print only errors
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Steer the brief: what it should keep ("Additional focus: …")
+    #[arg(long, value_name = "TEXT")]
+    pub instruction: Option<String>,
+    /// The model that writes the brief (else compactModel, else the session's model)
+    #[arg(short = 'm', long, value_name = "PROVIDER/MODEL")]
+    pub model: Option<String>,
+}
+
+/// The trigger of a session, from the model it uses.
+fn trigger_of(config: &Config, model: Option<&str>) -> Trigger {
+    match model.or(config.model.as_deref()).and_then(|m| ModelRef::parse(m).ok()) {
+        Some(m) => Trigger::for_model(config, &m.provider, &m.model),
+        None => {
+            let settings = Settings::from_config(config);
+            Trigger::new(settings, crate::provider::catalogue::DEFAULT_WINDOW.min(settings.compact_window))
+        }
+    }
+}
+
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Run `glrs-compact`; returns the exit code.
+pub fn run(args: Args) -> Result<i32> {
+    let store = Store::from_env()?;
+    let config = Config::load_env(&store.paths)?;
+    let options = Options {
+        instruction: args.instruction.clone(),
+        model: args.model.as_deref().map(ModelRef::parse).transpose()?,
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let cancel = Cancel::default();
+    if let Some(id) = &args.id {
+        let at = store.resolve(id)?;
+        if args.if_needed {
+            let file = store.read(&at)?.file;
+            let tokens = file.get_u64("contextTokens").unwrap_or(0);
+            let trigger = trigger_of(&config, file.get_str("model"));
+            if !trigger.is_over(tokens) {
+                if !args.quiet {
+                    let line = trigger
+                        .threshold()
+                        .map_or("automatic compaction is off".into(), |t| format!("trigger {}", thousands(t)));
+                    println!("{}: {} tokens, under its {line}; nothing to do", at.id, thousands(tokens));
+                }
+                return Ok(0);
+            }
+        }
+        let outcome = runtime.block_on(run::compact(&store, &config, &at, &options, &cancel))?;
+        if !args.quiet {
+            report(&at, &outcome);
+        }
+        return Ok(0);
+    }
+    compact_all(&store, &config, &options, &runtime, &cancel, args.quiet)
+}
+
+fn report(at: &Located, outcome: &Outcome) {
+    match outcome {
+        Outcome::Nothing => println!("{}: nothing to compact", at.id),
+        Outcome::Compacted(l) => println!(
+            "{}: compacted, {} → {} tokens, artifact {}",
+            at.id,
+            thousands(l.tokens_before),
+            thousands(l.tokens_after),
+            l.artifact.display()
+        ),
+    }
+}
+
+/// Every session over its trigger; open ones skipped, failures counted.
+fn compact_all(
+    store: &Store,
+    config: &Config,
+    options: &Options,
+    runtime: &tokio::runtime::Runtime,
+    cancel: &Cancel,
+    quiet: bool,
+) -> Result<i32> {
+    let listing = listing::list(store)?;
+    for problem in &listing.problems {
+        crate::cli::warn(PROGRAM_NAME, problem);
+    }
+    let due: Vec<_> = listing
+        .sessions
+        .iter()
+        .filter(|s| !s.legacy && trigger_of(config, s.model.as_deref()).is_over(s.context_tokens))
+        .collect();
+    let progress = !quiet && std::io::stderr().is_terminal();
+    // Messages first clear the progress bar's line, when there is one.
+    let cr = if progress { "\r\x1b[2K" } else { "" };
+    let mut failures = 0;
+    for (i, summary) in due.iter().enumerate() {
+        if progress {
+            let done = i * 20 / due.len().max(1);
+            eprint!("\r[{}{}] {}/{} {}", "#".repeat(done), " ".repeat(20 - done), i, due.len(), summary.id);
+            let _ = std::io::stderr().flush();
+        }
+        let at = match store.resolve(&summary.id) {
+            Ok(at) => at,
+            Err(e) => {
+                failures += 1;
+                eprintln!("{cr}{PROGRAM_NAME}: error: {e}");
+                continue;
+            }
+        };
+        if let Ok(Some(holder)) = store.open_holder(&at.id) {
+            let who = holder.map_or(String::new(), |pid| format!(" (pid {pid})"));
+            eprintln!("{cr}{PROGRAM_NAME}: note: skipped {}: open in a chat{who}", at.id);
+            continue;
+        }
+        match runtime.block_on(run::compact(store, config, &at, options, cancel)) {
+            Ok(outcome) => {
+                if progress {
+                    eprint!("\r\x1b[2K");
+                }
+                if !quiet {
+                    report(&at, &outcome);
+                }
+            }
+            Err(e) => {
+                failures += 1;
+                eprintln!("{cr}{PROGRAM_NAME}: error: {}: {e:#}", at.id);
+            }
+        }
+    }
+    if progress {
+        eprint!("\r\x1b[2K");
+    }
+    if failures > 0 {
+        bail!("{failures} of {} sessions could not be compacted", due.len());
+    }
+    Ok(0)
+}

@@ -1,0 +1,391 @@
+//! The brief (SPEC 6, "The brief"): asked of the compact model with the
+//! replaced messages (tool results cut to 2,000 characters in the request
+//! only), the previous brief folded in, and the user's instruction. A part
+//! too large for one request is summarised in pieces, and the pieces
+//! merged. glrs then appends an "Exact references" section built
+//! mechanically from the replaced messages: the paths, URLs, commands and
+//! backticked names that a summary would otherwise lose.
+
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+use anyhow::{Result, bail};
+use regex::Regex;
+use serde_json::Value;
+
+use super::plan::Block;
+use crate::provider::{CallError, Cancel, Message, Provider, Request};
+
+/// Tool results in the request are cut to this many characters.
+pub const TOOL_RESULT_LIMIT: usize = 2_000;
+/// At most this many exact references, and this many characters of them.
+pub const REFERENCE_CAP: usize = 200;
+pub const REFERENCE_CHARS: usize = 12_000;
+const REFERENCES_HEADING: &str = "## Exact references";
+/// Tokens kept free in the compact model's window for the prompt and the
+/// brief it writes.
+const HEADROOM_TOKENS: u64 = 12_000;
+
+pub const SYSTEM_PROMPT: &str = "You write the brief that replaces the older part of a conversation between a user and an AI \
+assistant, so that the assistant can carry on the work from the brief alone.\n\n\
+Answer with the brief only, in this form:\n\
+- First line: a short label naming the work, under 80 characters, no heading marks (e.g. \"fixed three failing auth tests\").\n\
+- Then these Markdown sections: ## Goal; ## Constraints and preferences; ## Progress (### Done, ### In progress, ### Blocked); \
+## Key decisions; ## Next steps; ## Critical context.\n\n\
+Keep exact file paths, function and variable names, commands, numbers, versions and error messages, verbatim. \
+Say what was decided and why. Leave out pleasantries and anything no longer true.";
+
+/// A block as the request shows it: tool results cut, with a marker.
+fn request_text(block: &Block) -> String {
+    if !block.tag.starts_with("tool-result") || block.text.chars().count() <= TOOL_RESULT_LIMIT {
+        return block.text.clone();
+    }
+    let kept: String = block.text.chars().take(TOOL_RESULT_LIMIT).collect();
+    let cut = block.text.chars().count() - TOOL_RESULT_LIMIT;
+    format!("{kept}\n[… {cut} more characters cut from this request; the artifact keeps them whole]")
+}
+
+fn transcript(blocks: &[Block]) -> String {
+    blocks.iter().filter(|b| b.tag != "brief").map(|b| format!("[{}]\n{}\n", b.tag, request_text(b))).collect()
+}
+
+/// The user message of one summary request.
+pub fn prompt(
+    previous: Option<&str>,
+    transcript: &str,
+    instruction: Option<&str>,
+    part: Option<(usize, usize)>,
+) -> String {
+    let mut p = String::new();
+    if let Some(previous) = previous {
+        p.push_str(
+            "This is the brief of the conversation so far. Update it with the messages that follow: keep what is \
+             still true, change what changed, add what is new.\n<previous-brief>\n",
+        );
+        p.push_str(previous);
+        p.push_str("\n</previous-brief>\n\n");
+    }
+    if let Some((i, n)) = part {
+        p.push_str(&format!("The messages are part {i} of {n} of the older conversation.\n"));
+    }
+    p.push_str("<conversation>\n");
+    p.push_str(transcript);
+    p.push_str("</conversation>\n\nWrite the brief now.");
+    if let Some(instruction) = instruction.filter(|i| !i.trim().is_empty()) {
+        p.push_str(&format!("\n\nAdditional focus: {instruction}"));
+    }
+    p
+}
+
+/// Split blocks into pieces whose request text fits `budget` characters.
+fn pieces(blocks: &[Block], budget: usize) -> Vec<Vec<Block>> {
+    let mut out: Vec<Vec<Block>> = vec![Vec::new()];
+    let mut size = 0;
+    for block in blocks.iter().filter(|b| b.tag != "brief") {
+        // Sized as the request will show it; tool results stay whole here
+        // and are cut once, by `transcript`.
+        let mut block = block.clone();
+        if request_text(&block).len() > budget {
+            // One message larger than a request: its start stands for it.
+            let end = (0..=budget).rev().find(|&i| block.text.is_char_boundary(i)).unwrap_or(0);
+            block.text = format!("{}\n[… cut to fit the summary request]", &block.text[..end]);
+        }
+        let len = request_text(&block).len() + block.tag.len() + 4;
+        if size + len > budget && out.last().is_some_and(|p| !p.is_empty()) {
+            out.push(Vec::new());
+            size = 0;
+        }
+        size += len;
+        if let Some(last) = out.last_mut() {
+            last.push(block);
+        }
+    }
+    out
+}
+
+async fn ask(provider: &Provider, model: &str, text: String, cancel: &Cancel) -> Result<String> {
+    let messages = [Message::User { content: text }];
+    let request = Request { model, system: Some(SYSTEM_PROMPT), messages: &messages, tools: &[] };
+    let response = provider.complete(&request, &mut |_| {}, cancel).await.map_err(|e| match e {
+        CallError::Cancelled { .. } => anyhow::anyhow!("stopped; nothing was written"),
+        other => anyhow::anyhow!("the compact model failed ({other}); nothing was written"),
+    })?;
+    let text = response.text.trim().to_string();
+    if text.is_empty() {
+        bail!("the compact model returned an empty brief; nothing was written");
+    }
+    Ok(text)
+}
+
+/// The user messages of the summary requests for `blocks` on a model with
+/// a `window`-token context: one, or one a piece (to be merged after).
+pub fn request_texts(window: u64, blocks: &[Block], previous: Option<&str>, instruction: Option<&str>) -> Vec<String> {
+    let budget_tokens = window.saturating_sub(HEADROOM_TOKENS).max(2_000);
+    let previous_len = previous.map_or(0, str::len);
+    let budget = (budget_tokens as usize * 4).saturating_sub(previous_len).max(4_000);
+    let parts = pieces(blocks, budget);
+    if parts.len() == 1 {
+        return vec![prompt(previous, &transcript(&parts[0]), instruction, None)];
+    }
+    let n = parts.len();
+    parts
+        .iter()
+        .enumerate()
+        .map(|(i, part)| prompt(if i == 0 { previous } else { None }, &transcript(part), None, Some((i + 1, n))))
+        .collect()
+}
+
+/// Ask the model for the brief of `blocks` (previous brief first, if any).
+/// `window` is the compact model's context window, in tokens. Returns the
+/// brief with its label line first and the exact references at the end.
+pub async fn write(
+    provider: &Provider,
+    model: &str,
+    window: u64,
+    blocks: &[Block],
+    previous: Option<&str>,
+    instruction: Option<&str>,
+    cancel: &Cancel,
+) -> Result<String> {
+    let requests = request_texts(window, blocks, previous, instruction);
+    let summary = if requests.len() == 1 {
+        ask(provider, model, requests.into_iter().next().unwrap_or_default(), cancel).await?
+    } else {
+        let mut partials = Vec::with_capacity(requests.len());
+        for text in requests {
+            partials.push(ask(provider, model, text, cancel).await?);
+        }
+        let mut merge = String::from(
+            "These partial briefs cover consecutive parts of one conversation, oldest first. Merge them into one \
+             brief: later parts win where they disagree.\n",
+        );
+        for (i, p) in partials.iter().enumerate() {
+            merge.push_str(&format!("<partial-brief part=\"{}\">\n{p}\n</partial-brief>\n", i + 1));
+        }
+        merge.push_str("\nWrite the merged brief now.");
+        if let Some(instruction) = instruction.filter(|i| !i.trim().is_empty()) {
+            merge.push_str(&format!("\n\nAdditional focus: {instruction}"));
+        }
+        ask(provider, model, merge, cancel).await?
+    };
+    Ok(finish(&summary, blocks))
+}
+
+/// The model's text with a clean label line, its own copy of a references
+/// section dropped, and ours appended.
+pub fn finish(summary: &str, blocks: &[Block]) -> String {
+    let summary = strip_references(summary);
+    let mut lines = summary.trim().lines();
+    let label = clean_label(lines.next().unwrap_or(""));
+    let rest: Vec<&str> = lines.collect();
+    let mut brief = format!("{label}\n{}", rest.join("\n").trim_start_matches('\n'));
+    let references = exact_references(blocks);
+    if !references.is_empty() {
+        brief.push_str(&format!("\n\n{}", render_references(&references)));
+    }
+    brief.trim_end().to_string()
+}
+
+/// The label: the first line, without heading marks or quotes, under 80
+/// characters.
+pub fn clean_label(line: &str) -> String {
+    let mut text = line.trim().trim_start_matches('#').trim();
+    for prefix in ["Label:", "label:", "**Label:**"] {
+        text = text.strip_prefix(prefix).unwrap_or(text).trim();
+    }
+    let text = text.trim_matches(|c| c == '*' || c == '"' || c == '`').trim();
+    let text = if text.is_empty() { "compacted conversation" } else { text };
+    match text.char_indices().nth(79) {
+        Some((cut, _)) => text[..cut].trim_end().to_string(),
+        None => text.to_string(),
+    }
+}
+
+fn strip_references(summary: &str) -> String {
+    match summary.find(REFERENCES_HEADING) {
+        Some(at) => {
+            let after = &summary[at + REFERENCES_HEADING.len()..];
+            let next = after.find("\n## ").map_or("", |i| &after[i..]);
+            format!("{}{next}", &summary[..at])
+        }
+        None => summary.to_string(),
+    }
+}
+
+static BACKTICKED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"`([^`\n]{1,300})`").expect("regex"));
+static URL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#"https?://[^\s<>()\[\]{}"'`]+"#).expect("regex"));
+static PATH: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?:~|\.{1,2})?/?(?:[A-Za-z0-9_@.+-]+/)+[A-Za-z0-9_@.+-]+").expect("regex"));
+static COMMAND_LINE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^\s*\$ (.+)$").expect("regex"));
+
+/// A path worth keeping: absolute, home- or dot-relative, or with a file
+/// extension (`and/or` is not a path).
+fn is_path(text: &str) -> bool {
+    let last = text.rsplit('/').next().unwrap_or("");
+    text.starts_with('/')
+        || text.starts_with("~/")
+        || text.starts_with("./")
+        || text.starts_with("../")
+        || last.rsplit_once('.').is_some_and(|(stem, ext)| {
+            !stem.is_empty() && (1..=8).contains(&ext.len()) && ext.chars().all(|c| c.is_ascii_alphanumeric())
+        })
+}
+
+/// The exact references of the replaced messages, in order of first
+/// appearance, deduplicated, capped.
+pub fn exact_references(blocks: &[Block]) -> Vec<String> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    let mut chars = 0;
+    let mut add = |item: &str| {
+        let item = item.trim().trim_end_matches(['.', ',', ';', ':', '!', '?']);
+        if item.len() < 2
+            || out.len() >= REFERENCE_CAP
+            || chars + item.len() > REFERENCE_CHARS
+            || !seen.insert(item.to_string())
+        {
+            return;
+        }
+        chars += item.len();
+        out.push(item.to_string());
+    };
+    for block in blocks {
+        if block.tag == "brief" {
+            // A folded-in brief's references carry over first.
+            if let Some(at) = block.text.find(REFERENCES_HEADING) {
+                for line in block.text[at..].lines().skip(1) {
+                    if line.starts_with("## ") {
+                        break;
+                    }
+                    if let Some(item) = line.strip_prefix("- ") {
+                        add(item.trim().trim_matches('`'));
+                    }
+                }
+            }
+            continue;
+        }
+        let text = &block.text;
+        if block.tag.starts_with("tool-call") {
+            // Inputs name files, commands and URLs in their own fields.
+            if let Ok(Value::Object(map)) = serde_json::from_str::<Value>(text) {
+                for key in ["command", "cmd", "path", "file", "file_path", "filename", "url", "pattern"] {
+                    if let Some(Value::String(v)) = map.get(key) {
+                        add(v);
+                    }
+                }
+            }
+        }
+        for c in BACKTICKED.captures_iter(text) {
+            add(&c[1]);
+        }
+        for c in COMMAND_LINE.captures_iter(text) {
+            add(&c[1]);
+        }
+        let mut without_urls = text.clone();
+        for m in URL.find_iter(text) {
+            add(m.as_str());
+            without_urls = without_urls.replace(m.as_str(), " ");
+        }
+        for m in PATH.find_iter(&without_urls) {
+            if is_path(m.as_str()) {
+                add(m.as_str());
+            }
+        }
+    }
+    out
+}
+
+pub fn render_references(items: &[String]) -> String {
+    let mut out = String::from(REFERENCES_HEADING);
+    for item in items {
+        if item.contains('`') {
+            out.push_str(&format!("\n- {item}"));
+        } else {
+            out.push_str(&format!("\n- `{item}`"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn b(tag: &str, text: &str) -> Block {
+        Block { tag: tag.into(), text: text.into() }
+    }
+
+    #[test]
+    fn references_catch_paths_urls_commands_and_names() {
+        let blocks = [
+            b(
+                "user",
+                "the test in src/auth/redirect.ts fails, see https://example.com/issues/42. Run `npm test -- auth`",
+            ),
+            b("tool-call bash", r#"{"command":"cargo test --test store_durability"}"#),
+            b(
+                "tool-result bash",
+                "error[E0599]: no method `lock_shared` in /home/ada/app/src/lock.rs\n$ git status --short",
+            ),
+            b("assistant", "Fixed it in ./lib/util.js and/or maybe not; `parse_ms` was wrong."),
+        ];
+        let refs = exact_references(&blocks);
+        for expected in [
+            "src/auth/redirect.ts",
+            "https://example.com/issues/42",
+            "npm test -- auth",
+            "cargo test --test store_durability",
+            "lock_shared",
+            "/home/ada/app/src/lock.rs",
+            "git status --short",
+            "./lib/util.js",
+            "parse_ms",
+        ] {
+            assert!(refs.iter().any(|r| r == expected), "{expected} missing from {refs:?}");
+        }
+        assert!(!refs.iter().any(|r| r == "and/or"), "{refs:?}");
+        assert_eq!(refs.iter().filter(|r| *r == "src/auth/redirect.ts").count(), 1);
+    }
+
+    #[test]
+    fn references_of_a_previous_brief_carry_over_and_the_cap_holds() {
+        let prev = "old label\n## Goal\nx\n\n## Exact references\n- `src/old.rs`\n- `make check`";
+        let refs = exact_references(&[b("brief", prev), b("user", "now `new_thing`")]);
+        assert_eq!(refs, ["src/old.rs", "make check", "new_thing"]);
+        let many: String = (0..500).map(|i| format!("`name_{i}` ")).collect();
+        assert_eq!(exact_references(&[b("user", &many)]).len(), REFERENCE_CAP);
+    }
+
+    #[test]
+    fn tool_results_are_cut_in_the_request_only() {
+        let long = "z".repeat(5_000);
+        let t = transcript(&[b("tool-result read", &long), b("user", &long)]);
+        assert!(
+            t.contains("[… 3000 more characters cut from this request; the artifact keeps them whole]"),
+            "{}",
+            &t[..100]
+        );
+        assert_eq!(t.matches('z').count(), 2_000 + 5_000);
+    }
+
+    #[test]
+    fn labels_and_finishing() {
+        assert_eq!(clean_label("# **Label:** fixed the auth tests"), "fixed the auth tests");
+        assert_eq!(clean_label(""), "compacted conversation");
+        assert_eq!(clean_label(&"x".repeat(200)).len(), 79);
+        let brief = finish(
+            "## fixed things\n## Goal\nship\n## Exact references\n- `stale`\n## Next steps\nmore",
+            &[b("user", "`kept`")],
+        );
+        assert_eq!(brief, "fixed things\n## Goal\nship\n\n## Next steps\nmore\n\n## Exact references\n- `kept`");
+    }
+
+    #[test]
+    fn prompts_fold_in_the_previous_brief_and_the_instruction() {
+        let p = prompt(Some("old brief"), "[user]\nhi\n", Some("the database schema"), None);
+        assert!(p.contains("<previous-brief>\nold brief\n</previous-brief>"));
+        assert!(p.ends_with("Additional focus: the database schema"));
+        let parts = pieces(&[b("user", &"a".repeat(3_000)), b("user", &"b".repeat(3_000)), b("user", "c")], 4_000);
+        assert_eq!(parts.len(), 2);
+    }
+}

@@ -1,0 +1,138 @@
+//! Compaction (SPEC section 6): summarise the older part of a session into
+//! one `compacted` entry (the brief), keep the recent part verbatim, and
+//! write what was replaced, whole, to an artifact. Nothing is deleted from
+//! the session: the replay boundary moves.
+//!
+//! - `mod` (here): the settings and the trigger;
+//! - `plan`: the cut, and the replaced part as artifact blocks;
+//! - `brief`: asking the model for the brief (in pieces when needed) and
+//!   the mechanical "Exact references" section;
+//! - `artifact`: artifact files: names, front matter, listing;
+//! - `run`: one compaction from snapshot to landing.
+
+pub mod artifact;
+pub mod brief;
+pub mod plan;
+pub mod run;
+
+use crate::config::Config;
+use crate::provider::catalogue;
+
+/// Compaction settings, with the specification's defaults.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settings {
+    pub compact_at: f64,
+    pub compact_window: u64,
+    pub keep_recent_tokens: u64,
+    pub reserve_tokens: u64,
+    pub reserve_tokens_floor: u64,
+}
+
+impl Settings {
+    pub fn from_config(config: &Config) -> Settings {
+        Settings {
+            compact_at: config.compact_at.unwrap_or(0.75),
+            compact_window: config.compact_window.unwrap_or(256_000),
+            keep_recent_tokens: config.keep_recent_tokens.unwrap_or(20_000),
+            reserve_tokens: config.reserve_tokens.unwrap_or(16_384),
+            reserve_tokens_floor: config.reserve_tokens_floor.unwrap_or(20_000),
+        }
+    }
+}
+
+/// Where automatic compaction starts for one model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Trigger {
+    /// The window glrs plans against.
+    pub window: u64,
+    /// `compactAt × window`, when automatic compaction is on.
+    pub fraction_line: Option<u64>,
+    /// `window − reserve`, unless ignored for a small model.
+    pub reserve_line: Option<u64>,
+    /// True when the reserve rule was dropped because it would leave too
+    /// little to summarise (say so once).
+    pub reserve_ignored: bool,
+}
+
+impl Trigger {
+    /// The trigger for `provider/model` under `config` (SPEC 6, "When").
+    pub fn for_model(config: &Config, provider: &str, model: &str) -> Trigger {
+        let settings = Settings::from_config(config);
+        let configured = config.model_metadata(provider, model).and_then(|m| m.context);
+        let window = configured
+            .unwrap_or_else(|| catalogue::context_window(config, provider, model).min(settings.compact_window));
+        Trigger::new(settings, window)
+    }
+
+    pub fn new(s: Settings, window: u64) -> Trigger {
+        if s.compact_at <= 0.0 {
+            return Trigger { window, fraction_line: None, reserve_line: None, reserve_ignored: false };
+        }
+        let fraction_line = Some((s.compact_at * window as f64) as u64);
+        let reserve = s.reserve_tokens.max(s.reserve_tokens_floor);
+        let line = window.saturating_sub(reserve);
+        // A small model: compacting at `line` would summarise no more than
+        // what `keepRecentTokens` keeps verbatim, so the reserve rule goes.
+        let small = line.saturating_sub(s.keep_recent_tokens) <= s.keep_recent_tokens;
+        Trigger { window, fraction_line, reserve_line: (!small).then_some(line), reserve_ignored: small }
+    }
+
+    /// The context size past which compaction starts; `None` when off.
+    pub fn threshold(&self) -> Option<u64> {
+        match (self.fraction_line, self.reserve_line) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// True when a context of this size should be compacted.
+    pub fn is_over(&self, context_tokens: u64) -> bool {
+        self.threshold().is_some_and(|t| context_tokens > t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> Settings {
+        Settings::from_config(&Config::default())
+    }
+
+    #[test]
+    fn the_earlier_line_wins() {
+        // 200k: 0.75 × 200k = 150k; 200k − 20k = 180k.
+        let t = Trigger::new(settings(), 200_000);
+        assert_eq!(t.threshold(), Some(150_000));
+        assert!(t.is_over(150_001) && !t.is_over(150_000));
+        // 0.95 on 200k is 190k: the reserve line (180k) comes first.
+        let t = Trigger::new(Settings { compact_at: 0.95, ..settings() }, 200_000);
+        assert_eq!(t.threshold(), Some(180_000));
+        // The floor lifts a small reserve; a floor of 0 leaves reserveTokens.
+        let t = Trigger::new(Settings { compact_at: 0.95, reserve_tokens: 1000, ..settings() }, 200_000);
+        assert_eq!(t.reserve_line, Some(180_000));
+        let t = Trigger::new(
+            Settings { compact_at: 0.95, reserve_tokens: 1000, reserve_tokens_floor: 0, ..settings() },
+            200_000,
+        );
+        assert_eq!(t.reserve_line, Some(199_000));
+    }
+
+    #[test]
+    fn zero_turns_it_off_and_small_models_drop_the_reserve() {
+        assert_eq!(Trigger::new(Settings { compact_at: 0.0, ..settings() }, 200_000).threshold(), None);
+        let t = Trigger::new(settings(), 32_768);
+        assert!(t.reserve_ignored);
+        assert_eq!(t.threshold(), Some(24_576));
+    }
+
+    #[test]
+    fn windows_come_from_metadata_else_the_smaller_of_model_and_compact_window() {
+        let config =
+            Config::parse(r#"{"providers": {"openai": {"models": {"x": {"metadata": {"context": 500000}}}}}}"#)
+                .unwrap();
+        assert_eq!(Trigger::for_model(&config, "openai", "x").window, 500_000);
+        assert_eq!(Trigger::for_model(&config, "openai", "gpt-4.1").window, 256_000);
+        assert_eq!(Trigger::for_model(&config, "openai", "gpt-4o").window, 128_000);
+    }
+}

@@ -1,0 +1,189 @@
+//! One compaction, from snapshot to landing (SPEC 6):
+//!
+//! 1. read the session and plan the cut on that snapshot;
+//! 2. ask the compact model for the brief (nothing is written meanwhile:
+//!    a failed, empty or interrupted summary leaves everything as it was);
+//! 3. land it under the write lock: re-read the file; entries appended since
+//!    the snapshot are kept (they come after the cut); a file replaced or
+//!    shortened since aborts with nothing written; else write the artifact,
+//!    then append the `compacted` entry.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+
+use super::artifact::{self, ArtifactInfo};
+use super::plan::{self, Plan};
+use super::{Settings, brief};
+use crate::config::Config;
+use crate::context;
+use crate::error::StoreError;
+use crate::provider::select::ModelRef;
+use crate::provider::{Cancel, Provider, catalogue};
+use crate::store::{Entry, Located, SessionFile, Store};
+use crate::time;
+
+/// How to compact.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Steers the brief ("Additional focus: …").
+    pub instruction: Option<String>,
+    /// The model that writes the brief, instead of `compactModel`.
+    pub model: Option<ModelRef>,
+}
+
+/// A compaction that landed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Landed {
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    pub artifact: PathBuf,
+    pub label: String,
+    pub first_kept: u64,
+    pub model: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// No user message gives anything to summarise.
+    Nothing,
+    Compacted(Landed),
+}
+
+/// The model that writes the brief: `--model`, else `compactModel`, else
+/// the session's own model, else the configured one. `compactModel` must
+/// have a window of at least `compactWindow`.
+pub fn compact_model(config: &Config, file: &SessionFile, chosen: Option<&ModelRef>) -> Result<ModelRef> {
+    if let Some(m) = chosen {
+        return Ok(m.clone());
+    }
+    if let Some(name) = &config.compact_model {
+        let m = ModelRef::parse(name)?;
+        let window = catalogue::context_window(config, &m.provider, &m.model);
+        let needed = Settings::from_config(config).compact_window;
+        if window < needed {
+            bail!(
+                "compactModel {name} has a window of {window} tokens, smaller than compactWindow ({needed}): \
+                 choose a model with a larger window, or lower compactWindow"
+            );
+        }
+        return Ok(m);
+    }
+    match file.get_str("model").or(config.model.as_deref()) {
+        Some(name) => ModelRef::parse(name),
+        None => bail!("the session names no model and none is configured: give one with --model provider/model-id"),
+    }
+}
+
+/// The estimated tokens before: what the session says, else an estimate.
+fn tokens_before(file: &SessionFile) -> u64 {
+    file.get_u64("contextTokens")
+        .filter(|t| *t > 0)
+        .unwrap_or_else(|| context::estimate(&context::replay(&file.events)))
+}
+
+/// Compact one session.
+pub async fn compact(
+    store: &Store,
+    config: &Config,
+    at: &Located,
+    options: &Options,
+    cancel: &Cancel,
+) -> Result<Outcome> {
+    let file = store.read(at)?.file;
+    let settings = Settings::from_config(config);
+    let Some(plan) = plan::plan(&file.events, settings.keep_recent_tokens) else {
+        return Ok(Outcome::Nothing);
+    };
+    let model = compact_model(config, &file, options.model.as_ref())?;
+    let provider = Provider::from_config(config, &model.provider)?;
+    let window = catalogue::context_window(config, &model.provider, &model.model);
+    let instruction = options.instruction.as_deref().filter(|i| !i.trim().is_empty());
+    let text = brief::write(
+        &provider,
+        &model.model,
+        window,
+        &plan.blocks,
+        plan.previous_brief.as_deref(),
+        instruction,
+        cancel,
+    )
+    .await?;
+    let landed = land(store, at, &plan, &text, &model, instruction, tokens_before(&file))?;
+    Ok(Outcome::Compacted(landed))
+}
+
+/// Land a brief on the session, under its write lock.
+pub fn land(
+    store: &Store,
+    at: &Located,
+    plan: &Plan,
+    brief: &str,
+    model: &ModelRef,
+    instruction: Option<&str>,
+    tokens_before: u64,
+) -> Result<Landed> {
+    let label = brief.lines().next().unwrap_or("").to_string();
+    let mut written: Option<PathBuf> = None;
+    let mut tokens_after = 0;
+    let path = store.session_path(&at.id);
+    let result = store.update(&at.id, |file| {
+        let unchanged = file.events.len() >= plan.snapshot_len
+            && plan::hash_prefix(&file.events, plan.snapshot_len) == plan.snapshot_hash;
+        if !unchanged {
+            return Err(StoreError::Conflict {
+                path: path.clone(),
+                detail:
+                    "the session was replaced or shortened while the brief was being written; nothing was compacted"
+                        .into(),
+            });
+        }
+        let now = time::now();
+        let mut info = ArtifactInfo {
+            file: PathBuf::new(),
+            session: at.id.to_string(),
+            created_at: now.clone(),
+            label: label.clone(),
+            messages: plan.message_count() as u64,
+            note: String::new(),
+            entries: format!("{}-{}", plan.start + 1, plan.cut),
+        };
+        let artifact_path = artifact::write_new(store, &at.id, &mut info, &plan.blocks)?;
+        written = Some(artifact_path.clone());
+        // The context after: the wrapped brief, then everything kept (with
+        // whatever was appended since the snapshot).
+        tokens_after = (context::wrap_brief(brief).chars().count() as u64).div_ceil(4)
+            + context::estimate(&context::replay(&file.events[plan.cut..]));
+        let entry = Entry::Compacted {
+            at: now.clone(),
+            brief: brief.to_string(),
+            first_kept: plan.cut as u64 + 1,
+            tokens_before,
+            tokens_after,
+            model: model.full(),
+            artifact: artifact_path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            instruction: instruction.map(str::to_string),
+        };
+        let raw = entry.to_raw().map_err(|e| StoreError::Corrupt { path: path.clone(), detail: e.to_string() })?;
+        file.events.push(raw);
+        file.set("contextTokens", Value::from(tokens_after));
+        file.set("updatedAt", Value::from(now));
+        Ok(())
+    });
+    if let Err(e) = result {
+        // The session did not take the brief: its artifact goes too.
+        if let Some(p) = written {
+            let _ = std::fs::remove_file(p);
+        }
+        return Err(e).with_context(|| format!("compaction of {} not landed", at.id));
+    }
+    Ok(Landed {
+        tokens_before,
+        tokens_after,
+        artifact: written.unwrap_or_default(),
+        label,
+        first_kept: plan.cut as u64 + 1,
+        model: model.full(),
+    })
+}

@@ -1,0 +1,476 @@
+//! Compaction end to end with the mock model server: the request, the
+//! artifact, the boundary, folding in a previous brief, pieces, races with a
+//! writer, failures that must write nothing, and `--all` for cron.
+
+mod support;
+
+use std::time::Duration;
+
+use glrs::SessionId;
+use glrs::store::{Append, Entry, ToolCall};
+use serde_json::{Value, json};
+use support::mock::{MockServer, Reply};
+use support::sse::*;
+use support::*;
+
+fn setup() -> (TestStore, MockServer) {
+    let ts = TestStore::new();
+    let server = MockServer::start();
+    ts.config_for(&server);
+    (ts, server)
+}
+
+const BRIEF: &str =
+    "fixed three failing auth tests\n## Goal\nmake `npm test` pass\n## Progress\n### Done\n- redirect fixed";
+
+/// One turn: a question naming a file, a tool call and a long result.
+fn turn(n: usize, result_chars: usize) -> Vec<Entry> {
+    let at = glrs::time::now();
+    let id = format!("call_{n}");
+    vec![
+        Entry::User {
+            at: at.clone(),
+            text: format!("turn {n}: look at src/auth/file{n}.ts and run `npm test -- {n}`"),
+            steer: false,
+        },
+        Entry::Assistant {
+            at: at.clone(),
+            text: format!("Reading file{n}."),
+            model: "openai/gpt-4.1".into(),
+            tool_calls: vec![ToolCall {
+                id: id.clone(),
+                name: "read".into(),
+                input: json!({"path": format!("src/auth/file{n}.ts")}),
+            }],
+            stop_reason: "tool_calls".into(),
+        },
+        Entry::Tool {
+            at: at.clone(),
+            id,
+            name: "read".into(),
+            input: json!({}),
+            result: format!("R{n}:{}", "x".repeat(result_chars)),
+            is_error: false,
+        },
+        Entry::Assistant {
+            at,
+            text: format!("Done with turn {n}."),
+            model: "openai/gpt-4.1".into(),
+            tool_calls: vec![],
+            stop_reason: "stop".into(),
+        },
+    ]
+}
+
+/// A session of `turns` turns, each about 2,500 tokens, using `model`.
+fn big_session(ts: &TestStore, turns: usize, model: &str, context_tokens: u64) -> SessionId {
+    let id = ts.store.create("/w").unwrap();
+    add_turns(ts, &id, 0..turns);
+    ts.store
+        .update(&id, |f| {
+            f.set("model", json!(model));
+            f.set("contextTokens", json!(context_tokens));
+            Ok(())
+        })
+        .unwrap();
+    id
+}
+
+fn add_turns(ts: &TestStore, id: &SessionId, range: std::ops::Range<usize>) {
+    let mut change = Append::new();
+    for n in range {
+        for e in turn(n, 10_000) {
+            change = change.entry(&e).unwrap();
+        }
+    }
+    ts.store.append(id, change).unwrap();
+}
+
+fn session_json(ts: &TestStore, id: &SessionId) -> Value {
+    serde_json::from_slice(&std::fs::read(ts.store.session_path(id)).unwrap()).unwrap()
+}
+
+#[test]
+fn a_compaction_lands_a_brief_and_an_artifact_and_moves_the_boundary() {
+    let (ts, server) = setup();
+    let id = big_session(&ts, 20, "openai/gpt-4.1", 50_000);
+    server.push(Reply::sse(openai_text(&[BRIEF], 9_000, 200, 0)));
+    let out = ts
+        .cmd("glrs-compact")
+        .env("OPENAI_API_KEY", OPENAI_KEY)
+        .args([id.as_str(), "--instruction", "the auth module"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let session = session_json(&ts, &id);
+    let events = session["events"].as_array().unwrap();
+    let compacted = events.last().unwrap();
+    assert_eq!(compacted["type"], "compacted");
+    let first_kept = compacted["firstKept"].as_u64().unwrap() as usize;
+    assert_eq!(events[first_kept - 1]["type"], "user", "the cut lands on a user entry");
+    assert_eq!(compacted["tokensBefore"], 50_000);
+    assert_eq!(compacted["model"], "openai/gpt-4.1");
+    assert_eq!(compacted["instruction"], "the auth module");
+    assert_eq!(session["contextTokens"], compacted["tokensAfter"]);
+    let artifact = ts.store.paths.artifacts_of(&id).join(compacted["artifact"].as_str().unwrap());
+    assert_eq!(
+        stdout_of(&out),
+        format!(
+            "{id}: compacted, 50,000 → {} tokens, artifact {}\n",
+            fmt_thousands(compacted["tokensAfter"].as_u64().unwrap()),
+            artifact.display()
+        )
+    );
+
+    // The brief: the model's words, then the exact references of the replaced part.
+    let brief = compacted["brief"].as_str().unwrap();
+    assert!(brief.starts_with(BRIEF), "{brief}");
+    let replaced_turns = events[..first_kept - 1].iter().filter(|e| e["type"] == "user").count();
+    assert!(replaced_turns >= 5);
+    for n in 0..replaced_turns {
+        assert!(brief.contains(&format!("- `src/auth/file{n}.ts`")), "file{n} missing:\n{brief}");
+        assert!(brief.contains(&format!("- `npm test -- {n}`")), "command {n} missing");
+    }
+    assert!(!brief.contains(&format!("file{}.ts", replaced_turns + 1)), "kept turns are not references");
+
+    // The request: tool results cut, the instruction at the end.
+    let request = &server.model_requests()[0].body;
+    let text = request["messages"][1]["content"].as_str().unwrap();
+    assert_eq!(request["messages"][0]["role"], "system");
+    assert!(text.contains("[tool-result read]\nR0:"), "{}", &text[..300]);
+    assert!(text.contains("[… 8003 more characters cut from this request; the artifact keeps them whole]"));
+    assert!(text.ends_with("Additional focus: the auth module"));
+
+    // The artifact: front matter, and every replaced message in full.
+    let body = std::fs::read_to_string(&artifact).unwrap();
+    let head = format!(
+        "---\nlabel: fixed three failing auth tests\ncreatedAt: {}\nmessages: {}\nnote:\nsession: {id}\nentries: 1-{}\n---\n[user]\nturn 0: look at",
+        compacted["at"].as_str().unwrap(),
+        replaced_turns * 5,
+        first_kept - 1
+    );
+    assert!(body.starts_with(&head), "{}", &body[..300]);
+    assert!(body.contains(&format!("[tool-result read]\nR0:{}\n", "x".repeat(10_000))));
+    assert!(body.contains("[tool-call read]\n{\"path\":\"src/auth/file0.ts\"}\n"));
+    assert_eq!(std::fs::metadata(&artifact).unwrap().permissions().mode() & 0o777, 0o600);
+
+    // The next chat turn starts from the wrapped brief and the kept entries.
+    server.push(Reply::sse(openai_text(&["ok"], 1, 1, 0)));
+    ts.chat().args(["--resume", id.as_str(), "-p", "carry on"]).assert().success();
+    let messages = server.model_requests()[1].body["messages"].as_array().unwrap().clone();
+    assert_eq!(
+        messages[0],
+        json!({"role": "user", "content": format!("<earlier-conversation>\n{brief}\n</earlier-conversation>")})
+    );
+    assert_eq!(messages[1]["content"], events[first_kept - 1]["text"]);
+    assert_eq!(messages.last().unwrap()["content"], "carry on");
+    assert_no_orphans_openai(&server.model_requests()[1].body);
+}
+
+use std::os::unix::fs::PermissionsExt;
+
+fn fmt_thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[test]
+fn a_second_compaction_folds_in_the_previous_brief() {
+    let (ts, server) = setup();
+    let id = big_session(&ts, 12, "openai/gpt-4.1", 30_000);
+    server.push(Reply::sse(openai_text(&[BRIEF], 1, 1, 0)));
+    ts.cmd("glrs-compact").env("OPENAI_API_KEY", OPENAI_KEY).arg(id.as_str()).assert().success();
+    add_turns(&ts, &id, 100..112);
+    server.push(Reply::sse(openai_text(&["second label\n## Goal\nstill auth"], 1, 1, 0)));
+    ts.cmd("glrs-compact").env("OPENAI_API_KEY", OPENAI_KEY).arg(id.as_str()).assert().success();
+    let text = server.model_requests()[1].body["messages"][1]["content"].as_str().unwrap().to_string();
+    assert!(text.contains(&format!("<previous-brief>\n{BRIEF}")), "{}", &text[..400]);
+    let session = session_json(&ts, &id);
+    let last = session["events"].as_array().unwrap().last().unwrap().clone();
+    let brief = last["brief"].as_str().unwrap();
+    assert!(brief.starts_with("second label"));
+    assert!(brief.contains("- `src/auth/file0.ts`"), "references carry over:\n{brief}");
+    let artifacts = glrs::compact::artifact::list(&ts.store, &id).unwrap();
+    assert_eq!(artifacts.len(), 2);
+    let second = std::fs::read_to_string(&artifacts[1].file).unwrap();
+    assert!(second.contains(&format!("---\n[brief]\n{BRIEF}")), "{}", &second[..400]);
+}
+
+#[test]
+fn a_failed_empty_or_killed_compaction_writes_nothing() {
+    let (ts, server) = setup();
+    let id = big_session(&ts, 12, "openai/gpt-4.1", 30_000);
+    let before = ts.snapshot();
+    server.push(Reply::json(400, r#"{"error":{"message":"model not found"}}"#));
+    let out = ts.cmd("glrs-compact").env("OPENAI_API_KEY", OPENAI_KEY).arg(id.as_str()).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr_of(&out).contains("the compact model failed (HTTP 400: model not found); nothing was written"),
+        "{}",
+        stderr_of(&out)
+    );
+    server.push(Reply::sse(openai_text(&["  "], 1, 1, 0)));
+    let out = ts.cmd("glrs-compact").env("OPENAI_API_KEY", OPENAI_KEY).arg(id.as_str()).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr_of(&out).contains("empty brief"), "{}", stderr_of(&out));
+
+    let events: Vec<String> =
+        (0..50).map(|_| "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\n".to_string()).collect();
+    server.push(Reply::slow_sse(events, 100));
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_glrs-compact"))
+        .arg(id.as_str())
+        .env("HOME", ts.dir.path())
+        .env("XDG_DATA_HOME", ts.data_home())
+        .env("XDG_CONFIG_HOME", ts.dir.path().join("config"))
+        .env("OPENAI_API_KEY", OPENAI_KEY)
+        .spawn()
+        .unwrap();
+    while server.model_requests().len() < 3 {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let mut after = ts.snapshot();
+    // The listing index is a cache, not part of the session.
+    after.retain(|(p, _)| !p.ends_with(".index.json"));
+    assert_eq!(after, before, "the session and artifacts folder are exactly as before");
+}
+
+#[test]
+fn a_write_racing_a_compaction_is_kept_and_a_replaced_file_aborts() {
+    let (ts, server) = setup();
+    let id = big_session(&ts, 12, "openai/gpt-4.1", 30_000);
+    let slow = |server: &MockServer| {
+        let mut events = openai_text(&[BRIEF], 1, 1, 0);
+        events.insert(0, ": keep-alive\n\n".into());
+        server.push(Reply::slow_sse(events, 150));
+    };
+    slow(&server);
+    let child = spawn_compact(&ts, &id);
+    while server.model_requests().is_empty() {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // A chat appends while the brief is being written.
+    let note = Entry::Notice { at: glrs::time::now(), text: "written during the compaction".into() };
+    ts.store.append(&id, Append::new().entry(&note).unwrap()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let session = session_json(&ts, &id);
+    let events = session["events"].as_array().unwrap();
+    let n = events.len();
+    assert_eq!(events[n - 2]["text"], "written during the compaction");
+    assert_eq!(events[n - 1]["type"], "compacted");
+
+    // Now a compaction whose session is shortened meanwhile: abort.
+    add_turns(&ts, &id, 200..212);
+    let before_artifacts = glrs::compact::artifact::list(&ts.store, &id).unwrap().len();
+    slow(&server);
+    let child = spawn_compact(&ts, &id);
+    while server.model_requests().len() < 2 {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    ts.store
+        .update(&id, |f| {
+            f.events.truncate(5);
+            Ok(())
+        })
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("replaced or shortened"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(session_json(&ts, &id)["events"].as_array().unwrap().len(), 5);
+    assert_eq!(
+        glrs::compact::artifact::list(&ts.store, &id).unwrap().len(),
+        before_artifacts,
+        "no artifact left behind"
+    );
+}
+
+fn spawn_compact(ts: &TestStore, id: &SessionId) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_glrs-compact"))
+        .arg(id.as_str())
+        .env("HOME", ts.dir.path())
+        .env("XDG_DATA_HOME", ts.data_home())
+        .env("XDG_CONFIG_HOME", ts.dir.path().join("config"))
+        .env("OPENAI_API_KEY", OPENAI_KEY)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn nothing_to_compact_and_the_compact_model_window_check() {
+    let (ts, server) = setup();
+    let small = ts.session("/w", &[user("hi"), notice("n")]);
+    ts.cmd("glrs-compact")
+        .env("OPENAI_API_KEY", OPENAI_KEY)
+        .arg(small.as_str())
+        .assert()
+        .success()
+        .stdout(format!("{small}: nothing to compact\n"));
+    let id = big_session(&ts, 12, "openai/gpt-4.1", 30_000);
+    ts.config(
+        json!({"compactModel": "openai/gpt-4o", "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}}}),
+    );
+    let out = ts.cmd("glrs-compact").env("OPENAI_API_KEY", OPENAI_KEY).arg(id.as_str()).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr_of(&out)
+            .contains("compactModel openai/gpt-4o has a window of 128000 tokens, smaller than compactWindow (256000)"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert!(server.model_requests().is_empty());
+    // --if-needed: under the trigger, nothing happens.
+    ts.config_for(&server);
+    ts.cmd("glrs-compact")
+        .env("OPENAI_API_KEY", OPENAI_KEY)
+        .args([id.as_str(), "--if-needed"])
+        .assert()
+        .success()
+        .stdout(format!("{id}: 30,000 tokens, under its trigger 192,000; nothing to do\n"));
+}
+
+#[test]
+fn a_part_too_large_for_one_request_is_summarised_in_pieces_and_merged() {
+    let (ts, server) = setup();
+    ts.config(json!({
+        "keepRecentTokens": 2000,
+        "providers": {"openai": {"baseUrl": format!("{}/v1", server.url()), "models": {"tiny": {"metadata": {"context": 16000}}}}},
+    }));
+    let id = big_session(&ts, 12, "openai/gpt-4.1", 30_000);
+    for i in 0..20 {
+        server.push(Reply::sse(openai_text(&[&format!("part label {i}\n## Goal\npiece {i}")], 1, 1, 0)));
+    }
+    ts.cmd("glrs-compact")
+        .env("OPENAI_API_KEY", OPENAI_KEY)
+        .args([id.as_str(), "--model", "openai/tiny"])
+        .assert()
+        .success();
+    let requests = server.model_requests();
+    assert!(requests.len() >= 3, "{} requests", requests.len());
+    for r in &requests {
+        let chars = r.body["messages"][1]["content"].as_str().unwrap().len();
+        assert!(chars <= 4 * 16_000, "a request of {chars} characters does not fit");
+        assert_eq!(r.body["model"], "tiny");
+    }
+    let merge = requests.last().unwrap().body["messages"][1]["content"].as_str().unwrap().to_string();
+    assert!(merge.contains("<partial-brief part=\"1\">\npart label 0"), "{merge}");
+    let last = session_json(&ts, &id)["events"].as_array().unwrap().last().unwrap().clone();
+    assert!(last["brief"].as_str().unwrap().starts_with(&format!("part label {}", requests.len() - 1)));
+}
+
+#[test]
+fn all_compacts_exactly_those_over_their_trigger_and_skips_open_ones() {
+    let (ts, server) = setup();
+    let over_a = big_session(&ts, 12, "openai/gpt-4.1", 300_000);
+    let under = big_session(&ts, 12, "openai/gpt-4.1", 1_000);
+    let open = big_session(&ts, 12, "openai/gpt-4.1", 300_000);
+    let over_b = big_session(&ts, 12, "openai/gpt-4o", 100_000);
+    let failing = big_session(&ts, 12, "anthropic/claude-sonnet-4-5", 190_000);
+    let under_before = std::fs::read(ts.store.session_path(&under)).unwrap();
+    let held = ts.store.open_lock(&open).unwrap();
+    server.push(Reply::sse(openai_text(&[BRIEF], 1, 1, 0)));
+    server.push(Reply::sse(openai_text(&[BRIEF], 1, 1, 0)));
+    let out = ts.cmd("glrs-compact").env("OPENAI_API_KEY", OPENAI_KEY).args(["--all"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "one failed: {}", stderr_of(&out));
+    let stdout = stdout_of(&out);
+    let acted: Vec<&str> = stdout.lines().map(|l| &l[..8]).collect();
+    let mut expected = vec![over_a.as_str(), over_b.as_str()];
+    expected.sort();
+    let mut acted_sorted = acted.clone();
+    acted_sorted.sort();
+    assert_eq!(acted_sorted, expected, "{stdout}");
+    let err = stderr_of(&out);
+    assert!(err.contains(&format!("note: skipped {open}: open in a chat (pid {})", std::process::id())), "{err}");
+    assert!(err.contains(&format!("error: {failing}: ")) && err.contains("ANTHROPIC_API_KEY"), "{err}");
+    assert!(err.contains("1 of 4 sessions could not be compacted"), "{err}");
+    assert_eq!(std::fs::read(ts.store.session_path(&under)).unwrap(), under_before);
+    assert!(glrs::compact::artifact::list(&ts.store, &open).unwrap().is_empty());
+    // Again with the missing key, quietly: only the failed one was still
+    // over its trigger (the open one is still open), and nothing is printed.
+    server.push(Reply::sse(anthropic_text(&[BRIEF])));
+    ts.cmd("glrs-compact")
+        .env("OPENAI_API_KEY", OPENAI_KEY)
+        .env("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+        .args(["--all", "--quiet"])
+        .assert()
+        .success()
+        .stdout("")
+        .stderr(format!("glrs-compact: note: skipped {open}: open in a chat (pid {})\n", std::process::id()));
+    assert_eq!(session_json(&ts, &failing)["events"].as_array().unwrap().last().unwrap()["type"], "compacted");
+    assert_eq!(server.model_requests().last().unwrap().path, "/v1/messages");
+    drop(held);
+}
+
+#[test]
+fn glrs_artifacts_lists_reads_annotates_and_removes() {
+    let (ts, server) = setup();
+    let id = big_session(&ts, 12, "openai/gpt-4.1", 30_000);
+    server.push(Reply::sse(openai_text(&[BRIEF], 1, 1, 0)));
+    ts.cmd("glrs-compact").env("OPENAI_API_KEY", OPENAI_KEY).arg(id.as_str()).assert().success();
+    let art = glrs::compact::artifact::list(&ts.store, &id).unwrap().remove(0);
+    let a = |args: &[&str]| ts.cmd("glrs-artifacts").args(args).output().unwrap();
+
+    let out = a(&["ls", "--json"]);
+    assert_eq!(
+        json_of(&out),
+        json!([{"file": art.file, "session": id.as_str(), "createdAt": art.created_at, "label": "fixed three failing auth tests", "messages": art.messages, "note": ""}])
+    );
+    let out = a(&["ls", &id.as_str()[..5]]);
+    assert_eq!(
+        stdout_of(&out),
+        format!(
+            "{}\t{id}\t{}\tfixed three failing auth tests\t{}\t\n",
+            art.file.display(),
+            art.created_at,
+            art.messages
+        )
+    );
+    let whole = std::fs::read_to_string(&art.file).unwrap();
+    assert_eq!(stdout_of(&a(&["cat", id.as_str()])), whole);
+    assert_eq!(stdout_of(&a(&["cat", &format!("{id}:1")])), whole);
+    assert_eq!(stdout_of(&a(&["cat", &art.file.to_string_lossy()])), whole);
+    let rel = format!("{id}/{}", art.file.file_name().unwrap().to_string_lossy());
+    assert_eq!(stdout_of(&a(&["cat", &rel])), whole);
+    assert!(stderr_of(&a(&["cat", &format!("{id}:2")])).contains("has 1 artifacts"));
+    assert_eq!(stdout_of(&a(&["path", id.as_str()])), format!("{}\n", ts.store.paths.artifacts_of(&id).display()));
+
+    let note = "checked: \"all\" good\nsecond line";
+    assert!(a(&["annotate", &art.file.to_string_lossy(), note]).status.success());
+    let out = a(&["ls", "--json"]);
+    assert_eq!(json_of(&out)[0]["note"], note);
+    let after = std::fs::read_to_string(&art.file).unwrap();
+    assert_eq!(after.split("\n---\n").nth(1), whole.split("\n---\n").nth(1), "the body is untouched");
+
+    // Files outside the artifacts folder are refused, and left alone.
+    let outside = ts.sessions_dir().join(format!("{id}.json"));
+    std::fs::write(ts.dir.path().join("x.md"), "x").unwrap();
+    for bad in [
+        outside.to_string_lossy().into_owned(),
+        ts.dir.path().join("x.md").to_string_lossy().into_owned(),
+        format!("{id}/../../{id}.json"),
+        "/etc/passwd".into(),
+    ] {
+        let out = a(&["rm", &bad]);
+        assert_eq!(out.status.code(), Some(1), "{bad}");
+        assert!(stderr_of(&out).contains("glrs-artifacts: error: "), "{bad}: {}", stderr_of(&out));
+    }
+    assert!(outside.exists() && ts.dir.path().join("x.md").exists());
+    assert!(a(&["rm", &rel]).status.success());
+    assert!(!art.file.exists());
+    assert_eq!(stdout_of(&a(&["ls"])), "");
+}
