@@ -23,13 +23,25 @@ _glrs__chat() {
 
     case "${cmd}" in
         glrs__chat)
-            opts="-c -m -p -h -V --resume --continue --model --system --prompt --json --help --version"
+            opts="-c -k -m -p -h -V --resume --continue --key --parent --model --system --prompt --json --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --resume)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -k)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --parent)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,4 +1,6 @@
 complete -c glrs-chat -l resume -d 'Open a session by id or unique prefix; with no ID, pick one (newest first)' -r
+complete -c glrs-chat -s k -l key -d 'Continue the session of this key, or start one (resets: session.reset in the config)' -r
+complete -c glrs-chat -l parent -d 'With --key, when a new session starts: begin it as a copy of this one (unless it is over parentForkMaxTokens)' -r
 complete -c glrs-chat -s m -l model -d 'The model, as provider/model-id (openai/gpt-4.1, anthropic/claude-sonnet-4-5, ollama/llama3.2)' -r
 complete -c glrs-chat -l system -d 'The system prompt (else "systemPrompt" in the config)' -r
 complete -c glrs-chat -s p -l prompt -d 'Run one turn with this prompt: the reply on stdout, the session id on stderr' -r

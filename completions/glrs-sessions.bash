@@ -16,11 +16,17 @@ _glrs__sessions() {
             ",$1")
                 cmd="glrs__sessions"
                 ;;
+            glrs__sessions,cleanup)
+                cmd="glrs__sessions__subcmd__cleanup"
+                ;;
             glrs__sessions,grep)
                 cmd="glrs__sessions__subcmd__grep"
                 ;;
             glrs__sessions,help)
                 cmd="glrs__sessions__subcmd__help"
+                ;;
+            glrs__sessions,keys)
+                cmd="glrs__sessions__subcmd__keys"
                 ;;
             glrs__sessions,ls)
                 cmd="glrs__sessions__subcmd__ls"
@@ -43,11 +49,17 @@ _glrs__sessions() {
             glrs__sessions,unpin)
                 cmd="glrs__sessions__subcmd__unpin"
                 ;;
+            glrs__sessions__subcmd__help,cleanup)
+                cmd="glrs__sessions__subcmd__help__subcmd__cleanup"
+                ;;
             glrs__sessions__subcmd__help,grep)
                 cmd="glrs__sessions__subcmd__help__subcmd__grep"
                 ;;
             glrs__sessions__subcmd__help,help)
                 cmd="glrs__sessions__subcmd__help__subcmd__help"
+                ;;
+            glrs__sessions__subcmd__help,keys)
+                cmd="glrs__sessions__subcmd__help__subcmd__keys"
                 ;;
             glrs__sessions__subcmd__help,ls)
                 cmd="glrs__sessions__subcmd__help__subcmd__ls"
@@ -77,8 +89,22 @@ _glrs__sessions() {
 
     case "${cmd}" in
         glrs__sessions)
-            opts="-h -V --help --version ls show status grep path rm pin unpin help"
+            opts="-h -V --help --version ls show status grep path rm pin unpin keys cleanup help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        glrs__subcmd__sessions__subcmd__cleanup)
+            opts="-h --dry-run --enforce --json --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -105,8 +131,22 @@ _glrs__sessions() {
             return 0
             ;;
         glrs__subcmd__sessions__subcmd__help)
-            opts="ls show status grep path rm pin unpin help"
+            opts="ls show status grep path rm pin unpin keys cleanup help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        glrs__subcmd__sessions__subcmd__help__subcmd__cleanup)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -133,6 +173,20 @@ _glrs__sessions() {
             return 0
             ;;
         glrs__subcmd__sessions__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        glrs__subcmd__sessions__subcmd__help__subcmd__keys)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -244,8 +298,22 @@ _glrs__sessions() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        glrs__subcmd__sessions__subcmd__keys)
+            opts="-h --json --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         glrs__subcmd__sessions__subcmd__ls)
-            opts="-n -h --json --jsonl --cwd --key --legacy --help"
+            opts="-n -h --json --jsonl --cwd --key --legacy --tree --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -13,6 +13,7 @@ fn programs() -> Vec<clap::Command> {
         glrs::cli::front::command(),
         glrs::cli::chat::Args::command(),
         glrs::cli::sessions::Args::command(),
+        glrs::cli::fork::Args::command(),
         glrs::cli::compact::Args::command(),
         glrs::cli::artifacts::Args::command(),
     ]

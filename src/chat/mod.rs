@@ -40,6 +40,10 @@ pub struct Chat {
     /// The stamp of the file as this chat last wrote or read it; `None`
     /// before the session's first write.
     stamp: Option<Stamp>,
+    /// The session key that owns this session, if any.
+    pub key: Option<String>,
+    /// True once `keys.json` points the key at this session.
+    pub key_recorded: bool,
     /// Entries recorded but not yet on disk (a write failed, or they wait
     /// for the next write point).
     unwritten: Vec<Entry>,
@@ -72,6 +76,8 @@ impl Chat {
             context_tokens: 0,
             stamp: None,
             unwritten: Vec::new(),
+            key: None,
+            key_recorded: false,
             _open: open,
             model,
             config,
@@ -110,6 +116,8 @@ impl Chat {
             // saves it there.
             stamp: (!at.legacy).then_some(stamp),
             unwritten: Vec::new(),
+            key: file.get_str("key").map(str::to_string),
+            key_recorded: true,
             tools: tools::ToolRegistry::default(),
             _open: open,
             store,
@@ -195,12 +203,19 @@ impl Chat {
         let mut change = Append::new()
             .set("contextTokens", Value::from(self.context_tokens))
             .set("model", Value::from(self.model.full()));
+        if let Some(key) = &self.key {
+            change = change.set("key", Value::from(key.as_str()));
+        }
         for entry in &self.unwritten {
             change = change.entry(entry)?;
         }
         let written = self.store.append(&self.id, change)?;
         self.unwritten.clear();
         self.stamp = Some(written.stamp);
+        if let (Some(key), false) = (&self.key, self.key_recorded) {
+            self.store.set_key(key, &self.id)?;
+            self.key_recorded = true;
+        }
         Ok(())
     }
 

@@ -32,6 +32,9 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/sessions", "recent sessions (glrs-sessions ls)"),
     ("/resume", "[ID] open another session (no ID: pick one)"),
     ("/model", "[provider/model] show or change the model"),
+    ("/new", "start a fresh session (for this key, if any); this one stays"),
+    ("/reset", "the same as /new"),
+    ("/fork", "[N] copy this session (entries 1..N) to a new id (glrs-fork)"),
     ("/quit", "leave (Ctrl-D too)"),
 ];
 
@@ -373,6 +376,41 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
             *chat = next;
             println!("session {} · {}", chat.id, chat.model.full());
             show_history(chat, color);
+        }
+        "/new" | "/reset" => {
+            let mut next = Chat::start(
+                chat.store.clone(),
+                chat.config.clone(),
+                chat.model.clone(),
+                chat.system.clone(),
+                chat.cwd.clone(),
+            )?;
+            next.key = chat.key.clone();
+            if chat.is_saved() {
+                println!("left {} (glrs-chat --resume {})", chat.id, chat.id);
+            }
+            *chat = next;
+            match &chat.key {
+                Some(key) => println!("new session {} for key {key}", chat.id),
+                None => println!("new session {}", chat.id),
+            }
+        }
+        "/fork" => {
+            if !chat.is_saved() {
+                println!("nothing to fork yet: session {} has nothing saved", chat.id);
+                return Ok(Action::Continue);
+            }
+            let mut args = vec![chat.id.to_string()];
+            if !arg.is_empty() {
+                args.push(arg.to_string());
+            }
+            let out = std::process::Command::new(crate::cli::program_path("glrs-fork")).args(&args).output()?;
+            if out.status.success() {
+                let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+                println!("forked to {id}: /resume {id} opens it");
+            } else {
+                eprint!("{}", String::from_utf8_lossy(&out.stderr));
+            }
         }
         _ => println!("unknown command {command}: /help lists them"),
     }

@@ -34,6 +34,12 @@ pub struct Args {
     /// Open the newest session started in this directory
     #[arg(short = 'c', long = "continue")]
     pub continue_: bool,
+    /// Continue the session of this key, or start one (resets: session.reset in the config)
+    #[arg(short = 'k', long, value_name = "KEY", conflicts_with_all = ["resume", "continue_"])]
+    pub key: Option<String>,
+    /// With --key, when a new session starts: begin it as a copy of this one (unless it is over parentForkMaxTokens)
+    #[arg(long, value_name = "ID", requires = "key")]
+    pub parent: Option<String>,
     /// The model, as provider/model-id (openai/gpt-4.1, anthropic/claude-sonnet-4-5, ollama/llama3.2)
     #[arg(short = 'm', long, value_name = "PROVIDER/MODEL")]
     pub model: Option<String>,
@@ -78,7 +84,23 @@ pub fn run(args: Args) -> Result<i32> {
         move || runtime.block_on(select::choose(&config, None, &config_path))
     };
 
+    let mut notices: Vec<String> = Vec::new();
+    let mut key_target: Option<Located> = None;
+    if let Some(key) = &args.key {
+        match crate::keys::decide(&store, &config, key, &jiff::Zoned::now())? {
+            crate::keys::KeyDecision::Continue(at) => key_target = Some(at),
+            crate::keys::KeyDecision::New(reason) => {
+                if let Some(why) = reason {
+                    notices.push(format!("new session for key {key}: {why}"));
+                }
+                if let Some(parent) = &args.parent {
+                    key_target = start_from_parent(&store, &config, key, parent, &mut notices)?;
+                }
+            }
+        }
+    }
     let target: Option<Located> = match (&args.resume, args.continue_) {
+        _ if args.key.is_some() => key_target,
         (Some(id), _) if !id.is_empty() => Some(store.resolve(id)?),
         (Some(_), _) => {
             if prompt.is_some() || !std::io::stdin().is_terminal() {
@@ -103,10 +125,42 @@ pub fn run(args: Args) -> Result<i32> {
             Chat::start(store, config, model, system, cwd)?
         }
     };
+    if let Some(key) = &args.key {
+        chat.key = Some(key.clone());
+    }
+    for notice in notices {
+        eprintln!("{PROGRAM_NAME}: {notice}");
+        chat.record(crate::store::Entry::Notice { at: crate::time::now(), text: notice });
+    }
     match prompt {
         Some(prompt) => runtime.block_on(chat::oneshot::run(&mut chat, &prompt, args.json)),
         None => chat::repl::run(chat, &runtime, resumed),
     }
+}
+
+/// A new keyed session that begins as a copy of `parent`, unless the parent
+/// is over `parentForkMaxTokens` (then `None`: start fresh, and say why).
+fn start_from_parent(
+    store: &Store,
+    config: &Config,
+    key: &str,
+    parent: &str,
+    notices: &mut Vec<String>,
+) -> Result<Option<Located>> {
+    let at = store.resolve(parent)?;
+    let tokens = store.read(&at)?.file.get_u64("contextTokens").unwrap_or(0);
+    let limit = config.parent_fork_max_tokens.unwrap_or(100_000);
+    if limit > 0 && tokens > limit {
+        notices.push(format!(
+            "parent {} not copied: its {tokens} context tokens are over parentForkMaxTokens ({limit}); starting fresh",
+            at.id
+        ));
+        return Ok(None);
+    }
+    let forked = crate::fork::fork(store, &at, None, Some(key))?;
+    store.set_key(key, &forked.id)?;
+    notices.push(format!("new session for key {key} starts as a copy of {}", at.id));
+    Ok(Some(store.resolve(forked.id.as_str())?))
 }
 
 /// The newest session whose cwd is `cwd`.

@@ -196,6 +196,12 @@ impl Store {
 
     /// Write a new, empty session under `id`; false when one exists already.
     pub fn create_as(&self, id: &SessionId, cwd: &str) -> Result<bool, StoreError> {
+        let file = SessionFile::new(id.as_str(), cwd, &crate::time::now());
+        self.create_file(id, &file)
+    }
+
+    /// Write `file` as the new session `id`; false when one exists already.
+    pub fn create_file(&self, id: &SessionId, file: &SessionFile) -> Result<bool, StoreError> {
         ensure_private_dir(&self.paths.sessions)
             .map_err(|e| StoreError::io(&self.paths.sessions, "create folder", e))?;
         // Under the id's write lock, so two creators of the same id cannot
@@ -204,7 +210,6 @@ impl Store {
         if self.locate(id).is_some() {
             return Ok(false);
         }
-        let file = SessionFile::new(id.as_str(), cwd, &crate::time::now());
         lock::write_atomic(&self.session_path(id), true, |w| file.write_to(w))?;
         Ok(true)
     }

@@ -47,6 +47,7 @@ impl TestStore {
             "glrs-chat" => env!("CARGO_BIN_EXE_glrs-chat"),
             "glrs" => env!("CARGO_BIN_EXE_glrs"),
             "glrs-compact" => env!("CARGO_BIN_EXE_glrs-compact"),
+            "glrs-fork" => env!("CARGO_BIN_EXE_glrs-fork"),
             "glrs-artifacts" => env!("CARGO_BIN_EXE_glrs-artifacts"),
             other => panic!("unknown program {other}"),
         };

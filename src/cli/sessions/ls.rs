@@ -32,6 +32,20 @@ pub fn run(store: &Store, args: &LsArgs, out: &mut dyn Write) -> Result<i32> {
             serde_json::to_writer(&mut *out, s)?;
             writeln!(out)?;
         }
+    } else if args.tree {
+        for (depth, s) in tree_order(&chosen) {
+            let indent = if depth == 0 { String::new() } else { format!("{}└ ", "  ".repeat(depth - 1)) };
+            writeln!(
+                out,
+                "{indent}{}\t{}\t{}\t{}\t{}\t{}",
+                s.id,
+                field(&s.updated_at),
+                s.entries,
+                s.context_tokens,
+                field(&s.cwd),
+                field(&s.title)
+            )?;
+        }
     } else {
         if stdout_is_terminal() && !chosen.is_empty() {
             writeln!(out, "ID\tUPDATED\tENTRIES\tCONTEXT\tCWD\tTITLE")?;
@@ -51,4 +65,34 @@ pub fn run(store: &Store, args: &LsArgs, out: &mut dyn Write) -> Result<i32> {
         }
     }
     Ok(0)
+}
+
+/// Sessions in lineage order: each root (newest first), then its forks
+/// beneath it, depth first. A fork whose parent is not listed is a root.
+fn tree_order<'a>(sessions: &[&'a Summary]) -> Vec<(usize, &'a Summary)> {
+    let parent_of =
+        |s: &Summary| s.parent.as_ref().and_then(|p| p.get("id")).and_then(|v| v.as_str()).map(str::to_string);
+    let listed: std::collections::HashSet<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
+    let mut out = Vec::new();
+    fn visit<'a>(
+        s: &'a Summary,
+        depth: usize,
+        sessions: &[&'a Summary],
+        parent_of: &dyn Fn(&Summary) -> Option<String>,
+        out: &mut Vec<(usize, &'a Summary)>,
+    ) {
+        if out.len() > sessions.len() {
+            return; // a cycle in hand-edited files: stop
+        }
+        out.push((depth, s));
+        for child in sessions.iter().filter(|c| parent_of(c).as_deref() == Some(s.id.as_str())) {
+            visit(child, depth + 1, sessions, parent_of, out);
+        }
+    }
+    for s in sessions {
+        if parent_of(s).is_none_or(|p| !listed.contains(p.as_str())) {
+            visit(s, 0, sessions, &parent_of, &mut out);
+        }
+    }
+    out
 }

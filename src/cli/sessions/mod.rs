@@ -2,6 +2,7 @@
 //! (SPEC section 11).
 
 mod grep;
+mod lifecycle;
 mod ls;
 mod show;
 mod status;
@@ -56,6 +57,30 @@ pub enum Command {
     Pin(IdArg),
     /// Unpin a session
     Unpin(IdArg),
+    /// The key map: key, session, updatedAt, the reset that applies next
+    Keys(KeysArgs),
+    /// Remove stale, excess and leftover files (session.maintenance in the config)
+    Cleanup(CleanupArgs),
+}
+
+#[derive(Debug, ClapArgs)]
+pub struct KeysArgs {
+    /// Print a JSON array
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, ClapArgs)]
+pub struct CleanupArgs {
+    /// Only say what would be removed (the default in "warn" mode)
+    #[arg(long, conflicts_with = "enforce")]
+    pub dry_run: bool,
+    /// Remove, whatever the configured mode
+    #[arg(long)]
+    pub enforce: bool,
+    /// Print a JSON array
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, ClapArgs)]
@@ -78,6 +103,9 @@ pub struct LsArgs {
     /// Only sessions from the legacy glorious folder
     #[arg(long)]
     pub legacy: bool,
+    /// Show lineage: each fork indented under its parent (plain form)
+    #[arg(long)]
+    pub tree: bool,
 }
 
 #[derive(Debug, ClapArgs)]
@@ -149,6 +177,8 @@ pub fn run(args: Args) -> Result<i32> {
         Command::Rm(a) => rm(&store, &a),
         Command::Pin(a) => pin(&store, &a.id, true)?,
         Command::Unpin(a) => pin(&store, &a.id, false)?,
+        Command::Keys(a) => lifecycle::keys(&store, &a, &mut out)?,
+        Command::Cleanup(a) => lifecycle::cleanup(&store, &a, &mut out)?,
     };
     out.flush()?;
     Ok(code)

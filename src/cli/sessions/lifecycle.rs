@@ -1,0 +1,90 @@
+//! `glrs-sessions keys` and `glrs-sessions cleanup`.
+
+use std::io::Write;
+
+use anyhow::Result;
+use serde::Serialize;
+
+use super::{CleanupArgs, KeysArgs, PROGRAM};
+use crate::config::Config;
+use crate::keys::ResetRule;
+use crate::maintenance::{self, Action, Policy};
+use crate::output::field;
+use crate::store::Store;
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct KeyRow {
+    key: String,
+    session: String,
+    /// The session's last activity.
+    updated_at: Option<String>,
+    /// The reset that applies next.
+    next_reset: String,
+}
+
+pub fn keys(store: &Store, args: &KeysArgs, out: &mut dyn Write) -> Result<i32> {
+    let config = Config::load_env(&store.paths)?;
+    let rule = ResetRule::from_config(&config);
+    let mut rows = Vec::new();
+    for (key, record) in store.keys()? {
+        let at = crate::SessionId::parse(&record.session).ok().and_then(|id| store.locate(&id));
+        let updated =
+            at.and_then(|at| store.read(&at).ok()).and_then(|l| l.file.get_str("updatedAt").map(str::to_string));
+        let next = match updated.as_deref().and_then(|u| u.parse::<jiff::Timestamp>().ok()) {
+            Some(last) => rule.next(last),
+            None => "new session (its session is gone)".into(),
+        };
+        rows.push(KeyRow { key, session: record.session, updated_at: updated, next_reset: next });
+    }
+    if args.json {
+        serde_json::to_writer_pretty(&mut *out, &rows)?;
+        writeln!(out)?;
+    } else {
+        for r in rows {
+            writeln!(out, "{}\t{}\t{}\t{}", field(&r.key), r.session, r.updated_at.unwrap_or_default(), r.next_reset)?;
+        }
+    }
+    Ok(0)
+}
+
+pub fn cleanup(store: &Store, args: &CleanupArgs, out: &mut dyn Write) -> Result<i32> {
+    let config = Config::load_env(&store.paths)?;
+    let policy = Policy::from_config(&config)?;
+    let enforce = args.enforce || (policy.enforce && !args.dry_run);
+    let rows = maintenance::plan(store, &policy, std::time::SystemTime::now())?;
+    if args.json {
+        serde_json::to_writer_pretty(&mut *out, &rows)?;
+        writeln!(out)?;
+    } else {
+        for r in &rows {
+            let action = match r.action {
+                Action::Remove => "remove",
+                Action::Keep => "keep",
+            };
+            writeln!(
+                out,
+                "{action}\t{}\t{}\t{}\t{}",
+                r.reason,
+                r.session.as_deref().unwrap_or("-"),
+                r.bytes,
+                r.path.display()
+            )?;
+        }
+    }
+    out.flush()?;
+    let (count, bytes) =
+        rows.iter().filter(|r| r.action == Action::Remove).fold((0, 0), |(c, b), r| (c + 1, b + r.bytes));
+    if !enforce {
+        if count > 0 {
+            eprintln!("{PROGRAM}: would remove {count} items ({bytes} bytes); nothing changed (--enforce removes)");
+        }
+        return Ok(0);
+    }
+    let failed = maintenance::enforce(store, &rows);
+    for (row, why) in &failed {
+        eprintln!("{PROGRAM}: error: {}: {why}", row.path.display());
+    }
+    eprintln!("{PROGRAM}: removed {} of {count} items", count - failed.len());
+    Ok(if failed.is_empty() { 0 } else { 1 })
+}

@@ -1,0 +1,135 @@
+//! Fork (SPEC section 8): copy a session, whole or entries 1..N, to a new
+//! id. The original is only read (it may be open in a chat, or legacy); the
+//! copy records `parent: {id, entry}`, and takes along the artifacts whose
+//! replaced entries all lie within 1..N.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+
+use crate::compact::artifact;
+use crate::context;
+use crate::store::{Entry, Located, Parsed, SessionFile, Store};
+use crate::{SessionId, time};
+
+/// A fork on disk.
+#[derive(Debug, Clone)]
+pub struct Forked {
+    pub id: SessionId,
+    pub path: PathBuf,
+    pub entries: usize,
+    pub artifacts: usize,
+}
+
+/// Header fields that belong to the original only.
+const NOT_COPIED: &[&str] = &["id", "createdAt", "updatedAt", "parent", "key", "pinned", "contextTokens"];
+
+/// Check that keeping entries 1..n separates no tool call from its result.
+fn check_tool_pairs(file: &SessionFile, id: &SessionId, n: usize) -> Result<()> {
+    let mut calls: HashMap<String, usize> = HashMap::new();
+    for (i, raw) in file.events.iter().enumerate() {
+        match Parsed::from_raw(raw) {
+            Parsed::Known(Entry::Assistant { tool_calls, .. }) => {
+                for c in tool_calls {
+                    calls.insert(c.id, i + 1);
+                }
+            }
+            Parsed::Known(Entry::Tool { id: call, .. }) => {
+                if let Some(&at) = calls.get(&call)
+                    && at <= n
+                    && i + 1 > n
+                {
+                    bail!(
+                        "entry {n} would separate tool call {call} (entry {at}) from its result (entry {}) in {id}: \
+                         fork at {} or at {}",
+                        i + 1,
+                        at - 1,
+                        i + 1
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The replaced range `a-b` of an artifact's front matter.
+fn artifact_range(entries: &str) -> Option<(usize, usize)> {
+    let (a, b) = entries.split_once('-')?;
+    Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+}
+
+/// Fork `at` keeping entries 1..`upto` (all when `None`), optionally
+/// owned by `key`.
+pub fn fork(store: &Store, at: &Located, upto: Option<usize>, key: Option<&str>) -> Result<Forked> {
+    let file = store.read(at)?.file;
+    let total = file.events.len();
+    let n = upto.unwrap_or(total);
+    if upto.is_some() && (n == 0 || n > total) {
+        bail!("entry {n} is out of range: session {} has {total} entries (1-{total})", at.id);
+    }
+    check_tool_pairs(&file, &at.id, n)?;
+    let now = time::now();
+    let mut copy = SessionFile::new("", "", &now);
+    copy.header.clear();
+    copy.events_pos = 0;
+    copy.set("schema", Value::from(crate::store::format::SCHEMA));
+    copy.set("id", Value::from(""));
+    copy.set("createdAt", Value::from(now.clone()));
+    copy.set("updatedAt", Value::from(now));
+    for (name, value) in &file.header[..file.events_pos] {
+        if !NOT_COPIED.contains(&name.as_str()) && name != "schema" {
+            copy.set(name, value.clone());
+        }
+    }
+    copy.set("parent", json!({"id": at.id.as_str(), "entry": n}));
+    if let Some(key) = key {
+        copy.set("key", Value::from(key));
+    }
+    copy.events = file.events[..n].to_vec();
+    let tokens = if n == total {
+        file.get_u64("contextTokens").unwrap_or(0)
+    } else {
+        context::estimate(&context::replay(&copy.events))
+    };
+    // Fields the original keeps after its events stay after them here.
+    for (name, value) in &file.header[file.events_pos..] {
+        if !NOT_COPIED.contains(&name.as_str()) {
+            copy.header.push((name.clone(), value.clone()));
+        }
+    }
+    copy.header.push(("contextTokens".into(), Value::from(tokens)));
+
+    let id = loop {
+        let id = store.fresh_id()?;
+        copy.set("id", Value::from(id.as_str()));
+        if store.create_file(&id, &copy)? {
+            break id;
+        }
+    };
+    let copied = copy_artifacts(store, &at.id, &id, n).inspect_err(|_| {
+        let _ = std::fs::remove_file(store.session_path(&id));
+        let _ = std::fs::remove_dir_all(store.paths.artifacts_of(&id));
+    })?;
+    Ok(Forked { path: store.session_path(&id), id, entries: n, artifacts: copied })
+}
+
+/// Copy the artifacts whose replaced entries all lie within 1..n.
+fn copy_artifacts(store: &Store, from: &SessionId, to: &SessionId, n: usize) -> Result<usize> {
+    let mut copied = 0;
+    for info in artifact::list(store, from)? {
+        let Some((_, last)) = artifact_range(&info.entries) else { continue };
+        if last > n {
+            continue;
+        }
+        let dir = store.paths.artifacts_of(to);
+        crate::paths::ensure_private_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let name = info.file.file_name().context("an artifact without a name")?;
+        std::fs::copy(&info.file, dir.join(name)).with_context(|| format!("cannot copy {}", info.file.display()))?;
+        copied += 1;
+    }
+    Ok(copied)
+}

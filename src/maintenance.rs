@@ -1,0 +1,301 @@
+//! Cleanup and retention (SPEC section 10). `plan` decides, `enforce`
+//! removes exactly what `plan` listed. Every row says why. Never removed:
+//! a session open in a chat, a key's current session, a pinned session, or
+//! anything outside the data folder.
+//!
+//! Rules, in order: leftovers (temporary files of interrupted writes and
+//! lock files of sessions that no longer exist, both older than an hour so
+//! a write in progress is never disturbed; orphan artifacts older than
+//! `pruneAfter`); sessions not updated for `pruneAfter` (stale); sessions of
+//! `cron:` keys older than `cronRetention`; sessions beyond the newest
+//! `maxEntries`; then, while the sessions folder is over `maxDiskBytes`:
+//! orphan artifacts of any age, then the oldest sessions, until at or below
+//! `highWaterBytes`.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use crate::SessionId;
+use crate::config::{Config, MaintenanceMode, parse_duration_secs, parse_size_bytes};
+use crate::store::listing::{self, Summary};
+use crate::store::{OpenLock, Store};
+
+/// Leftovers younger than this are left alone: a write may be under way.
+const LEFTOVER_AGE: Duration = Duration::from_secs(3600);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    Remove,
+    Keep,
+}
+
+/// One thing cleanup acts on (or keeps, and why).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Row {
+    pub action: Action,
+    /// `stale`, `cron retention`, `over max entries`, `over budget`,
+    /// `orphan artifact`, `leftover`; for a kept row, what protects it and
+    /// the rule it escaped (`keep: pinned (stale)`).
+    pub reason: String,
+    pub session: Option<String>,
+    pub bytes: u64,
+    pub path: PathBuf,
+}
+
+/// The settings of `session.maintenance`.
+#[derive(Debug, Clone, Copy)]
+pub struct Policy {
+    pub enforce: bool,
+    pub prune_after: Duration,
+    pub max_entries: u64,
+    pub max_disk_bytes: Option<u64>,
+    pub high_water_bytes: Option<u64>,
+    pub cron_retention: Duration,
+}
+
+impl Policy {
+    pub fn from_config(config: &Config) -> Result<Policy> {
+        let m = &config.session.maintenance;
+        let secs = |v: &Option<crate::config::Amount>, default: u64, key: &str| -> Result<Duration> {
+            Ok(Duration::from_secs(match v {
+                Some(v) => parse_duration_secs(v).with_context(|| format!("session.maintenance.{key}"))?,
+                None => default,
+            }))
+        };
+        let bytes = |v: &Option<crate::config::Amount>, key: &str| -> Result<Option<u64>> {
+            v.as_ref().map(|v| parse_size_bytes(v).with_context(|| format!("session.maintenance.{key}"))).transpose()
+        };
+        let max_disk_bytes = bytes(&m.max_disk_bytes, "maxDiskBytes")?;
+        Ok(Policy {
+            enforce: m.mode == Some(MaintenanceMode::Enforce),
+            prune_after: secs(&m.prune_after, 30 * 86_400, "pruneAfter")?,
+            max_entries: m.max_entries.unwrap_or(500),
+            high_water_bytes: bytes(&m.high_water_bytes, "highWaterBytes")?.or(max_disk_bytes.map(|b| b * 8 / 10)),
+            max_disk_bytes,
+            cron_retention: secs(&m.cron_retention, 86_400, "cronRetention")?,
+        })
+    }
+}
+
+fn size_of(path: &Path) -> u64 {
+    let Ok(meta) = std::fs::symlink_metadata(path) else { return 0 };
+    if !meta.is_dir() {
+        return meta.len();
+    }
+    std::fs::read_dir(path).map(|d| d.flatten().map(|e| size_of(&e.path())).sum()).unwrap_or(0)
+}
+
+fn modified(path: &Path) -> SystemTime {
+    std::fs::metadata(path).and_then(|m| m.modified()).unwrap_or(SystemTime::UNIX_EPOCH)
+}
+
+/// The newest modification time in a folder (or of a file).
+fn newest(path: &Path) -> SystemTime {
+    let own = modified(path);
+    std::fs::read_dir(path)
+        .map(|d| d.flatten().map(|e| modified(&e.path())).max().unwrap_or(own).max(own))
+        .unwrap_or(own)
+}
+
+fn is_older(time: SystemTime, now: SystemTime, age: Duration) -> bool {
+    now.duration_since(time).is_ok_and(|d| d > age)
+}
+
+/// Why a session may not be removed, if it may not.
+fn protection(store: &Store, s: &Summary, current: &HashSet<String>) -> Option<&'static str> {
+    let open = SessionId::parse(&s.id).ok().and_then(|id| store.open_holder(&id).ok().flatten()).is_some();
+    if open {
+        Some("open")
+    } else if current.contains(&s.id) {
+        Some("key-current")
+    } else if s.pinned {
+        Some("pinned")
+    } else {
+        None
+    }
+}
+
+/// Decide what cleanup removes now.
+pub fn plan(store: &Store, policy: &Policy, now: SystemTime) -> Result<Vec<Row>> {
+    let sessions_dir = &store.paths.sessions;
+    let mut rows: Vec<Row> = Vec::new();
+    let listing = listing::list(store)?;
+    let mut sessions: Vec<Summary> = listing.sessions.into_iter().filter(|s| !s.legacy).collect();
+    let existing: HashSet<String> = sessions.iter().map(|s| s.id.clone()).collect();
+    let current: HashSet<String> = store.keys()?.into_values().map(|r| r.session).collect();
+
+    // Leftovers: temporary files and lock files of sessions that are gone.
+    let mut leftover_paths: Vec<PathBuf> = Vec::new();
+    let mut scan = vec![sessions_dir.clone()];
+    scan.extend(artifact_dirs(store).into_iter().map(|(_, p)| p));
+    for dir in scan {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let path = entry.path();
+            let temp = name.starts_with('.') && name.ends_with(".tmp");
+            let stale_lock = name
+                .strip_suffix(".lock")
+                .or_else(|| name.strip_suffix(".open"))
+                .is_some_and(|stem| SessionId::is_id(stem) && !existing.contains(stem))
+                && OpenLock::holder(&path).ok().flatten().is_none();
+            if (temp || stale_lock) && is_older(modified(&path), now, LEFTOVER_AGE) {
+                leftover_paths.push(path);
+            }
+        }
+    }
+    leftover_paths.sort();
+    for path in leftover_paths {
+        rows.push(Row {
+            action: Action::Remove,
+            reason: "leftover".into(),
+            session: None,
+            bytes: size_of(&path),
+            path,
+        });
+    }
+    // Orphan artifacts: their session is gone.
+    let orphans: Vec<(SessionId, PathBuf)> =
+        artifact_dirs(store).into_iter().filter(|(id, _)| !existing.contains(id.as_str())).collect();
+    for (id, path) in &orphans {
+        if is_older(newest(path), now, policy.prune_after) {
+            rows.push(Row {
+                action: Action::Remove,
+                reason: "orphan artifact".into(),
+                session: Some(id.to_string()),
+                bytes: size_of(path),
+                path: path.clone(),
+            });
+        }
+    }
+
+    // Session rules, oldest first.
+    sessions.sort_by_key(|s| crate::time::parse_ms(&s.updated_at).unwrap_or(0));
+    let newest_first_rank: std::collections::HashMap<String, usize> = {
+        let mut by_new = sessions.clone();
+        by_new.reverse();
+        by_new.into_iter().enumerate().map(|(i, s)| (s.id, i)).collect()
+    };
+    let now_ms = now.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
+    let older_than = |s: &Summary, age: Duration| {
+        crate::time::parse_ms(&s.updated_at).unwrap_or(0) < now_ms - age.as_millis() as i64
+    };
+    let mut decided: HashSet<String> = HashSet::new();
+    for s in &sessions {
+        let reason = if older_than(s, policy.prune_after) {
+            Some("stale")
+        } else if s.key.as_deref().is_some_and(|k| k.starts_with("cron:")) && older_than(s, policy.cron_retention) {
+            Some("cron retention")
+        } else if newest_first_rank.get(&s.id).is_some_and(|&r| r as u64 >= policy.max_entries) {
+            Some("over max entries")
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            decided.insert(s.id.clone());
+            rows.push(session_row(store, s, reason, &current));
+        }
+    }
+
+    // The disk budget.
+    if let (Some(max), Some(high)) = (policy.max_disk_bytes, policy.high_water_bytes) {
+        let planned: u64 = rows.iter().filter(|r| r.action == Action::Remove).map(|r| r.bytes).sum();
+        let mut total = size_of(sessions_dir).saturating_sub(planned);
+        if total > max {
+            for (id, path) in &orphans {
+                if total <= high {
+                    break;
+                }
+                if rows.iter().any(|r| &r.path == path) {
+                    continue;
+                }
+                let bytes = size_of(path);
+                total = total.saturating_sub(bytes);
+                rows.push(Row {
+                    action: Action::Remove,
+                    reason: "orphan artifact".into(),
+                    session: Some(id.to_string()),
+                    bytes,
+                    path: path.clone(),
+                });
+            }
+            for s in &sessions {
+                if total <= high {
+                    break;
+                }
+                if decided.contains(&s.id) {
+                    continue;
+                }
+                let row = session_row(store, s, "over budget", &current);
+                if row.action == Action::Remove {
+                    total = total.saturating_sub(row.bytes);
+                    decided.insert(s.id.clone());
+                    rows.push(row);
+                }
+            }
+        }
+    }
+    Ok(rows)
+}
+
+fn session_row(store: &Store, s: &Summary, reason: &str, current: &HashSet<String>) -> Row {
+    let artifacts = store.paths.artifacts.join(&s.id);
+    let bytes = size_of(&s.path) + size_of(&artifacts);
+    match protection(store, s, current) {
+        Some(why) => Row {
+            action: Action::Keep,
+            reason: format!("keep: {why} ({reason})"),
+            session: Some(s.id.clone()),
+            bytes,
+            path: s.path.clone(),
+        },
+        None => Row {
+            action: Action::Remove,
+            reason: reason.into(),
+            session: Some(s.id.clone()),
+            bytes,
+            path: s.path.clone(),
+        },
+    }
+}
+
+fn artifact_dirs(store: &Store) -> Vec<(SessionId, PathBuf)> {
+    let mut dirs: Vec<(SessionId, PathBuf)> = std::fs::read_dir(&store.paths.artifacts)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| Some((SessionId::parse(&e.file_name().to_string_lossy()).ok()?, e.path())))
+        .filter(|(_, p)| p.is_dir())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// Remove what `plan` said. A session opened since is skipped (the open
+/// lock is taken for the removal). Returns the rows that could not be done.
+pub fn enforce(store: &Store, rows: &[Row]) -> Vec<(Row, String)> {
+    let mut failed = Vec::new();
+    let root = store.paths.data.canonicalize().unwrap_or_else(|_| store.paths.data.clone());
+    for row in rows.iter().filter(|r| r.action == Action::Remove) {
+        let inside = row.path.canonicalize().map(|p| p.starts_with(&root)).unwrap_or(false);
+        if !inside {
+            failed.push((row.clone(), "not inside the data folder; left alone".into()));
+            continue;
+        }
+        let result = match (&row.session, row.reason.as_str()) {
+            (Some(id), "stale" | "cron retention" | "over max entries" | "over budget") => {
+                store.resolve(id).and_then(|at| store.remove(&at)).map_err(|e| e.to_string())
+            }
+            _ if row.path.is_dir() => std::fs::remove_dir_all(&row.path).map_err(|e| e.to_string()),
+            _ => std::fs::remove_file(&row.path).map_err(|e| e.to_string()),
+        };
+        if let Err(e) = result {
+            failed.push((row.clone(), e));
+        }
+    }
+    failed
+}
