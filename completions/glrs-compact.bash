@@ -23,7 +23,7 @@ _glrs__compact() {
 
     case "${cmd}" in
         glrs__compact)
-            opts="-q -m -h -V --all --if-needed --quiet --instruction --model --help --version"
+            opts="-q -m -h -V --all --if-needed --quiet --instruction --model --no-flush --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

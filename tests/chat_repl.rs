@@ -210,7 +210,8 @@ fn slash_commands_tab_completion_and_multi_line_input() {
     p.exp_string("got both").unwrap();
     prompt(&mut p);
     p.send_line("/status").unwrap();
-    p.exp_string("window 1047576 tokens").unwrap();
+    p.exp_string("window 256000 tokens").unwrap();
+    p.exp_string("trigger 192000 tokens").unwrap();
     p.exp_string("contextTokens").unwrap();
     prompt(&mut p);
     p.send_line("/sessions").unwrap();

@@ -324,6 +324,7 @@ fn nothing_to_compact_and_the_compact_model_window_check() {
     let id = big_session(&ts, 12, "openai/gpt-4.1", 30_000);
     ts.config(
         json!({"compactModel": "openai/gpt-4o", "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}}}),
+        // The flush is on here: it must not run when the compaction cannot.
     );
     let out = ts.cmd("glrs-compact").env("OPENAI_API_KEY", OPENAI_KEY).arg(id.as_str()).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
@@ -349,6 +350,7 @@ fn a_part_too_large_for_one_request_is_summarised_in_pieces_and_merged() {
     let (ts, server) = setup();
     ts.config(json!({
         "keepRecentTokens": 2000,
+        "memoryFlush": {"enabled": false},
         "providers": {"openai": {"baseUrl": format!("{}/v1", server.url()), "models": {"tiny": {"metadata": {"context": 16000}}}}},
     }));
     let id = big_session(&ts, 12, "openai/gpt-4.1", 30_000);

@@ -6,9 +6,11 @@
 //! differs before a model call, another program changed the session (e.g.
 //! a compaction landed) and the context is rebuilt from the file.
 
+pub mod compaction;
 pub mod oneshot;
 pub mod render;
 pub mod repl;
+pub mod session_tools;
 pub mod tools;
 pub mod turn;
 
@@ -40,6 +42,13 @@ pub struct Chat {
     /// The stamp of the file as this chat last wrote or read it; `None`
     /// before the session's first write.
     stamp: Option<Stamp>,
+    /// Compactions in the session, and the cycle of the last memory flush.
+    pub compactions: u64,
+    pub flushed_cycle: Option<u64>,
+    /// Automatic compactions since the last user message (at most one).
+    pub auto_compactions: u32,
+    /// Compactions started during a turn (`/compact` typed meanwhile).
+    background: Vec<std::process::Child>,
     /// The session key that owns this session, if any.
     pub key: Option<String>,
     /// True once `keys.json` points the key at this session.
@@ -78,6 +87,10 @@ impl Chat {
             unwritten: Vec::new(),
             key: None,
             key_recorded: false,
+            compactions: 0,
+            flushed_cycle: None,
+            auto_compactions: 0,
+            background: Vec::new(),
             _open: open,
             model,
             config,
@@ -98,6 +111,7 @@ impl Chat {
         let loaded = store.read(at)?;
         let stamp = Stamp::of(&at.path).with_context(|| format!("cannot read {}", at.path.display()))?;
         let file = &loaded.file;
+        let (compactions, flushed_cycle) = compaction::cycle_of(&file.events);
         let model = match model {
             Some(m) => m,
             None => match file.get_str("model") {
@@ -118,6 +132,10 @@ impl Chat {
             unwritten: Vec::new(),
             key: file.get_str("key").map(str::to_string),
             key_recorded: true,
+            compactions,
+            flushed_cycle,
+            auto_compactions: 0,
+            background: Vec::new(),
             tools: tools::ToolRegistry::default(),
             _open: open,
             store,
@@ -160,6 +178,7 @@ impl Chat {
         let at = Located { id: self.id.clone(), path: path.clone(), legacy: false };
         let file = self.store.read(&at)?.file;
         let tokens = file.get_u64("contextTokens");
+        (self.compactions, self.flushed_cycle) = compaction::cycle_of(&file.events);
         let mut events = file.events;
         for entry in &self.unwritten {
             if let Ok(raw) = entry.to_raw() {
@@ -186,6 +205,15 @@ impl Chat {
             .add_prompt(prompt, crate::store::prompts::DEFAULT_CAP)
             .err()
             .map(|e| format!("prompt history not saved: {e}"))
+    }
+
+    /// `/clear`: a `cleared` entry; the model starts from nothing, the
+    /// transcript stays in the session.
+    pub fn clear(&mut self) -> Option<String> {
+        self.record(Entry::Cleared { at: time::now() });
+        self.messages.clear();
+        self.context_tokens = self.system.as_deref().map_or(0, |s| (s.len() as u64).div_ceil(4));
+        self.save_or_report()
     }
 
     /// Record an entry for the next write point.
@@ -217,6 +245,11 @@ impl Chat {
             self.key_recorded = true;
         }
         Ok(())
+    }
+
+    /// Save only what is not on disk yet (compaction must see it all).
+    pub fn save_pending(&mut self) -> Option<String> {
+        if self.unwritten.is_empty() && self.is_saved() { None } else { self.save_or_report() }
     }
 
     /// Save, and on failure record the failure (it is written with the next

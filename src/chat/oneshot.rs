@@ -59,6 +59,17 @@ pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool) -> Result<i32
             }
         }
     };
+    if !outcome.stopped() {
+        // At idle: the memory flush and compaction, when due.
+        let idle = chat.at_idle(outcome.compact_due, &cancel, &mut ui);
+        tokio::pin!(idle);
+        loop {
+            tokio::select! {
+                _ = &mut idle => break,
+                _ = tokio::signal::ctrl_c() => cancel.cancel(),
+            }
+        }
+    }
     if json_output {
         let value = json!({"id": chat.id.as_str(), "reply": outcome.reply, "usage": outcome.usage});
         println!("{}", serde_json::to_string_pretty(&value)?);

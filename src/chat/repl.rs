@@ -35,6 +35,9 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/new", "start a fresh session (for this key, if any); this one stays"),
     ("/reset", "the same as /new"),
     ("/fork", "[N] copy this session (entries 1..N) to a new id (glrs-fork)"),
+    ("/compact", "[instruction] compact now, steered by the instruction (glrs-compact)"),
+    ("/clear", "the model starts from nothing; the transcript stays in the session"),
+    ("/artifacts", "this session's compaction artifacts (glrs-artifacts ls)"),
     ("/quit", "leave (Ctrl-D too)"),
 ];
 
@@ -223,16 +226,23 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
         show_history(&chat, color);
     }
     let mut initial = String::new();
+    // Lines typed during an idle compaction: they run once it lands.
+    let mut queued: std::collections::VecDeque<String> = Default::default();
     loop {
         let prompt = format!("{} {} {}% > ", chat.id, chat.model.model, chat.fill_percent());
-        let line = match editor.readline_with_initial(&prompt, (&initial, "")) {
-            Ok(line) => line,
-            Err(ReadlineError::Interrupted) => {
-                initial.clear();
-                continue;
+        let line = if let Some(line) = queued.pop_front() {
+            println!("{prompt}{line}");
+            line
+        } else {
+            match editor.readline_with_initial(&prompt, (&initial, "")) {
+                Ok(line) => line,
+                Err(ReadlineError::Interrupted) => {
+                    initial.clear();
+                    continue;
+                }
+                Err(ReadlineError::Eof) => break,
+                Err(e) => return Err(e.into()),
             }
-            Err(ReadlineError::Eof) => break,
-            Err(e) => return Err(e.into()),
         };
         initial.clear();
         let text = line.replace("\\\n", "\n");
@@ -241,6 +251,17 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
             continue;
         }
         let _ = editor.add_history_entry(text.as_str());
+        if let Some(rest) = trimmed.strip_prefix("/compact").filter(|r| r.is_empty() || r.starts_with(' ')) {
+            let instruction = rest.trim();
+            let idle = idle_work(
+                &mut chat,
+                runtime,
+                color,
+                IdleWork::Compact((!instruction.is_empty()).then_some(instruction)),
+            );
+            initial = idle.release(&mut queued);
+            continue;
+        }
         if trimmed.starts_with('/') {
             match slash(&mut chat, trimmed, color) {
                 Ok(Action::Continue) => continue,
@@ -254,7 +275,15 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
         if let Some(warning) = chat.remember_prompt(&text) {
             eprintln!("glrs-chat: warning: {warning}");
         }
-        initial = run_turn(&mut chat, &text, runtime, color);
+        let (typed, stopped_at_line) = run_turn(&mut chat, &text, runtime, color);
+        initial = typed;
+        if chat.flush_due() || chat.compaction_due() || stopped_at_line {
+            let idle = idle_work(&mut chat, runtime, color, IdleWork::Due { stopped_at_line });
+            let held = idle.release(&mut queued);
+            if !held.is_empty() {
+                initial = held;
+            }
+        }
     }
     if chat.is_saved() {
         println!("to come back: glrs-chat --resume {}", chat.id);
@@ -262,18 +291,70 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
     Ok(0)
 }
 
-/// One turn with the key watcher; returns text typed but not sent.
-fn run_turn(chat: &mut Chat, text: &str, runtime: &tokio::runtime::Runtime, color: bool) -> String {
+/// What runs at idle.
+enum IdleWork<'a> {
+    /// The flush and compaction that are due.
+    Due { stopped_at_line: bool },
+    /// `/compact [instruction]`.
+    Compact(Option<&'a str>),
+}
+
+/// What the user typed while idle work ran.
+struct Idle {
+    lines: Vec<String>,
+    unsent: String,
+    abandoned: bool,
+}
+
+impl Idle {
+    /// Lines typed during a compaction that landed run next (queued); after
+    /// Esc they stay held in the prompt until the user sends them.
+    fn release(self, queued: &mut std::collections::VecDeque<String>) -> String {
+        if self.abandoned {
+            let mut held = self.lines.join("\n");
+            if !self.unsent.is_empty() {
+                if !held.is_empty() {
+                    held.push('\n');
+                }
+                held.push_str(&self.unsent);
+            }
+            return held;
+        }
+        queued.extend(self.lines);
+        self.unsent
+    }
+}
+
+fn term_ui(color: bool) -> TermUi {
+    let width = crossterm::terminal::size().map_or(80, |(w, _)| w as usize);
+    TermUi { md: MarkdownStream::new(color, true, width), color, lock: Arc::default(), spinner: None, reasoning: false }
+}
+
+/// Flush and compaction at idle, holding the input queue: lines typed
+/// meanwhile wait; Esc or Ctrl-C abandons (nothing is written).
+fn idle_work(chat: &mut Chat, runtime: &tokio::runtime::Runtime, color: bool, work: IdleWork<'_>) -> Idle {
+    let cancel = Arc::new(Cancel::default());
+    let typed: Arc<Mutex<Vec<String>>> = Arc::default();
+    let mut ui = term_ui(color);
+    let watch = KeyWatch::start(cancel.clone(), typed.clone());
+    let outcome = runtime.block_on(async {
+        match work {
+            IdleWork::Due { stopped_at_line } => chat.at_idle(stopped_at_line, &cancel, &mut ui).await,
+            IdleWork::Compact(instruction) => Some(chat.compact_child(instruction, &cancel, &mut ui).await),
+        }
+    });
+    let unsent = watch.finish();
+    let lines = typed.lock().map(|mut q| std::mem::take(&mut *q)).unwrap_or_default();
+    let abandoned = matches!(outcome, Some(super::compaction::CompactOutcome::Abandoned));
+    Idle { lines, unsent, abandoned }
+}
+
+/// One turn with the key watcher; returns text typed but not sent, and
+/// whether the turn stopped at the compaction line.
+fn run_turn(chat: &mut Chat, text: &str, runtime: &tokio::runtime::Runtime, color: bool) -> (String, bool) {
     let cancel = Arc::new(Cancel::default());
     let steers: Arc<Mutex<Vec<String>>> = Arc::default();
-    let width = crossterm::terminal::size().map_or(80, |(w, _)| w as usize);
-    let mut ui = TermUi {
-        md: MarkdownStream::new(color, true, width),
-        color,
-        lock: Arc::default(),
-        spinner: None,
-        reasoning: false,
-    };
+    let mut ui = term_ui(color);
     let watch = KeyWatch::start(cancel.clone(), steers.clone());
     let queue = steers.clone();
     let mut take_steers = move || queue.lock().map(|mut q| std::mem::take(&mut *q)).unwrap_or_default();
@@ -293,7 +374,7 @@ fn run_turn(chat: &mut Chat, text: &str, runtime: &tokio::runtime::Runtime, colo
         }
         next.push_str(&leftover);
     }
-    next
+    (next, outcome.compact_due)
 }
 
 /// The last few messages of a resumed session.
@@ -330,18 +411,31 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
             );
         }
         "/status" => {
+            let trigger = chat.trigger();
+            let line = trigger.threshold().map_or("off".to_string(), |t| format!("{t} tokens"));
             println!(
-                "model {} · window {} tokens · context {} tokens ({}%)",
+                "model {} · window {} tokens · trigger {line} · context {} tokens ({}%) · compactions {} · last memory flush: {}",
                 chat.model.full(),
-                chat.window,
+                trigger.window,
                 chat.context_tokens,
-                chat.fill_percent()
+                chat.fill_percent(),
+                chat.compactions,
+                chat.flushed_cycle.map_or("none this session".to_string(), |c| format!("after compaction {c}"))
             );
             if chat.is_saved() {
                 crate::cli::run_program("glrs-sessions", &["status", chat.id.as_str()])?;
             } else {
                 println!("session {} has nothing saved yet", chat.id);
             }
+        }
+        "/clear" => {
+            if let Some(problem) = chat.clear() {
+                eprintln!("glrs-chat: {problem}");
+            }
+            println!("(cleared: the model starts from nothing; the transcript stays in the session)");
+        }
+        "/artifacts" => {
+            crate::cli::run_program("glrs-artifacts", &["ls", chat.id.as_str()])?;
         }
         "/sessions" => {
             crate::cli::run_program("glrs-sessions", &["ls", "-n", "20"])?;

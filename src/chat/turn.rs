@@ -22,6 +22,73 @@ use crate::time;
 use super::Chat;
 use super::tools::ToolOutput;
 
+/// Printed when a turn stops at the compaction line (SPEC 6).
+pub const STOP_MESSAGE: &str = "(compacting to make room: send \"continue\" to resume)";
+
+/// The token that makes a reply silent (SPEC 7).
+pub const NO_REPLY: &str = "NO_REPLY";
+
+/// Holds back streamed text until it is clear the reply does not begin
+/// with `NO_REPLY`; a silent reply shows nothing at all.
+#[derive(Debug, Default)]
+struct SilentGate {
+    silent: Option<bool>,
+    held: String,
+}
+
+impl SilentGate {
+    /// Text that may be shown now.
+    fn feed(&mut self, text: &str) -> Option<String> {
+        match self.silent {
+            Some(true) => None,
+            Some(false) => Some(text.to_string()),
+            None => {
+                self.held.push_str(text);
+                let start = self.held.trim_start();
+                if start.starts_with(NO_REPLY) {
+                    self.silent = Some(true);
+                    None
+                } else if NO_REPLY.starts_with(start) {
+                    None
+                } else {
+                    self.silent = Some(false);
+                    Some(std::mem::take(&mut self.held))
+                }
+            }
+        }
+    }
+
+    /// At the end of a step: what is still held, unless the reply is silent.
+    fn finish(&mut self) -> Option<String> {
+        if self.silent == Some(true) || self.held.is_empty() {
+            return None;
+        }
+        Some(std::mem::take(&mut self.held))
+    }
+}
+
+/// True when a whole reply is silent.
+pub fn is_silent(text: &str) -> bool {
+    text.trim_start().starts_with(NO_REPLY)
+}
+
+/// What a turn is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TurnKind {
+    /// A user message.
+    Normal,
+    /// The silent memory flush before compaction (SPEC 7).
+    Flush,
+}
+
+/// A UI that shows nothing (the memory flush).
+pub struct SilentUi;
+
+impl TurnUi for SilentUi {
+    fn delta(&mut self, _: &Delta) {}
+    fn notice(&mut self, _: &str) {}
+}
+
 /// What a turn shows as it runs.
 pub trait TurnUi: Send {
     /// A model call starts.
@@ -44,6 +111,8 @@ pub struct TurnOutcome {
     pub usage: Usage,
     /// Why the turn ended early, if it did.
     pub error: Option<CallError>,
+    /// The turn stopped at the compaction line; compaction should follow.
+    pub compact_due: bool,
 }
 
 impl TurnOutcome {
@@ -55,7 +124,8 @@ impl TurnOutcome {
 impl Chat {
     /// Run one turn for `text`. `steers` is asked before each model call for
     /// lines the user typed meanwhile; they join the turn as `steer` user
-    /// messages.
+    /// messages (a `/compact` among them starts a compaction in the
+    /// background instead).
     pub async fn turn(
         &mut self,
         text: &str,
@@ -63,36 +133,81 @@ impl Chat {
         cancel: &Cancel,
         steers: &mut dyn FnMut() -> Vec<String>,
     ) -> TurnOutcome {
+        self.turn_with(text, TurnKind::Normal, ui, cancel, steers).await
+    }
+
+    pub async fn turn_with(
+        &mut self,
+        text: &str,
+        kind: TurnKind,
+        ui: &mut dyn TurnUi,
+        cancel: &Cancel,
+        steers: &mut dyn FnMut() -> Vec<String>,
+    ) -> TurnOutcome {
         let mut outcome = TurnOutcome::default();
+        if kind == TurnKind::Normal {
+            // At most one automatic compaction per user message.
+            self.auto_compactions = 0;
+        }
         if let Err(e) = self.sync_from_disk() {
             ui.notice(&format!("could not re-read the session: {e}"));
         }
         let mut turn_messages = Vec::new();
         self.add_user(text, false, &mut turn_messages);
-        let tool_specs = self.tools.specs();
+        let mut overflow_retried = false;
         loop {
-            for steer in steers() {
-                ui.notice(&format!("(steer joined the turn: {steer})"));
-                self.add_user(&steer, true, &mut turn_messages);
-            }
+            let mut pending = steers();
+            self.take_steers(&mut pending, ui, &mut turn_messages);
             if let Err(e) = self.sync_from_disk() {
                 ui.notice(&format!("could not re-read the session: {e}"));
             }
+            let tool_specs = self.tool_specs(kind);
+            let system = self.system_for(kind);
             ui.step_start();
+            let mut gate = SilentGate::default();
             let result = {
                 let request = Request {
                     model: &self.model.model,
-                    system: self.system.as_deref(),
+                    system: system.as_deref(),
                     messages: &self.messages,
                     tools: &tool_specs,
                 };
-                let mut on_delta = |d: Delta| ui.delta(&d);
+                let mut on_delta = |d: Delta| match d {
+                    Delta::Text(t) => {
+                        if let Some(shown) = gate.feed(&t) {
+                            ui.delta(&Delta::Text(shown));
+                        }
+                    }
+                    reasoning => ui.delta(&reasoning),
+                };
                 self.provider.complete(&request, &mut on_delta, cancel).await
             };
+            if let Some(rest) = gate.finish() {
+                ui.delta(&Delta::Text(rest));
+            }
             ui.step_end();
             let response = match result {
                 Ok(response) => response,
+                Err(CallError::Overflow(message)) if !overflow_retried && self.auto_compactions == 0 => {
+                    // Overflow recovery: compact, then retry this request once.
+                    ui.notice("(the request is larger than the model's window: compacting, then trying again)");
+                    overflow_retried = true;
+                    if self.compact_child(None, cancel, ui).await.landed() {
+                        continue;
+                    }
+                    let error = CallError::Overflow(message);
+                    self.end_early(&error, &mut turn_messages, &mut outcome);
+                    outcome.error = Some(error);
+                    break;
+                }
                 Err(error) => {
+                    let error = match error {
+                        CallError::Overflow(m) if overflow_retried => CallError::Overflow(format!(
+                            "{m}; the request is still too large after compacting: try /compact with an instruction \
+                             saying what to keep, /clear, or a model with a larger window (/model)"
+                        )),
+                        other => other,
+                    };
                     self.end_early(&error, &mut turn_messages, &mut outcome);
                     outcome.error = Some(error);
                     break;
@@ -104,18 +219,15 @@ impl Chat {
             }
             if response.tool_calls.is_empty() {
                 // A steer typed while the model answered keeps the turn going.
-                let pending = steers();
+                let mut pending = steers();
+                self.take_steers(&mut pending, ui, &mut turn_messages);
                 if pending.is_empty() {
                     break;
-                }
-                for steer in pending {
-                    ui.notice(&format!("(steer joined the turn: {steer})"));
-                    self.add_user(&steer, true, &mut turn_messages);
                 }
                 continue;
             }
             for call in &response.tool_calls {
-                let output = self.tools.run(call);
+                let output = self.run_tool(call, kind);
                 ui.tool(call, &output);
                 self.record(Entry::Tool {
                     at: time::now(),
@@ -139,13 +251,38 @@ impl Chat {
                 outcome.error = Some(CallError::Cancelled { partial: Response::default() });
                 break;
             }
+            // A turn that passed the line stops here rather than take another step.
+            if kind == TurnKind::Normal && self.compaction_due() {
+                ui.notice(STOP_MESSAGE);
+                self.record(Entry::Notice { at: time::now(), text: STOP_MESSAGE.into() });
+                outcome.compact_due = true;
+                break;
+            }
         }
         let messages = turn_messages.iter().filter_map(|m| serde_json::to_value(m).ok()).collect();
         self.record(Entry::Turn { at: time::now(), messages });
         if let Some(problem) = self.save_or_report() {
             ui.notice(&problem);
         }
+        self.wait_for_background(ui);
         outcome
+    }
+
+    /// Add typed lines as steers; a `/compact [instruction]` starts a
+    /// compaction in the background instead (it holds nothing). `pending`
+    /// is left with the steers that joined.
+    fn take_steers(&mut self, pending: &mut Vec<String>, ui: &mut dyn TurnUi, turn_messages: &mut Vec<Message>) {
+        let lines = std::mem::take(pending);
+        for line in lines {
+            if let Some(rest) = line.trim().strip_prefix("/compact") {
+                let instruction = rest.trim();
+                self.compact_in_background((!instruction.is_empty()).then_some(instruction), ui);
+                continue;
+            }
+            ui.notice(&format!("(steer joined the turn: {line})"));
+            self.add_user(&line, true, turn_messages);
+            pending.push(line);
+        }
     }
 
     fn add_user(&mut self, text: &str, steer: bool, turn_messages: &mut Vec<Message>) {
@@ -198,7 +335,7 @@ impl Chat {
             Some(u) if u.total() > 0 => u.total(),
             _ => context::estimate(&self.messages) + self.system.as_deref().map_or(0, |s| s.len() as u64 / 4),
         };
-        if !r.text.is_empty() {
+        if !r.text.is_empty() && !is_silent(&r.text) {
             if !outcome.reply.is_empty() {
                 outcome.reply.push_str("\n\n");
             }
@@ -224,5 +361,28 @@ impl Chat {
             }
             other => self.record(Entry::Error { at: time::now(), text: other.to_string(), kind: other.kind().into() }),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(pieces: &[&str]) -> String {
+        let mut gate = SilentGate::default();
+        let mut shown: String = pieces.iter().filter_map(|p| gate.feed(p)).collect();
+        shown.extend(gate.finish());
+        shown
+    }
+
+    #[test]
+    fn no_reply_is_never_shown_not_even_in_part() {
+        assert_eq!(run(&["NO", "_REP", "LY"]), "");
+        assert_eq!(run(&["  NO_REPLY and more"]), "");
+        assert_eq!(run(&["NO", "PE"]), "NOPE");
+        assert_eq!(run(&["Sure. NO_REPLY"]), "Sure. NO_REPLY", "text before the token: not silent");
+        assert_eq!(run(&["N"]), "N");
+        assert_eq!(run(&["Hello"]), "Hello");
+        assert!(is_silent(" NO_REPLY") && !is_silent("ok NO_REPLY"));
     }
 }

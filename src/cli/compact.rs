@@ -48,6 +48,9 @@ pub struct Args {
     /// The model that writes the brief (else compactModel, else the session's model)
     #[arg(short = 'm', long, value_name = "PROVIDER/MODEL")]
     pub model: Option<String>,
+    /// Skip the memory flush (the silent turn that saves notes before compacting)
+    #[arg(long)]
+    pub no_flush: bool,
 }
 
 /// The trigger of a session, from the model it uses.
@@ -99,13 +102,50 @@ pub fn run(args: Args) -> Result<i32> {
                 return Ok(0);
             }
         }
+        if !args.no_flush {
+            flush_first(&store, &config, &at, options.model.as_ref(), &runtime, &cancel);
+        }
         let outcome = runtime.block_on(run::compact(&store, &config, &at, &options, &cancel))?;
         if !args.quiet {
             report(&at, &outcome);
         }
         return Ok(0);
     }
-    compact_all(&store, &config, &options, &runtime, &cancel, args.quiet)
+    compact_all(&store, &config, &options, &runtime, &cancel, args.quiet, !args.no_flush)
+}
+
+/// The memory flush before compacting (SPEC 7), when it has not run this
+/// compaction cycle. A session open in a chat is left to that chat, which
+/// flushes itself; a flush that cannot run is a warning, never a reason not
+/// to compact.
+fn flush_first(
+    store: &Store,
+    config: &Config,
+    at: &Located,
+    model: Option<&ModelRef>,
+    runtime: &tokio::runtime::Runtime,
+    cancel: &Cancel,
+) {
+    if config.memory_flush.enabled == Some(false) || at.legacy || matches!(store.open_holder(&at.id), Ok(Some(_))) {
+        return;
+    }
+    let Ok(loaded) = store.read(at) else { return };
+    let (compactions, flushed) = crate::chat::compaction::cycle_of(&loaded.file.events);
+    if flushed == Some(compactions) {
+        return;
+    }
+    // No flush for a compaction that will not happen.
+    let keep = crate::compact::Settings::from_config(config).keep_recent_tokens;
+    if crate::compact::plan::plan(&loaded.file.events, keep).is_none()
+        || run::compact_model(config, &loaded.file, model).is_err()
+    {
+        return;
+    }
+    let no_model = || anyhow::bail!("the session names no model");
+    match crate::chat::Chat::resume(store.clone(), config.clone(), at, None, no_model, config.system_prompt.clone()) {
+        Ok(mut chat) => runtime.block_on(chat.memory_flush(cancel, &mut crate::chat::turn::SilentUi)),
+        Err(e) => crate::cli::warn(PROGRAM_NAME, &format!("{}: memory flush skipped: {e:#}", at.id)),
+    }
 }
 
 fn report(at: &Located, outcome: &Outcome) {
@@ -129,6 +169,7 @@ fn compact_all(
     runtime: &tokio::runtime::Runtime,
     cancel: &Cancel,
     quiet: bool,
+    flush: bool,
 ) -> Result<i32> {
     let listing = listing::list(store)?;
     for problem in &listing.problems {
@@ -161,6 +202,9 @@ fn compact_all(
             let who = holder.map_or(String::new(), |pid| format!(" (pid {pid})"));
             eprintln!("{cr}{PROGRAM_NAME}: note: skipped {}: open in a chat{who}", at.id);
             continue;
+        }
+        if flush {
+            flush_first(store, config, &at, options.model.as_ref(), runtime, cancel);
         }
         match runtime.block_on(run::compact(store, config, &at, options, cancel)) {
             Ok(outcome) => {

@@ -68,9 +68,11 @@ impl TestStore {
         std::fs::write(dir.join("config.json"), value.to_string()).expect("write config");
     }
 
-    /// A config pointing OpenAI and Anthropic at the mock server.
+    /// A config pointing OpenAI and Anthropic at the mock server. The
+    /// memory flush is off: tests of it turn it on.
     pub fn config_for(&self, server: &mock::MockServer) {
         self.config(serde_json::json!({
+            "memoryFlush": {"enabled": false},
             "providers": {
                 "openai": {"baseUrl": format!("{}/v1", server.url())},
                 "anthropic": {"baseUrl": server.url()},

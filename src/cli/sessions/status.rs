@@ -41,6 +41,9 @@ pub struct Status {
     pub bytes: u64,
     pub entries: u64,
     pub context_tokens: u64,
+    /// The window compaction plans against, and the trigger (SPEC 6).
+    pub window: u64,
+    pub trigger: Option<u64>,
     pub compactions: u64,
     pub last_compaction: Option<String>,
     pub last_memory_flush: Option<String>,
@@ -93,6 +96,17 @@ pub fn run(store: &Store, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
         }
     }
     let holder = if at.legacy { None } else { store.open_holder(&at.id)? };
+    let config = crate::config::Config::load_env(&store.paths)?;
+    let trigger = match file.get_str("model").or(config.model.as_deref()).and_then(|m| m.split_once('/')) {
+        Some((provider, model)) => crate::compact::Trigger::for_model(&config, provider, model),
+        None => {
+            let settings = crate::compact::Settings::from_config(&config);
+            crate::compact::Trigger::new(
+                settings,
+                crate::provider::catalogue::DEFAULT_WINDOW.min(settings.compact_window),
+            )
+        }
+    };
     let status = Status {
         id: at.id.to_string(),
         path: at.path.display().to_string(),
@@ -108,6 +122,8 @@ pub fn run(store: &Store, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
         bytes: std::fs::metadata(&at.path).map(|m| m.len()).unwrap_or(0),
         entries: file.events.len() as u64,
         context_tokens: file.get_u64("contextTokens").unwrap_or(0),
+        window: trigger.window,
+        trigger: trigger.threshold(),
         compactions,
         last_compaction,
         last_memory_flush: last_flush,
@@ -151,6 +167,8 @@ fn write_plain(out: &mut dyn Write, s: &Status) -> Result<()> {
     rows.push(("bytes", s.bytes.to_string()));
     rows.push(("entries", s.entries.to_string()));
     rows.push(("contextTokens", s.context_tokens.to_string()));
+    rows.push(("window", s.window.to_string()));
+    rows.push(("trigger", s.trigger.map_or("off".into(), |t| t.to_string())));
     rows.push(("compactions", s.compactions.to_string()));
     let mut opt = |name, value: &Option<String>| {
         if let Some(v) = value {

@@ -1,0 +1,275 @@
+//! Compaction inside a running chat (SPEC 6 "When", SPEC 7): the checks at
+//! idle and after every step, compaction run as `glrs-compact` in a child
+//! process (so it can be abandoned, and the chat reloads the session when it
+//! lands), overflow recovery, the memory flush, and the tools offered to the
+//! model (the compaction tools once an artifact exists; `memory_append`
+//! during the flush).
+
+use serde_json::json;
+
+use super::Chat;
+use super::session_tools::{COMPACTION_TOOLS, CompactionTool, MemoryAppend};
+use super::tools::{Tool, ToolOutput};
+use super::turn::{SilentUi, TurnKind, TurnUi};
+use crate::compact::Trigger;
+use crate::provider::{Cancel, ToolSpec};
+use crate::store::{Entry, Parsed, ToolCall};
+use crate::time;
+
+/// Defaults of `memoryFlush.*`.
+pub const FLUSH_SOFT_THRESHOLD: u64 = 4_000;
+pub const FLUSH_PROMPT: &str = "Pre-compaction memory flush: the older part of this conversation will soon be \
+summarised. Save anything worth keeping beyond it (decisions, facts about the user and the project, open tasks, \
+exact names and commands) with memory_append. If there is nothing to save, reply with NO_REPLY.";
+pub const FLUSH_SYSTEM_PROMPT: &str = "You are saving durable notes before the conversation is summarised. Use \
+the memory_append tool for each note. When you are done, reply with NO_REPLY and nothing else.";
+
+/// How a compaction run by the chat ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CompactOutcome {
+    /// It landed; the line glrs-compact printed.
+    Landed(String),
+    Nothing,
+    /// Esc or Ctrl-C: the child was stopped and nothing was written.
+    Abandoned,
+    Failed(String),
+}
+
+impl CompactOutcome {
+    pub fn landed(&self) -> bool {
+        matches!(self, CompactOutcome::Landed(_))
+    }
+}
+
+/// The number of `compacted` entries, and the compaction count recorded by
+/// the newest memory flush.
+pub fn cycle_of(events: &[Box<serde_json::value::RawValue>]) -> (u64, Option<u64>) {
+    let mut compactions = 0;
+    let mut flushed = None;
+    for raw in events {
+        let text = raw.get();
+        if !(text.contains("\"compacted\"") || text.contains("memoryFlush")) {
+            continue;
+        }
+        match Parsed::from_raw(raw) {
+            Parsed::Known(Entry::Compacted { .. }) => compactions += 1,
+            Parsed::Known(Entry::Custom { name, data, .. }) if name == "memoryFlush" => {
+                flushed = data.get("compactionCount").and_then(|v| v.as_u64());
+            }
+            _ => {}
+        }
+    }
+    (compactions, flushed)
+}
+
+impl Chat {
+    /// The trigger for the current model.
+    pub fn trigger(&self) -> Trigger {
+        Trigger::for_model(&self.config, &self.model.provider, &self.model.model)
+    }
+
+    /// True when the context is over the trigger and this user message has
+    /// not had its automatic compaction yet.
+    pub fn compaction_due(&self) -> bool {
+        self.auto_compactions == 0 && self.trigger().is_over(self.context_tokens)
+    }
+
+    /// True when the memory flush should run now: on, within
+    /// `softThresholdTokens` of the trigger, once per compaction cycle.
+    pub fn flush_due(&self) -> bool {
+        let mf = &self.config.memory_flush;
+        if mf.enabled == Some(false) || self.flushed_cycle == Some(self.compactions) {
+            return false;
+        }
+        let soft = mf.soft_threshold_tokens.unwrap_or(FLUSH_SOFT_THRESHOLD);
+        self.trigger().threshold().is_some_and(|t| self.context_tokens > t.saturating_sub(soft))
+    }
+
+    fn has_artifacts(&self) -> bool {
+        std::fs::read_dir(self.store.paths.artifacts_of(&self.id))
+            .map(|d| d.flatten().any(|e| e.file_name().to_string_lossy().ends_with(".md")))
+            .unwrap_or(false)
+    }
+
+    fn session_tools(&self, kind: TurnKind) -> Vec<Box<dyn Tool>> {
+        let mut tools: Vec<Box<dyn Tool>> = Vec::new();
+        if kind == TurnKind::Flush {
+            tools.push(Box::new(MemoryAppend { cwd: self.cwd.clone().into() }));
+        }
+        // Offered only once the session has an artifact (SPEC 6).
+        if self.has_artifacts() {
+            for name in COMPACTION_TOOLS {
+                tools.push(Box::new(CompactionTool { kind: name, store: self.store.clone(), id: self.id.clone() }));
+            }
+        }
+        tools
+    }
+
+    /// The tools offered for the next model call.
+    pub fn tool_specs(&self, kind: TurnKind) -> Vec<ToolSpec> {
+        let mut specs = self.tools.specs();
+        specs.extend(self.session_tools(kind).iter().map(|t| t.spec()));
+        specs
+    }
+
+    /// Run a tool call: the session's own tools first, then the registry.
+    pub fn run_tool(&self, call: &ToolCall, kind: TurnKind) -> ToolOutput {
+        match self.session_tools(kind).into_iter().find(|t| t.spec().name == call.name) {
+            Some(tool) => tool.run(&call.input),
+            None => self.tools.run(call),
+        }
+    }
+
+    /// The system prompt for a turn of this kind.
+    pub fn system_for(&self, kind: TurnKind) -> Option<String> {
+        match kind {
+            TurnKind::Normal => self.system.clone(),
+            TurnKind::Flush => {
+                let flush = self.config.memory_flush.system_prompt.as_deref().unwrap_or(FLUSH_SYSTEM_PROMPT);
+                Some(match &self.system {
+                    Some(s) => format!("{s}\n\n{flush}"),
+                    None => flush.to_string(),
+                })
+            }
+        }
+    }
+
+    fn compact_command(&self, instruction: Option<&str>) -> std::process::Command {
+        let mut cmd = std::process::Command::new(crate::cli::program_path("glrs-compact"));
+        cmd.args([self.id.as_str(), "--no-flush"]);
+        if let Some(i) = instruction {
+            cmd.args(["--instruction", i]);
+        }
+        cmd
+    }
+
+    /// Compact now with `glrs-compact` in a child process and wait for it;
+    /// `cancel` stops it (nothing is written). Reloads the session after.
+    pub async fn compact_child(
+        &mut self,
+        instruction: Option<&str>,
+        cancel: &Cancel,
+        ui: &mut dyn TurnUi,
+    ) -> CompactOutcome {
+        self.auto_compactions += 1;
+        if let Some(problem) = self.save_pending() {
+            return CompactOutcome::Failed(problem);
+        }
+        ui.notice(&format!("(compacting {}…)", self.id));
+        let mut cmd = tokio::process::Command::from(self.compact_command(instruction));
+        cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).kill_on_drop(true);
+        let child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => return CompactOutcome::Failed(format!("cannot run glrs-compact: {e}")),
+        };
+        let output = tokio::select! {
+            out = child.wait_with_output() => out,
+            () = cancel.cancelled() => {
+                ui.notice("(compaction abandoned: nothing was written)");
+                return CompactOutcome::Abandoned;
+            }
+        };
+        let outcome = match output {
+            Ok(out) if out.status.success() => {
+                let line = String::from_utf8_lossy(&out.stdout).trim().to_string();
+                if line.ends_with("nothing to compact") {
+                    CompactOutcome::Nothing
+                } else {
+                    CompactOutcome::Landed(line)
+                }
+            }
+            Ok(out) => CompactOutcome::Failed(String::from_utf8_lossy(&out.stderr).trim().to_string()),
+            Err(e) => CompactOutcome::Failed(format!("glrs-compact: {e}")),
+        };
+        if let Err(e) = self.sync_from_disk() {
+            ui.notice(&format!("could not re-read the session: {e}"));
+        }
+        match &outcome {
+            CompactOutcome::Landed(line) => {
+                ui.notice(&format!("({line})"));
+                if self.trigger().is_over(self.context_tokens) {
+                    // Reported, never repeated.
+                    ui.notice(&format!(
+                        "(still over the compaction trigger: {} tokens; /compact with an instruction, or /clear, makes more room)",
+                        self.context_tokens
+                    ));
+                }
+            }
+            CompactOutcome::Nothing => ui.notice("(nothing to compact)"),
+            CompactOutcome::Failed(why) => ui.notice(&format!("(compaction failed: {why})")),
+            CompactOutcome::Abandoned => {}
+        }
+        outcome
+    }
+
+    /// Start `glrs-compact` without waiting: `/compact` typed during a turn.
+    pub fn compact_in_background(&mut self, instruction: Option<&str>, ui: &mut dyn TurnUi) {
+        if let Some(problem) = self.save_pending() {
+            ui.notice(&problem);
+            return;
+        }
+        let mut cmd = self.compact_command(instruction);
+        cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+        match cmd.spawn() {
+            Ok(child) => {
+                ui.notice("(compacting in the background: the brief lands with the turn's next write)");
+                self.background.push(child);
+            }
+            Err(e) => ui.notice(&format!("(cannot run glrs-compact: {e})")),
+        }
+    }
+
+    /// Wait for background compactions and reload what they wrote.
+    pub fn wait_for_background(&mut self, ui: &mut dyn TurnUi) {
+        for child in std::mem::take(&mut self.background) {
+            match child.wait_with_output() {
+                Ok(out) if out.status.success() => {
+                    ui.notice(&format!("({})", String::from_utf8_lossy(&out.stdout).trim()));
+                }
+                Ok(out) => ui.notice(&format!("(compaction failed: {})", String::from_utf8_lossy(&out.stderr).trim())),
+                Err(e) => ui.notice(&format!("(compaction failed: {e})")),
+            }
+        }
+        let _ = self.sync_from_disk();
+    }
+
+    /// The silent memory flush (SPEC 7), once per compaction cycle.
+    pub async fn memory_flush(&mut self, cancel: &Cancel, ui: &mut dyn TurnUi) {
+        let cycle = self.compactions;
+        let memory = std::path::Path::new(&self.cwd).join("memory");
+        let writable = std::fs::create_dir_all(&memory).is_ok() && tempfile::NamedTempFile::new_in(&memory).is_ok();
+        let data = if writable {
+            let prompt = self.config.memory_flush.prompt.clone().unwrap_or_else(|| FLUSH_PROMPT.to_string());
+            let mut none = Vec::new;
+            self.turn_with(&prompt, TurnKind::Flush, &mut SilentUi, cancel, &mut none).await;
+            json!({"compactionCount": cycle})
+        } else {
+            let text = format!("memory flush skipped: {} is not writable", memory.display());
+            ui.notice(&format!("({text})"));
+            self.record(Entry::Notice { at: time::now(), text });
+            json!({"compactionCount": cycle, "skipped": "cwd not writable"})
+        };
+        self.record(Entry::Custom { at: time::now(), name: "memoryFlush".into(), data });
+        self.flushed_cycle = Some(cycle);
+        if let Some(problem) = self.save_or_report() {
+            ui.notice(&problem);
+        }
+    }
+
+    /// What runs at idle after a turn: the flush when due, then compaction
+    /// when due (or when the turn stopped at the line).
+    pub async fn at_idle(
+        &mut self,
+        stopped_at_line: bool,
+        cancel: &Cancel,
+        ui: &mut dyn TurnUi,
+    ) -> Option<CompactOutcome> {
+        if self.flush_due() {
+            self.memory_flush(cancel, ui).await;
+        }
+        if stopped_at_line || self.compaction_due() {
+            return Some(self.compact_child(None, cancel, ui).await);
+        }
+        None
+    }
+}

@@ -1,0 +1,225 @@
+//! The tools a session gives the model (SPEC sections 6 and 7):
+//! `memory_append` during the memory flush, and, once the session has an
+//! artifact, `compaction_list`, `compaction_read`, `compaction_annotate` and
+//! `compaction_delete`, which act only on that session's artifacts folder.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::tools::{Tool, ToolOutput};
+use crate::SessionId;
+use crate::compact::artifact;
+use crate::provider::ToolSpec;
+use crate::store::Store;
+
+fn ok(content: String) -> ToolOutput {
+    ToolOutput { content, is_error: false }
+}
+
+fn fail(content: String) -> ToolOutput {
+    ToolOutput { content, is_error: true }
+}
+
+fn string_arg<'a>(input: &'a Value, name: &str) -> Result<&'a str, ToolOutput> {
+    input.get(name).and_then(Value::as_str).ok_or_else(|| fail(format!("missing string argument {name:?}")))
+}
+
+/// `memory_append`: append a note to `<cwd>/memory/YYYY-MM-DD.md`.
+pub struct MemoryAppend {
+    pub cwd: PathBuf,
+}
+
+impl MemoryAppend {
+    /// Today's memory file (local date).
+    pub fn file(&self) -> PathBuf {
+        let date = jiff::Zoned::now().strftime("%Y-%m-%d").to_string();
+        self.cwd.join("memory").join(format!("{date}.md"))
+    }
+}
+
+impl Tool for MemoryAppend {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "memory_append".into(),
+            description: "Append durable notes (decisions, facts, open tasks) to today's memory file, memory/YYYY-MM-DD.md in the session's folder.".into(),
+            parameters: json!({"type": "object", "properties": {"text": {"type": "string", "description": "Markdown to append"}}, "required": ["text"]}),
+        }
+    }
+
+    fn run(&self, input: &Value) -> ToolOutput {
+        let text = match string_arg(input, "text") {
+            Ok(t) => t,
+            Err(e) => return e,
+        };
+        let path = self.file();
+        let written = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::OpenOptions::new().create(true).append(true).open(&path))
+            .and_then(|mut f| f.write_all(format!("{}\n", text.trim_end()).as_bytes()));
+        match written {
+            Ok(()) => ok(format!(
+                "appended {} characters to memory/{}",
+                text.len(),
+                path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()
+            )),
+            Err(e) => fail(format!("cannot write {}: {e}", path.display())),
+        }
+    }
+}
+
+/// The artifact `name` in this session's folder only: a bare file name.
+fn artifact_path(store: &Store, id: &SessionId, name: &str) -> Result<PathBuf, ToolOutput> {
+    let bad =
+        name.is_empty() || name.contains('/') || name.contains('\\') || name.starts_with('.') || !name.ends_with(".md");
+    if bad {
+        return Err(fail(format!(
+            "{name:?} is not an artifact of this session: give a file name from compaction_list"
+        )));
+    }
+    let path = store.paths.artifacts_of(id).join(name);
+    if !path.is_file() {
+        return Err(fail(format!("no artifact {name:?} in this session (compaction_list names them)")));
+    }
+    Ok(path)
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// The four compaction tools of one session.
+pub struct CompactionTool {
+    pub kind: &'static str,
+    pub store: Store,
+    pub id: SessionId,
+}
+
+pub const COMPACTION_TOOLS: [&str; 4] =
+    ["compaction_list", "compaction_read", "compaction_annotate", "compaction_delete"];
+
+impl Tool for CompactionTool {
+    fn spec(&self) -> ToolSpec {
+        let file = json!({"type": "string", "description": "the artifact's file name, from compaction_list"});
+        let (description, parameters) = match self.kind {
+            "compaction_list" => (
+                "List this conversation's compaction artifacts (the messages earlier compactions replaced): file, label, createdAt, messages, note.",
+                json!({"type": "object", "properties": {}}),
+            ),
+            "compaction_read" => (
+                "Read a compaction artifact: the replaced messages, whole. offset and limit are in lines.",
+                json!({"type": "object", "properties": {"file": file, "offset": {"type": "integer", "minimum": 0}, "limit": {"type": "integer", "minimum": 1}}, "required": ["file"]}),
+            ),
+            "compaction_annotate" => (
+                "Set the note of a compaction artifact (what it holds that matters).",
+                json!({"type": "object", "properties": {"file": file, "note": {"type": "string"}}, "required": ["file", "note"]}),
+            ),
+            _ => (
+                "Delete a compaction artifact of this conversation.",
+                json!({"type": "object", "properties": {"file": file}, "required": ["file"]}),
+            ),
+        };
+        ToolSpec { name: self.kind.into(), description: description.into(), parameters }
+    }
+
+    fn run(&self, input: &Value) -> ToolOutput {
+        let result = (|| -> Result<ToolOutput, ToolOutput> {
+            match self.kind {
+                "compaction_list" => {
+                    let list = artifact::list(&self.store, &self.id).map_err(|e| fail(e.to_string()))?;
+                    let rows: Vec<Value> = list
+                        .iter()
+                        .map(|a| json!({"file": file_name(&a.file), "label": a.label, "createdAt": a.created_at, "messages": a.messages, "note": a.note}))
+                        .collect();
+                    Ok(ok(serde_json::to_string_pretty(&rows).unwrap_or_default()))
+                }
+                "compaction_read" => {
+                    let path = artifact_path(&self.store, &self.id, string_arg(input, "file")?)?;
+                    let text = std::fs::read_to_string(&path).map_err(|e| fail(e.to_string()))?;
+                    let offset = input.get("offset").and_then(Value::as_u64).unwrap_or(0) as usize;
+                    let limit = input.get("limit").and_then(Value::as_u64).map_or(usize::MAX, |l| l as usize);
+                    let lines: Vec<&str> = text.lines().skip(offset).take(limit).collect();
+                    Ok(ok(lines.join("\n")))
+                }
+                "compaction_annotate" => {
+                    let path = artifact_path(&self.store, &self.id, string_arg(input, "file")?)?;
+                    let note = string_arg(input, "note")?;
+                    artifact::annotate(&self.store, &path, note).map_err(|e| fail(e.to_string()))?;
+                    Ok(ok(format!("note set on {}", file_name(&path))))
+                }
+                _ => {
+                    let path = artifact_path(&self.store, &self.id, string_arg(input, "file")?)?;
+                    std::fs::remove_file(&path).map_err(|e| fail(e.to_string()))?;
+                    Ok(ok(format!("deleted {}", file_name(&path))))
+                }
+            }
+        })();
+        result.unwrap_or_else(|e| e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compact::artifact::ArtifactInfo;
+    use crate::compact::plan::Block;
+
+    #[test]
+    fn compaction_tools_stay_in_their_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let store =
+            Store::new(crate::Paths::from_vars(Some(dir.path().into()), None, None, Some(dir.path().into())).unwrap());
+        let mine = SessionId::parse("aaaa0001").unwrap();
+        let other = SessionId::parse("bbbb0002").unwrap();
+        let mut files = Vec::new();
+        for id in [&mine, &other] {
+            let mut info = ArtifactInfo {
+                file: PathBuf::new(),
+                session: id.to_string(),
+                created_at: "2026-11-29T10:00:00.000Z".into(),
+                label: format!("work of {id}"),
+                messages: 1,
+                note: String::new(),
+                entries: "1-2".into(),
+            };
+            files.push(
+                artifact::write_new(
+                    &store,
+                    id,
+                    &mut info,
+                    &[Block { tag: "user".into(), text: "line one\nline two".into() }],
+                )
+                .unwrap(),
+            );
+        }
+        let tool = |kind| CompactionTool { kind, store: store.clone(), id: mine.clone() };
+        let listed = tool("compaction_list").run(&json!({}));
+        assert!(listed.content.contains("work of aaaa0001") && !listed.content.contains("bbbb0002"), "{listed:?}");
+        let name = file_name(&files[0]);
+        let read = tool("compaction_read").run(&json!({"file": name, "offset": 8, "limit": 2}));
+        assert_eq!(read.content, "[user]\nline one");
+        assert!(!tool("compaction_annotate").run(&json!({"file": name, "note": "auth work"})).is_error);
+        assert_eq!(artifact::read_info(&files[0]).unwrap().note, "auth work");
+        for bad in [format!("../bbbb0002/{name}"), "/etc/passwd".into(), "..".into(), format!("{name}.x")] {
+            for kind in ["compaction_read", "compaction_annotate", "compaction_delete"] {
+                let out = tool(kind).run(&json!({"file": bad, "note": "x"}));
+                assert!(out.is_error, "{kind} {bad}: {out:?}");
+            }
+        }
+        assert!(files[1].exists(), "another session's artifact is untouched");
+        assert!(!tool("compaction_delete").run(&json!({"file": name})).is_error);
+        assert!(!files[0].exists());
+    }
+
+    #[test]
+    fn memory_append_writes_todays_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let tool = MemoryAppend { cwd: dir.path().into() };
+        assert!(!tool.run(&json!({"text": "- the API is v2"})).is_error);
+        assert!(!tool.run(&json!({"text": "- deploy on Fridays"})).is_error);
+        assert_eq!(std::fs::read_to_string(tool.file()).unwrap(), "- the API is v2\n- deploy on Fridays\n");
+        assert!(tool.run(&json!({})).is_error);
+    }
+}

@@ -1,0 +1,434 @@
+//! Compaction inside the chat (SPEC 6 "When", 7): at idle, at the line in
+//! a multi-step turn, overflow recovery, the memory flush, NO_REPLY, and the
+//! compaction tools. The chat runs glrs-compact as a child process; both talk
+//! to the same mock server, whose replies are consumed in order.
+
+mod support;
+
+use std::process::Command;
+
+use rexpect::reader::Options;
+use rexpect::session::{PtySession, spawn_with_options};
+use serde_json::{Value, json};
+use support::mock::{MockServer, Reply};
+use support::sse::*;
+use support::*;
+
+const BRIEF: &str = "worked on the parser\n## Goal\nfix `src/parse.rs`";
+
+/// A 4,000-token window for gpt-4.1: the trigger is 3,000 tokens.
+fn small_window(ts: &TestStore, server: &MockServer, flush: bool) {
+    ts.config(json!({
+        "keepRecentTokens": 100,
+        "memoryFlush": {"enabled": flush, "softThresholdTokens": 1000},
+        "providers": {"openai": {"baseUrl": format!("{}/v1", server.url()), "models": {"gpt-4.1": {"metadata": {"context": 4000}}}}},
+        "retry": {"attempts": 1},
+    }));
+}
+
+fn setup(flush: bool) -> (TestStore, MockServer) {
+    let ts = TestStore::new();
+    let server = MockServer::start();
+    small_window(&ts, &server, flush);
+    (ts, server)
+}
+
+/// A user message of about 150 tokens.
+fn long(text: &str) -> String {
+    format!("{text} {}", "lorem ipsum ".repeat(50))
+}
+
+fn text_reply(text: &str, prompt: u64) -> Reply {
+    Reply::sse(openai_text(&[text], prompt, 5, 0))
+}
+
+fn oneshot(ts: &TestStore, args: &[&str]) -> std::process::Output {
+    ts.chat().args(args).output().unwrap()
+}
+
+fn content(r: &support::mock::Captured, i: usize) -> String {
+    r.body["messages"][i]["content"].as_str().unwrap_or("").to_string()
+}
+
+#[test]
+fn a_multi_step_turn_stops_at_the_line_compacts_and_resumes_on_continue() {
+    let (ts, server) = setup(false);
+    server.push(text_reply("first answer", 500));
+    assert!(oneshot(&ts, &["-m", "openai/gpt-4.1", "-p", &long("first")]).status.success());
+    // The next turn asks for a tool; the call passes the line.
+    let mut call = openai_tool_call("call_1", "read_file", &["{\"path\": \"src/parse.rs\"}"]);
+    let at = call.len() - 2;
+    call[at] = openai_usage(3500, 10, 0);
+    server.push(Reply::sse(call));
+    server.push(text_reply(BRIEF, 10));
+    let out = oneshot(&ts, &["--continue", "-p", &long("second")]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let err = stderr_of(&out);
+    assert!(err.contains("(compacting to make room: send \"continue\" to resume)"), "{err}");
+    assert!(err.contains(": compacted, "), "{err}");
+    let requests = server.model_requests();
+    assert_eq!(requests.len(), 3, "no second step: the turn stopped, then compaction");
+    assert!(content(&requests[2], 1).contains("<conversation>"), "the third request is the compaction");
+
+    server.push(text_reply("resumed", 100));
+    assert_eq!(stdout_of(&oneshot(&ts, &["--continue", "-p", "continue"])), "resumed\n");
+    let last = server.model_requests().pop().unwrap();
+    let messages = last.body["messages"].as_array().unwrap();
+    assert!(content(&last, 0).starts_with("<earlier-conversation>\nworked on the parser"));
+    assert_eq!(messages[2]["tool_calls"][0]["id"], "call_1");
+    assert_eq!(messages[3]["role"], "tool");
+    assert_eq!(messages.last().unwrap()["content"], "continue");
+    assert_no_orphans_openai(&last.body);
+}
+
+#[test]
+fn an_overflow_compacts_and_retries_once_and_a_second_one_stops() {
+    let (ts, server) = setup(false);
+    server.push(text_reply("one", 500));
+    assert!(oneshot(&ts, &["-m", "openai/gpt-4.1", "-p", &long("first")]).status.success());
+    let overflow = r#"{"error":{"message":"This model's maximum context length is 4000 tokens.","code":"context_length_exceeded"}}"#;
+    server.push(Reply::json(400, overflow));
+    server.push(text_reply(BRIEF, 10));
+    server.push(text_reply("recovered", 300));
+    let out = oneshot(&ts, &["--continue", "-p", &long("second")]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(stdout_of(&out), "recovered\n");
+    let requests = server.model_requests();
+    assert_eq!(requests.len(), 4);
+    assert!(content(&requests[3], 0).starts_with("<earlier-conversation>"), "the retry runs on the brief");
+
+    // Again: one compaction, then the retry overflows too, and the turn stops.
+    server.push(text_reply("two", 500));
+    assert!(oneshot(&ts, &["--continue", "-p", &long("third")]).status.success());
+    server.push(Reply::json(400, overflow));
+    server.push(text_reply(BRIEF, 10));
+    server.push(Reply::json(400, overflow));
+    let out = oneshot(&ts, &["--continue", "-p", &long("fourth")]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr_of(&out);
+    assert!(err.contains("still too large after compacting: try /compact with an instruction"), "{err}");
+    assert_eq!(server.model_requests().len(), 8, "exactly one compact-and-retry");
+    let (_, session) = ts.only_session();
+    let kinds: Vec<String> = session["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "error")
+        .map(|e| e["kind"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(kinds, ["overflow"]);
+}
+
+#[test]
+fn the_memory_flush_runs_once_a_cycle_silently_then_compaction_follows() {
+    let (ts, server) = setup(true);
+    let project = tempfile::tempdir().unwrap();
+    server.push(text_reply("noted", 2500));
+    // The flush: the model saves a note, then answers NO_REPLY.
+    server.push(Reply::sse(openai_tool_call(
+        "m1",
+        "memory_append",
+        &["{\"text\": \"- the parser lives in src/parse.rs\"}"],
+    )));
+    server.push(text_reply("NO_REPLY", 2600));
+    let out =
+        ts.chat().current_dir(project.path()).args(["-m", "openai/gpt-4.1", "-p", &long("first")]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(stdout_of(&out), "noted\n", "the flush shows nothing");
+    let requests = server.model_requests();
+    assert_eq!(requests.len(), 3);
+    let flush = &requests[1].body;
+    assert_eq!(flush["messages"][0]["role"], "system");
+    assert!(content(&requests[1], 0).contains("Use the memory_append tool"), "{}", content(&requests[1], 0));
+    assert!(
+        content(&requests[1], flush["messages"].as_array().unwrap().len() - 1)
+            .starts_with("Pre-compaction memory flush")
+    );
+    assert_eq!(flush["tools"][0]["function"]["name"], "memory_append");
+    assert!(requests[0].body.get("tools").is_none(), "memory_append only during the flush");
+    let date = jiff::Zoned::now().strftime("%Y-%m-%d").to_string();
+    let memory = std::fs::read_to_string(project.path().join(format!("memory/{date}.md"))).unwrap();
+    assert_eq!(memory, "- the parser lives in src/parse.rs\n");
+    let (id, session) = ts.only_session();
+    let custom = session["events"].as_array().unwrap().iter().find(|e| e["type"] == "custom").unwrap().clone();
+    assert_eq!((custom["name"].clone(), custom["data"].clone()), (json!("memoryFlush"), json!({"compactionCount": 0})));
+    let silent = session["events"].as_array().unwrap().iter().filter(|e| e["text"] == "NO_REPLY").count();
+    assert_eq!(silent, 1, "a silent reply is still recorded");
+
+    // Over the trigger now: no second flush this cycle; compaction follows.
+    server.push(text_reply("big", 3500));
+    server.push(text_reply(BRIEF, 10));
+    let out = ts.chat().current_dir(project.path()).args(["--resume", &id, "-p", &long("second")]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let requests = server.model_requests();
+    assert_eq!(requests.len(), 5);
+    assert!(content(&requests[4], 1).contains("<conversation>"));
+    assert_eq!(ts.store.keys().unwrap().len(), 0);
+    let status = json_of(&ts.sessions().args(["status", &id, "--json"]).output().unwrap());
+    assert_eq!(status["compactions"], 1);
+    assert!(status["lastMemoryFlush"].is_string());
+}
+
+#[test]
+fn glrs_compact_flushes_first_unless_told_not_to() {
+    let (ts, server) = setup(true);
+    let project = tempfile::tempdir().unwrap();
+    for n in 0..3 {
+        server.push(text_reply("ok", 100));
+        let mut args = vec!["-m", "openai/gpt-4.1"];
+        if n > 0 {
+            args.push("--continue");
+        }
+        let text = long(&format!("turn {n}"));
+        args.extend(["-p", &text]);
+        assert!(ts.chat().current_dir(project.path()).args(&args).output().unwrap().status.success());
+    }
+    let (id, _) = ts.only_session();
+    server.push(text_reply("NO_REPLY", 100));
+    server.push(text_reply(BRIEF, 10));
+    let out = ts.cmd("glrs-compact").env("OPENAI_API_KEY", OPENAI_KEY).arg(&id).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let requests = server.model_requests();
+    assert_eq!(requests.len(), 5);
+    assert_eq!(requests[3].body["tools"][0]["function"]["name"], "memory_append");
+    assert!(content(&requests[4], 1).contains("<conversation>"));
+    // The next cycle, with --no-flush: straight to the compaction.
+    for n in 3..6 {
+        server.push(text_reply("ok", 100));
+        let text = long(&format!("turn {n}"));
+        assert!(
+            ts.chat().current_dir(project.path()).args(["--continue", "-p", &text]).output().unwrap().status.success()
+        );
+    }
+    server.push(text_reply(BRIEF, 10));
+    ts.cmd("glrs-compact").env("OPENAI_API_KEY", OPENAI_KEY).args([id.as_str(), "--no-flush"]).assert().success();
+    let requests = server.model_requests();
+    assert_eq!(requests.len(), 9);
+    assert!(content(&requests[8], 1).contains("<previous-brief>"));
+}
+
+#[test]
+fn no_reply_is_recorded_but_never_shown() {
+    let (ts, server) = setup(false);
+    server.push(Reply::sse(openai_text(&["NO", "_RE", "PLY"], 10, 2, 0)));
+    let out = oneshot(&ts, &["-m", "openai/gpt-4.1", "-p", "hi", "--json"]);
+    assert_eq!(json_of(&out)["reply"], "");
+    server.push(Reply::sse(openai_text(&["NO", "_RE", "PLY"], 10, 2, 0)));
+    assert_eq!(stdout_of(&oneshot(&ts, &["--continue", "-p", "again"])), "");
+    server.push(Reply::sse(openai_text(&["Sure. ", "NO_REPLY"], 10, 2, 0)));
+    assert_eq!(stdout_of(&oneshot(&ts, &["--continue", "-p", "more"])), "Sure. NO_REPLY\n");
+    let (_, session) = ts.only_session();
+    let texts: Vec<Value> = session["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "assistant")
+        .map(|e| e["text"].clone())
+        .collect();
+    assert_eq!(texts, [json!("NO_REPLY"), json!("NO_REPLY"), json!("Sure. NO_REPLY")]);
+}
+
+#[test]
+fn compaction_tools_appear_with_the_first_artifact_and_stay_in_their_session() {
+    let (ts, server) = setup(false);
+    let mut ids = Vec::new();
+    for name in ["mine", "other"] {
+        for n in 0..3 {
+            server.push(text_reply("ok", 100));
+            let text = long(&format!("{name} {n}"));
+            let args: Vec<&str> = if n == 0 {
+                vec!["-m", "openai/gpt-4.1", "-p", &text]
+            } else {
+                vec!["--resume", ids.last().map(String::as_str).unwrap_or(""), "-p", &text]
+            };
+            let out = oneshot(&ts, &args);
+            assert!(out.status.success(), "{}", stderr_of(&out));
+            if n == 0 {
+                ids.push(stderr_of(&out).trim().to_string());
+            }
+        }
+    }
+    assert!(server.model_requests().iter().all(|r| r.body.get("tools").is_none()), "no tools before any artifact");
+    for id in &ids {
+        server.push(text_reply(BRIEF, 10));
+        ts.cmd("glrs-compact").env("OPENAI_API_KEY", OPENAI_KEY).arg(id).assert().success();
+    }
+    let theirs = glrs::compact::artifact::list(&ts.store, &glrs::SessionId::parse(&ids[1]).unwrap()).unwrap().remove(0);
+    let theirs_name = theirs.file.file_name().unwrap().to_string_lossy().into_owned();
+    let before = std::fs::read(&theirs.file).unwrap();
+    // The model tries to delete another session's artifact, then lists its own.
+    server.push(Reply::sse(openai_tool_call(
+        "t1",
+        "compaction_delete",
+        &[&json!({"file": format!("../{}/{theirs_name}", ids[1])}).to_string()],
+    )));
+    server.push(Reply::sse(openai_tool_call("t2", "compaction_list", &["{}"])));
+    server.push(text_reply("done", 100));
+    assert!(oneshot(&ts, &["--resume", &ids[0], "-p", "tidy up"]).status.success());
+    let requests = server.model_requests();
+    let n = requests.len();
+    let names: Vec<&str> = requests[n - 3].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["compaction_list", "compaction_read", "compaction_annotate", "compaction_delete"]);
+    assert_eq!(std::fs::read(&theirs.file).unwrap(), before, "another session's artifact is untouched");
+    let session: Value = serde_json::from_slice(
+        &std::fs::read(ts.store.session_path(&glrs::SessionId::parse(&ids[0]).unwrap())).unwrap(),
+    )
+    .unwrap();
+    let tools: Vec<Value> =
+        session["events"].as_array().unwrap().iter().filter(|e| e["type"] == "tool").cloned().collect();
+    assert_eq!(tools[0]["isError"], true);
+    assert!(tools[1]["result"].as_str().unwrap().contains("worked on the parser"), "{}", tools[1]);
+    assert!(!tools[1]["result"].as_str().unwrap().contains(&theirs_name) || ids[0] == ids[1]);
+}
+
+// ---- the REPL ----
+
+fn repl(ts: &TestStore, args: &[&str]) -> PtySession {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_glrs-chat"));
+    cmd.args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", ts.dir.path().join("home"))
+        .env("XDG_DATA_HOME", ts.data_home())
+        .env("XDG_CONFIG_HOME", ts.dir.path().join("config"))
+        .env("TERM", "xterm-256color")
+        .env("OPENAI_API_KEY", OPENAI_KEY)
+        .current_dir(ts.dir.path());
+    spawn_with_options(cmd, Options::new().timeout_ms(Some(20_000)).strip_ansi_escape_codes(true)).expect("pty")
+}
+
+fn prompt(p: &mut PtySession) {
+    p.exp_regex(r"[0-9a-f]{8} gpt-4\.1 \d+% > ").expect("the prompt");
+}
+
+fn slow_brief() -> Reply {
+    let mut events = vec![": thinking\n\n".to_string(); 6];
+    events.extend(openai_text(&[BRIEF], 10, 5, 0));
+    Reply::slow_sse(events, 150)
+}
+
+#[test]
+fn at_idle_compaction_holds_typed_lines_then_runs_them_on_the_brief() {
+    let (ts, server) = setup(false);
+    server.push(text_reply("first answer", 500));
+    server.push(text_reply("second answer", 3500));
+    server.push(slow_brief());
+    server.push(text_reply("after compaction", 300));
+    let mut p = repl(&ts, &["-m", "openai/gpt-4.1"]);
+    prompt(&mut p);
+    p.send_line(&long("first")).unwrap();
+    p.exp_string("first answer").unwrap();
+    prompt(&mut p);
+    p.send_line(&long("second")).unwrap();
+    p.exp_string("second answer").unwrap();
+    p.exp_string("(compacting ").unwrap();
+    p.send("queued line\r").unwrap();
+    p.flush().unwrap();
+    p.exp_string(": compacted, ").unwrap();
+    p.exp_string("after compaction").unwrap();
+    prompt(&mut p);
+    p.send_line("/artifacts").unwrap();
+    p.exp_string("worked on the parser").unwrap();
+    prompt(&mut p);
+    p.send_line("/clear").unwrap();
+    p.exp_string("(cleared").unwrap();
+    prompt(&mut p);
+    server.push(text_reply("fresh", 10));
+    p.send_line("after clear").unwrap();
+    p.exp_string("fresh").unwrap();
+    prompt(&mut p);
+    p.send_line("/quit").unwrap();
+    p.exp_eof().unwrap();
+    let requests = server.model_requests();
+    let queued = &requests[3];
+    assert!(content(queued, 0).starts_with("<earlier-conversation>\nworked on the parser"));
+    assert_eq!(queued.body["messages"].as_array().unwrap().last().unwrap()["content"], "queued line");
+    assert_eq!(requests[4].body["messages"], json!([{"role": "user", "content": "after clear"}]));
+    let (_, session) = ts.only_session();
+    assert!(entry_types(&session).contains(&"cleared".to_string()));
+}
+
+#[test]
+fn esc_abandons_an_idle_compaction_and_the_queue_stays_held() {
+    let (ts, server) = setup(false);
+    server.push(text_reply("first answer", 500));
+    server.push(text_reply("second answer", 3500));
+    let mut events = vec![": thinking\n\n".to_string(); 60];
+    events.extend(openai_text(&[BRIEF], 10, 5, 0));
+    server.push(Reply::slow_sse(events, 200));
+    let mut p = repl(&ts, &["-m", "openai/gpt-4.1"]);
+    prompt(&mut p);
+    p.send_line(&long("first")).unwrap();
+    p.exp_string("first answer").unwrap();
+    prompt(&mut p);
+    p.send_line(&long("second")).unwrap();
+    p.exp_string("(compacting ").unwrap();
+    let (id, _) = ts.only_session();
+    let before = std::fs::read(ts.sessions_dir().join(format!("{id}.json"))).unwrap();
+    p.send("held line\r").unwrap();
+    p.flush().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    p.send("\x1b").unwrap();
+    p.flush().unwrap();
+    p.exp_string("(compaction abandoned: nothing was written)").unwrap();
+    p.exp_regex(r"% > held line").unwrap();
+    assert_eq!(
+        std::fs::read(ts.sessions_dir().join(format!("{id}.json"))).unwrap(),
+        before,
+        "the session is unchanged"
+    );
+    assert!(glrs::compact::artifact::list(&ts.store, &glrs::SessionId::parse(&id).unwrap()).unwrap().is_empty());
+    // Sending releases the held line.
+    server.push(text_reply("released", 100));
+    server.push(text_reply(BRIEF, 10));
+    p.send("\r").unwrap();
+    p.flush().unwrap();
+    p.exp_string("released").unwrap();
+    prompt(&mut p);
+    p.send_line("/quit").unwrap();
+    p.exp_eof().unwrap();
+    let last_turn = server
+        .model_requests()
+        .into_iter()
+        .find(|r| r.body["messages"].as_array().unwrap().last().unwrap()["content"] == "held line");
+    assert!(last_turn.is_some(), "the held line was sent");
+}
+
+#[test]
+fn in_the_repl_a_tool_turn_crossing_the_line_stops_and_continue_resumes() {
+    let (ts, server) = setup(false);
+    server.push(text_reply("first answer", 500));
+    let mut call = openai_tool_call("call_9", "read_file", &["{\"path\": \"a.rs\"}"]);
+    let at = call.len() - 2;
+    call[at] = openai_usage(3500, 10, 0);
+    server.push(Reply::sse(call));
+    server.push(text_reply(BRIEF, 10));
+    server.push(text_reply("picked up where we left off", 200));
+    let mut p = repl(&ts, &["-m", "openai/gpt-4.1"]);
+    prompt(&mut p);
+    p.send_line(&long("first")).unwrap();
+    p.exp_string("first answer").unwrap();
+    prompt(&mut p);
+    p.send_line(&long("second")).unwrap();
+    p.exp_string("(compacting to make room: send \"continue\" to resume)").unwrap();
+    p.exp_string(": compacted, ").unwrap();
+    prompt(&mut p);
+    p.send_line("continue").unwrap();
+    p.exp_string("picked up where we left off").unwrap();
+    prompt(&mut p);
+    p.send_line("/status").unwrap();
+    p.exp_string("compactions 1").unwrap();
+    prompt(&mut p);
+    p.send_line("/quit").unwrap();
+    p.exp_eof().unwrap();
+    let requests = server.model_requests();
+    assert_eq!(requests.len(), 4);
+    let last = requests[3].body["messages"].as_array().unwrap();
+    assert_eq!(last.last().unwrap()["content"], "continue");
+    assert_no_orphans_openai(&requests[3].body);
+}
