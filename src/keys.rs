@@ -12,8 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::config::{Config, ResetMode};
 use crate::error::StoreError;
-use crate::paths::ensure_private_dir;
-use crate::store::{Located, Store, lock};
+use crate::store::{Located, Store};
 use crate::{SessionId, time};
 
 /// One key's record.
@@ -36,34 +35,17 @@ pub fn check_key(key: &str) -> Result<()> {
 }
 
 impl Store {
-    fn keys_path(&self) -> std::path::PathBuf {
-        self.paths.sessions.join("keys.json")
-    }
-
     /// Every key and its current session.
     pub fn keys(&self) -> Result<BTreeMap<String, KeyRecord>, StoreError> {
-        let path = self.keys_path();
-        match std::fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map_err(|e| StoreError::Corrupt { path, detail: format!("not a key map: {e}") }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeMap::new()),
-            Err(e) => Err(StoreError::io(path, "read", e)),
-        }
+        self.read_json_file("keys.json", "a key map")
     }
 
     /// Point `key` at session `id` (atomic, locked).
     pub fn set_key(&self, key: &str, id: &SessionId) -> Result<(), StoreError> {
-        ensure_private_dir(&self.paths.sessions)
-            .map_err(|e| StoreError::io(&self.paths.sessions, "create folder", e))?;
-        let _lock = lock::WriteLock::acquire(&self.paths.sessions.join("keys.lock"))?;
-        let mut keys = self.keys()?;
-        let extra = keys.remove(key).map(|r| r.extra).unwrap_or_default();
-        keys.insert(key.to_string(), KeyRecord { session: id.to_string(), updated_at: time::now(), extra });
-        lock::write_atomic(&self.keys_path(), true, |w| {
-            serde_json::to_writer_pretty(&mut *w, &keys).map_err(std::io::Error::other)?;
-            w.write_all(b"\n")
-        })?;
-        Ok(())
+        self.update_json_file("keys.json", "a key map", |keys: &mut BTreeMap<String, KeyRecord>| {
+            let extra = keys.remove(key).map(|r| r.extra).unwrap_or_default();
+            keys.insert(key.to_string(), KeyRecord { session: id.to_string(), updated_at: time::now(), extra });
+        })
     }
 }
 

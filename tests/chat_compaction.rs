@@ -5,10 +5,7 @@
 
 mod support;
 
-use std::process::Command;
-
-use rexpect::reader::Options;
-use rexpect::session::{PtySession, spawn_with_options};
+use rexpect::session::PtySession;
 use serde_json::{Value, json};
 use support::mock::{MockServer, Reply};
 use support::sse::*;
@@ -289,22 +286,10 @@ fn compaction_tools_appear_with_the_first_artifact_and_stay_in_their_session() {
 // ---- the REPL ----
 
 fn repl(ts: &TestStore, args: &[&str]) -> PtySession {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_glrs-chat"));
-    cmd.args(args)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", ts.dir.path().join("home"))
-        .env("XDG_DATA_HOME", ts.data_home())
-        .env("XDG_CONFIG_HOME", ts.dir.path().join("config"))
-        .env("TERM", "xterm-256color")
-        .env("OPENAI_API_KEY", OPENAI_KEY)
-        .current_dir(ts.dir.path());
-    spawn_with_options(cmd, Options::new().timeout_ms(Some(20_000)).strip_ansi_escape_codes(true)).expect("pty")
+    support::pty::chat(ts, args, &[], false)
 }
 
-fn prompt(p: &mut PtySession) {
-    p.exp_regex(r"[0-9a-f]{8} gpt-4\.1 \d+% > ").expect("the prompt");
-}
+use support::pty::prompt;
 
 fn slow_brief() -> Reply {
     let mut events = vec![": thinking\n\n".to_string(); 6];
@@ -431,4 +416,23 @@ fn in_the_repl_a_tool_turn_crossing_the_line_stops_and_continue_resumes() {
     let last = requests[3].body["messages"].as_array().unwrap();
     assert_eq!(last.last().unwrap()["content"], "continue");
     assert_no_orphans_openai(&requests[3].body);
+}
+
+#[test]
+fn the_flush_is_skipped_with_a_notice_when_the_cwd_is_not_writable() {
+    let (ts, server) = setup(true);
+    server.push(text_reply("noted", 2500));
+    // Not even root can create a folder in /proc.
+    let out = ts.chat().current_dir("/proc").args(["-m", "openai/gpt-4.1", "-p", "hi"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(stderr_of(&out).contains("memory flush skipped: /proc/memory is not writable"), "{}", stderr_of(&out));
+    assert_eq!(server.model_requests().len(), 1, "no flush turn");
+    let (_, session) = ts.only_session();
+    let custom = session["events"].as_array().unwrap().iter().find(|e| e["type"] == "custom").unwrap().clone();
+    assert_eq!(custom["data"], json!({"compactionCount": 0, "skipped": "cwd not writable"}));
+    // Once per cycle: the next turn does not try again.
+    server.push(text_reply("again", 2600));
+    let id = ts.only_session().0;
+    let out = ts.chat().current_dir("/proc").args(["--resume", &id, "-p", "more"]).output().unwrap();
+    assert!(!stderr_of(&out).contains("memory flush skipped"), "{}", stderr_of(&out));
 }

@@ -408,13 +408,9 @@ fn azure_uses_its_deployment_url_and_key_header() {
 fn ctrl_c_cancels_a_retry_wait_and_keeps_the_session_valid() {
     let (ts, server) = setup();
     server.push(Reply::json(429, r#"{"error":{"message":"busy"}}"#).with_header("retry-after", "30"));
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_glrs-chat"))
+    let child = ts
+        .std_cmd(env!("CARGO_BIN_EXE_glrs-chat"))
         .args(["-p", "hi", "-m", "openai/gpt-4.1"])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", ts.dir.path())
-        .env("XDG_DATA_HOME", ts.data_home())
-        .env("XDG_CONFIG_HOME", ts.dir.path().join("config"))
         .env("OPENAI_API_KEY", OPENAI_KEY)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

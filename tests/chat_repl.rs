@@ -7,11 +7,9 @@
 
 mod support;
 
-use std::process::Command;
 use std::time::Duration;
 
-use rexpect::reader::Options;
-use rexpect::session::{PtySession, spawn_with_options};
+use rexpect::session::PtySession;
 use serde_json::json;
 use support::mock::{MockServer, Reply};
 use support::sse::*;
@@ -25,24 +23,10 @@ fn setup() -> (TestStore, MockServer) {
 }
 
 fn repl(ts: &TestStore, args: &[&str]) -> PtySession {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_glrs-chat"));
-    cmd.args(args)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", ts.dir.path().join("home"))
-        .env("XDG_DATA_HOME", ts.data_home())
-        .env("XDG_CONFIG_HOME", ts.dir.path().join("config"))
-        .env("TERM", "xterm-256color")
-        .env("OPENAI_API_KEY", OPENAI_KEY)
-        .current_dir(ts.dir.path());
-    spawn_with_options(cmd, Options::new().timeout_ms(Some(15_000)).strip_ansi_escape_codes(true))
-        .expect("spawn in a pty")
+    support::pty::chat(ts, args, &[], false)
 }
 
-/// Wait for the prompt (`ID MODEL N% > `).
-fn prompt(p: &mut PtySession) {
-    p.exp_regex(r"[0-9a-f]{8} gpt-4\.1 \d+% > ").expect("the prompt");
-}
+use support::pty::prompt;
 
 fn quit(mut p: PtySession) -> String {
     p.send_line("/quit").unwrap();
@@ -262,62 +246,8 @@ fn the_picker_resume_command_history_and_no_color() {
 
 /// A REPL with NO_COLOR, read without stripping escapes: none may appear.
 fn repl_no_color(ts: &TestStore) -> PtySession {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_glrs-chat"));
-    cmd.args(["-m", "openai/gpt-4.1"])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", ts.dir.path().join("home"))
-        .env("XDG_DATA_HOME", ts.data_home())
-        .env("XDG_CONFIG_HOME", ts.dir.path().join("config"))
-        .env("TERM", "xterm-256color")
-        .env("NO_COLOR", "1")
-        .env("OPENAI_API_KEY", OPENAI_KEY)
-        .current_dir(ts.dir.path());
-    let mut p =
-        spawn_with_options(cmd, Options::new().timeout_ms(Some(15_000)).strip_ansi_escape_codes(false)).expect("pty");
+    let mut p = support::pty::chat(ts, &["-m", "openai/gpt-4.1"], &[("NO_COLOR", "1")], true);
     let banner = p.exp_string("/help for commands").expect("banner");
     assert!(!banner.contains("\x1b[2m"), "colour despite NO_COLOR: {banner:?}");
     p
-}
-
-#[test]
-fn fork_and_new_from_the_repl_with_a_key() {
-    let (ts, server) = setup();
-    server.push(Reply::sse(openai_text(&["first reply"], 10, 2, 0)));
-    let mut p = repl(&ts, &["-m", "openai/gpt-4.1", "--key", "work"]);
-    prompt(&mut p);
-    p.send_line("/fork").unwrap();
-    p.exp_string("nothing to fork yet").unwrap();
-    prompt(&mut p);
-    p.send_line("remember this").unwrap();
-    p.exp_string("first reply").unwrap();
-    prompt(&mut p);
-    let (first, _) = ts.only_session();
-    assert_eq!(ts.store.keys().unwrap()["work"].session, first);
-
-    p.send_line("/fork").unwrap();
-    let (_, forked) = p.exp_regex(r"forked to [0-9a-f]{8}").unwrap();
-    let forked = forked.trim_start_matches("forked to ").to_string();
-    p.exp_string(&format!("/resume {forked} opens it")).unwrap();
-    prompt(&mut p);
-    p.send_line(&format!("/resume {forked}")).unwrap();
-    p.exp_string(&format!("session {forked}")).unwrap();
-    p.exp_string("> remember this").unwrap();
-    prompt(&mut p);
-    // The fork has no key (a key belongs to its session); back to the keyed one.
-    p.send_line(&format!("/resume {first}")).unwrap();
-    p.exp_string(&format!("session {first}")).unwrap();
-    prompt(&mut p);
-
-    p.send_line("/new").unwrap();
-    let (_, fresh) = p.exp_regex(r"new session [0-9a-f]{8} for key work").unwrap();
-    let fresh = fresh[12..20].to_string();
-    prompt(&mut p);
-    server.push(Reply::sse(openai_text(&["fresh reply"], 10, 2, 0)));
-    p.send_line("a new start").unwrap();
-    p.exp_string("fresh reply").unwrap();
-    prompt(&mut p);
-    quit(p);
-    assert_eq!(ts.store.keys().unwrap()["work"].session, fresh, "the key moved to the new session");
-    assert_eq!(server.model_requests()[1].body["messages"].as_array().unwrap().len(), 1);
 }

@@ -224,11 +224,9 @@ fn a_failed_empty_or_killed_compaction_writes_nothing() {
     let events: Vec<String> =
         (0..50).map(|_| "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\n".to_string()).collect();
     server.push(Reply::slow_sse(events, 100));
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_glrs-compact"))
+    let mut child = ts
+        .std_cmd(env!("CARGO_BIN_EXE_glrs-compact"))
         .arg(id.as_str())
-        .env("HOME", ts.dir.path())
-        .env("XDG_DATA_HOME", ts.data_home())
-        .env("XDG_CONFIG_HOME", ts.dir.path().join("config"))
         .env("OPENAI_API_KEY", OPENAI_KEY)
         .spawn()
         .unwrap();
@@ -299,11 +297,8 @@ fn a_write_racing_a_compaction_is_kept_and_a_replaced_file_aborts() {
 }
 
 fn spawn_compact(ts: &TestStore, id: &SessionId) -> std::process::Child {
-    std::process::Command::new(env!("CARGO_BIN_EXE_glrs-compact"))
+    ts.std_cmd(env!("CARGO_BIN_EXE_glrs-compact"))
         .arg(id.as_str())
-        .env("HOME", ts.dir.path())
-        .env("XDG_DATA_HOME", ts.data_home())
-        .env("XDG_CONFIG_HOME", ts.dir.path().join("config"))
         .env("OPENAI_API_KEY", OPENAI_KEY)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

@@ -5,9 +5,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{Store, lock};
+use super::Store;
 use crate::error::StoreError;
-use crate::paths::ensure_private_dir;
 
 /// How many prompts are kept unless the caller says otherwise.
 pub const DEFAULT_CAP: usize = 1000;
@@ -25,36 +24,18 @@ pub struct Prompt {
 }
 
 impl Store {
-    fn prompts_path(&self) -> std::path::PathBuf {
-        self.paths.sessions.join("prompts.json")
-    }
-
     /// All remembered prompts, oldest first; none when the file is missing.
     pub fn prompts(&self) -> Result<Vec<Prompt>, StoreError> {
-        let path = self.prompts_path();
-        match std::fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map_err(|e| StoreError::Corrupt { path, detail: format!("not a prompt history: {e}") }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-            Err(e) => Err(StoreError::io(path, "read", e)),
-        }
+        self.read_json_file("prompts.json", "a prompt history")
     }
 
-    /// Remember a prompt, keeping the newest `cap`. A corrupt history is an
-    /// error, not silently replaced: it may be someone's only copy.
+    /// Remember a prompt, keeping the newest `cap`.
     pub fn add_prompt(&self, prompt: Prompt, cap: usize) -> Result<(), StoreError> {
-        ensure_private_dir(&self.paths.sessions)
-            .map_err(|e| StoreError::io(&self.paths.sessions, "create folder", e))?;
-        let _lock = lock::WriteLock::acquire(&self.paths.sessions.join("prompts.lock"))?;
-        let mut prompts = self.prompts()?;
-        prompts.push(prompt);
-        let drop_count = prompts.len().saturating_sub(cap);
-        prompts.drain(..drop_count);
-        lock::write_atomic(&self.prompts_path(), true, |w| {
-            serde_json::to_writer_pretty(&mut *w, &prompts).map_err(std::io::Error::other)?;
-            w.write_all(b"\n")
-        })?;
-        Ok(())
+        self.update_json_file("prompts.json", "a prompt history", |prompts: &mut Vec<Prompt>| {
+            prompts.push(prompt);
+            let drop_count = prompts.len().saturating_sub(cap);
+            prompts.drain(..drop_count);
+        })
     }
 }
 

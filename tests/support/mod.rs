@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod mock;
+pub mod pty;
 pub mod sse;
 
 use std::path::{Path, PathBuf};
@@ -52,6 +53,18 @@ impl TestStore {
             other => panic!("unknown program {other}"),
         };
         let mut cmd = assert_cmd::Command::new(exe);
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.dir.path().join("home"))
+            .env("XDG_DATA_HOME", self.data_home())
+            .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
+            .current_dir(self.dir.path());
+        cmd
+    }
+
+    /// A std `Command` for `exe` with this store's environment only.
+    pub fn std_cmd(&self, exe: &str) -> std::process::Command {
+        let mut cmd = std::process::Command::new(exe);
         cmd.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.dir.path().join("home"))

@@ -32,39 +32,34 @@ pub fn run(store: &Store, args: &LsArgs, out: &mut dyn Write) -> Result<i32> {
             serde_json::to_writer(&mut *out, s)?;
             writeln!(out)?;
         }
-    } else if args.tree {
-        for (depth, s) in tree_order(&chosen) {
-            let indent = if depth == 0 { String::new() } else { format!("{}└ ", "  ".repeat(depth - 1)) };
-            writeln!(
-                out,
-                "{indent}{}\t{}\t{}\t{}\t{}\t{}",
-                s.id,
-                field(&s.updated_at),
-                s.entries,
-                s.context_tokens,
-                field(&s.cwd),
-                field(&s.title)
-            )?;
-        }
     } else {
-        if stdout_is_terminal() && !chosen.is_empty() {
+        let rows: Vec<(usize, &Summary)> =
+            if args.tree { tree_order(&chosen) } else { chosen.iter().map(|s| (0, *s)).collect() };
+        if stdout_is_terminal() && !rows.is_empty() && !args.tree {
             writeln!(out, "ID\tUPDATED\tENTRIES\tCONTEXT\tCWD\tTITLE")?;
         }
-        for s in chosen {
-            let title = if s.legacy { format!("[legacy] {}", s.title).trim_end().to_string() } else { s.title.clone() };
-            writeln!(
-                out,
-                "{}\t{}\t{}\t{}\t{}\t{}",
-                s.id,
-                field(&s.updated_at),
-                s.entries,
-                s.context_tokens,
-                field(&s.cwd),
-                field(&title)
-            )?;
+        for (depth, s) in rows {
+            write_row(out, depth, s)?;
         }
     }
     Ok(0)
+}
+
+/// One plain line: `id, updatedAt, entries, contextTokens, cwd, title`; a
+/// fork in a tree is indented under its parent, a legacy title marked.
+fn write_row(out: &mut dyn Write, depth: usize, s: &Summary) -> std::io::Result<()> {
+    let indent = if depth == 0 { String::new() } else { format!("{}└ ", "  ".repeat(depth - 1)) };
+    let title = if s.legacy { format!("[legacy] {}", s.title).trim_end().to_string() } else { s.title.clone() };
+    writeln!(
+        out,
+        "{indent}{}\t{}\t{}\t{}\t{}\t{}",
+        s.id,
+        field(&s.updated_at),
+        s.entries,
+        s.context_tokens,
+        field(&s.cwd),
+        field(&title)
+    )
 }
 
 /// Sessions in lineage order: each root (newest first), then its forks
