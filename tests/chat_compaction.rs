@@ -436,3 +436,57 @@ fn the_flush_is_skipped_with_a_notice_when_the_cwd_is_not_writable() {
     let out = ts.chat().current_dir("/proc").args(["--resume", &id, "-p", "more"]).output().unwrap();
     assert!(!stderr_of(&out).contains("memory flush skipped"), "{}", stderr_of(&out));
 }
+
+#[test]
+fn compact_typed_during_a_turn_runs_in_the_background_and_loses_nothing() {
+    let (ts, server) = setup(false);
+    server.push(text_reply("first answer", 500));
+    server.push(text_reply("second answer", 600));
+    let pieces: Vec<String> = (0..15).map(|i| format!("w{i} ")).collect();
+    let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    server.push(Reply::slow_sse(openai_text(&refs, 600, 15, 0), 100));
+    server.push(text_reply(BRIEF, 10));
+    server.push(text_reply("third answer", 300));
+    let mut p = repl(&ts, &["-m", "openai/gpt-4.1"]);
+    prompt(&mut p);
+    p.send_line(&long("first")).unwrap();
+    p.exp_string("first answer").unwrap();
+    prompt(&mut p);
+    p.send_line(&long("second")).unwrap();
+    p.exp_string("second answer").unwrap();
+    prompt(&mut p);
+    p.send_line(&long("streaming")).unwrap();
+    p.exp_string("w1 ").unwrap();
+    p.send("/compact keep the parser work\r").unwrap();
+    p.flush().unwrap();
+    p.exp_string("(compacting in the background").unwrap();
+    // Started while the reply still streams.
+    p.exp_string("w14").unwrap();
+    p.exp_string(": compacted, ").unwrap();
+    prompt(&mut p);
+    p.send_line("third").unwrap();
+    p.exp_string("third answer").unwrap();
+    prompt(&mut p);
+    p.send_line("/quit").unwrap();
+    p.exp_eof().unwrap();
+    let requests = server.model_requests();
+    assert!(content(&requests[3], 1).ends_with("Additional focus: keep the parser work"));
+    let (_, session) = ts.only_session();
+    let types = entry_types(&session);
+    let compacted = types.iter().position(|t| t == "compacted").unwrap();
+    // The second turn's answer was written after the brief landed, and kept.
+    let second_answer = session["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|e| e["text"].as_str().is_some_and(|t| t.starts_with("w0 w1")))
+        .unwrap();
+    assert!(second_answer > compacted, "{types:?}");
+    let third = &requests[4].body["messages"];
+    assert!(third[0]["content"].as_str().unwrap().starts_with("<earlier-conversation>"));
+    assert!(
+        third.as_array().unwrap().iter().any(|m| m["content"].as_str().is_some_and(|t| t.starts_with("w0 w1"))),
+        "the turn's answer survives"
+    );
+    assert_no_orphans_openai(&requests[4].body);
+}

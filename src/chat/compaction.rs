@@ -219,6 +219,11 @@ impl Chat {
         }
     }
 
+    /// Take over compactions started elsewhere (the REPL's key watcher).
+    pub fn adopt_background(&mut self, children: Vec<std::process::Child>) {
+        self.background.extend(children);
+    }
+
     /// Wait for background compactions and reload what they wrote.
     pub fn wait_for_background(&mut self, ui: &mut dyn TurnUi) {
         for child in std::mem::take(&mut self.background) {

@@ -53,6 +53,9 @@ pub struct Chat {
     pub key: Option<String>,
     /// True once `keys.json` points the key at this session.
     pub key_recorded: bool,
+    /// How many entries the file had when this chat last read or wrote it:
+    /// a write that finds more merged another program's entries.
+    known_len: usize,
     /// Entries recorded but not yet on disk (a write failed, or they wait
     /// for the next write point).
     unwritten: Vec<Entry>,
@@ -84,6 +87,7 @@ impl Chat {
             messages: Vec::new(),
             context_tokens: 0,
             stamp: None,
+            known_len: 0,
             unwritten: Vec::new(),
             key: None,
             key_recorded: false,
@@ -129,6 +133,7 @@ impl Chat {
             // A legacy session has no file in the store yet: its first write
             // saves it there.
             stamp: (!at.legacy).then_some(stamp),
+            known_len: file.events.len(),
             unwritten: Vec::new(),
             key: file.get_str("key").map(str::to_string),
             key_recorded: true,
@@ -179,6 +184,7 @@ impl Chat {
         let file = self.store.read(&at)?.file;
         let tokens = file.get_u64("contextTokens");
         (self.compactions, self.flushed_cycle) = compaction::cycle_of(&file.events);
+        self.known_len = file.events.len();
         let mut events = file.events;
         for entry in &self.unwritten {
             if let Ok(raw) = entry.to_raw() {
@@ -237,9 +243,25 @@ impl Chat {
         for entry in &self.unwritten {
             change = change.entry(entry)?;
         }
+        let expected = self.known_len + self.unwritten.len();
         let written = self.store.append(&self.id, change)?;
         self.unwritten.clear();
         self.stamp = Some(written.stamp);
+        self.known_len = written.file.events.len();
+        if self.known_len != expected {
+            // Another program appended meanwhile (a compaction landed during
+            // the turn): the write kept its entries; the context follows them.
+            self.messages = context::replay(&written.file.events);
+            (self.compactions, self.flushed_cycle) = compaction::cycle_of(&written.file.events);
+            self.context_tokens =
+                context::estimate(&self.messages) + self.system.as_deref().map_or(0, |s| (s.len() as u64).div_ceil(4));
+            let tokens = self.context_tokens;
+            let fixed = self.store.update(&self.id, |f| {
+                f.set("contextTokens", Value::from(tokens));
+                Ok(())
+            })?;
+            self.stamp = Some(fixed.stamp);
+        }
         if let (Some(key), false) = (&self.key, self.key_recorded) {
             self.store.set_key(key, &self.id)?;
             self.key_recorded = true;

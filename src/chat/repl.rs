@@ -150,6 +150,39 @@ impl TurnUi for TermUi {
     }
 }
 
+/// Starts `glrs-compact` the moment `/compact` is entered during a turn.
+struct BackgroundCompact {
+    id: crate::SessionId,
+    started: Arc<Mutex<Vec<std::process::Child>>>,
+    lock: Arc<Mutex<()>>,
+}
+
+impl BackgroundCompact {
+    fn start(&self, instruction: &str) {
+        let mut cmd = std::process::Command::new(crate::cli::program_path("glrs-compact"));
+        cmd.args([self.id.as_str(), "--no-flush"]);
+        if !instruction.is_empty() {
+            cmd.args(["--instruction", instruction]);
+        }
+        cmd.stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let note = match cmd.spawn() {
+            Ok(child) => {
+                if let Ok(mut started) = self.started.lock() {
+                    started.push(child);
+                }
+                "(compacting in the background: the brief lands with the turn's next write)".to_string()
+            }
+            Err(e) => format!("(cannot run glrs-compact: {e})"),
+        };
+        let _guard = self.lock.lock();
+        let mut out = std::io::stdout().lock();
+        let _ = write!(out, "\r\n{note}\r\n");
+        let _ = out.flush();
+    }
+}
+
 /// Reads keys while a turn runs (the terminal in raw mode).
 struct KeyWatch {
     stop: Arc<AtomicBool>,
@@ -158,6 +191,14 @@ struct KeyWatch {
 
 impl KeyWatch {
     fn start(cancel: Arc<Cancel>, steers: Arc<Mutex<Vec<String>>>) -> KeyWatch {
+        KeyWatch::start_with(cancel, steers, None)
+    }
+
+    fn start_with(
+        cancel: Arc<Cancel>,
+        steers: Arc<Mutex<Vec<String>>>,
+        compact: Option<BackgroundCompact>,
+    ) -> KeyWatch {
         let raw = crossterm::terminal::enable_raw_mode().is_ok();
         let stop = Arc::new(AtomicBool::new(!raw));
         let flag = stop.clone();
@@ -173,7 +214,11 @@ impl KeyWatch {
                         KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => cancel.cancel(),
                         KeyCode::Enter => {
                             let line = std::mem::take(&mut typed);
-                            if !line.trim().is_empty()
+                            let compact_now =
+                                line.trim().strip_prefix("/compact").filter(|r| r.is_empty() || r.starts_with(' '));
+                            if let (Some(rest), Some(compact)) = (compact_now, &compact) {
+                                compact.start(rest.trim());
+                            } else if !line.trim().is_empty()
                                 && let Ok(mut queue) = steers.lock()
                             {
                                 queue.push(line);
@@ -355,11 +400,23 @@ fn run_turn(chat: &mut Chat, text: &str, runtime: &tokio::runtime::Runtime, colo
     let cancel = Arc::new(Cancel::default());
     let steers: Arc<Mutex<Vec<String>>> = Arc::default();
     let mut ui = term_ui(color);
-    let watch = KeyWatch::start(cancel.clone(), steers.clone());
+    let started: Arc<Mutex<Vec<std::process::Child>>> = Arc::default();
+    // `/compact` during a turn needs the session on disk to act on.
+    let compact = chat.is_saved().then(|| BackgroundCompact {
+        id: chat.id.clone(),
+        started: started.clone(),
+        lock: ui.lock.clone(),
+    });
+    let watch = KeyWatch::start_with(cancel.clone(), steers.clone(), compact);
     let queue = steers.clone();
     let mut take_steers = move || queue.lock().map(|mut q| std::mem::take(&mut *q)).unwrap_or_default();
     let outcome = runtime.block_on(chat.turn(text, &mut ui, &cancel, &mut take_steers));
     let leftover = watch.finish();
+    let children = started.lock().map(|mut c| std::mem::take(&mut *c)).unwrap_or_default();
+    if !children.is_empty() {
+        chat.adopt_background(children);
+        chat.wait_for_background(&mut ui);
+    }
     // Steers sent after the last model call: the next prompt's text.
     let late: Vec<String> = steers.lock().map(|mut q| std::mem::take(&mut *q)).unwrap_or_default();
     match &outcome.error {
