@@ -251,3 +251,45 @@ fn repl_no_color(ts: &TestStore) -> PtySession {
     assert!(!banner.contains("\x1b[2m"), "colour despite NO_COLOR: {banner:?}");
     p
 }
+
+#[test]
+fn fork_and_new_from_the_repl_with_a_key() {
+    let (ts, server) = setup();
+    server.push(Reply::sse(openai_text(&["first reply"], 10, 2, 0)));
+    let mut p = repl(&ts, &["-m", "openai/gpt-4.1", "--key", "work"]);
+    prompt(&mut p);
+    p.send_line("/fork").unwrap();
+    p.exp_string("nothing to fork yet").unwrap();
+    prompt(&mut p);
+    p.send_line("remember this").unwrap();
+    p.exp_string("first reply").unwrap();
+    prompt(&mut p);
+    let (first, _) = ts.only_session();
+    assert_eq!(ts.store.keys().unwrap()["work"].session, first);
+
+    p.send_line("/fork").unwrap();
+    let (_, forked) = p.exp_regex(r"forked to [0-9a-f]{8}").unwrap();
+    let forked = forked.trim_start_matches("forked to ").to_string();
+    p.exp_string(&format!("/resume {forked} opens it")).unwrap();
+    prompt(&mut p);
+    p.send_line(&format!("/resume {forked}")).unwrap();
+    p.exp_string(&format!("session {forked}")).unwrap();
+    p.exp_string("> remember this").unwrap();
+    prompt(&mut p);
+    // The fork has no key (a key belongs to its session); back to the keyed one.
+    p.send_line(&format!("/resume {first}")).unwrap();
+    p.exp_string(&format!("session {first}")).unwrap();
+    prompt(&mut p);
+
+    p.send_line("/new").unwrap();
+    let (_, fresh) = p.exp_regex(r"new session [0-9a-f]{8} for key work").unwrap();
+    let fresh = fresh[12..20].to_string();
+    prompt(&mut p);
+    server.push(Reply::sse(openai_text(&["fresh reply"], 10, 2, 0)));
+    p.send_line("a new start").unwrap();
+    p.exp_string("fresh reply").unwrap();
+    prompt(&mut p);
+    quit(p);
+    assert_eq!(ts.store.keys().unwrap()["work"].session, fresh, "the key moved to the new session");
+    assert_eq!(server.model_requests()[1].body["messages"].as_array().unwrap().len(), 1);
+}
