@@ -42,46 +42,78 @@ fn last_boundary(events: &[Box<RawValue>]) -> Boundary {
     Boundary { start: 0, brief: None }
 }
 
+/// An entry's `type` read from its first bytes, for the layout glrs writes
+/// (`{"type":"user",…`); `None` for anything else, which is then parsed.
+fn quick_type(raw: &RawValue) -> Option<&str> {
+    let rest = raw.get().strip_prefix("{\"type\":\"")?;
+    rest.find('"').map(|end| &rest[..end])
+}
+
+/// True when a raw `user` entry is a steer. Inside JSON strings quotes are
+/// escaped, so this field text cannot come from a message's words.
+fn is_steer(raw: &RawValue) -> bool {
+    raw.get().contains("\"steer\":true")
+}
+
+/// Messages rebuilt from the entries of an unfinished (or foreign) turn.
+fn rebuild(raws: &[&RawValue], out: &mut Vec<Message>) {
+    let mut reasoning: Vec<Reasoning> = Vec::new();
+    for raw in raws {
+        match Parsed::from_raw(raw) {
+            Parsed::Known(Entry::User { text, .. }) => out.push(Message::User { content: text }),
+            Parsed::Known(Entry::Reasoning { text, signature, .. }) => reasoning.push(Reasoning { text, signature }),
+            Parsed::Known(Entry::Assistant { text, tool_calls, .. }) => {
+                out.push(Message::Assistant { content: text, reasoning: std::mem::take(&mut reasoning), tool_calls })
+            }
+            Parsed::Known(Entry::Tool { id, name, result, is_error, .. }) => {
+                out.push(Message::Tool { tool_call_id: id, name, content: result, is_error })
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Rebuild the context messages from a session's entries.
+///
+/// Only what is sent is parsed: entries of a finished turn are replaced by
+/// its recorded `turn.messages` without being read, and entries that are
+/// never sent (usage, notices, errors, custom data) are skipped by their
+/// first bytes, so replaying a 100 MB session stays quick.
 pub fn replay(events: &[Box<RawValue>]) -> Vec<Message> {
     let boundary = last_boundary(events);
     let mut messages = Vec::new();
     if let Some(brief) = boundary.brief {
         messages.push(Message::User { content: brief });
     }
-    // Messages rebuilt from entries since the last finished turn.
-    let mut pending: Vec<Message> = Vec::new();
-    let mut reasoning: Vec<Reasoning> = Vec::new();
+    // Entries since the last finished turn, not parsed yet.
+    let mut pending: Vec<&RawValue> = Vec::new();
     // A turn's recorded messages are used only when its first user entry is
     // inside the replayed range; otherwise the entries themselves are.
     let mut turn_began_in_range = false;
     for raw in &events[boundary.start.min(events.len())..] {
-        let Parsed::Known(entry) = Parsed::from_raw(raw) else { continue };
-        match entry {
-            Entry::User { text, steer, .. } => {
-                if !steer && pending.is_empty() {
+        let kind = match quick_type(raw) {
+            Some(kind) => kind.to_string(),
+            None => Parsed::from_raw(raw).kind().to_string(),
+        };
+        match kind.as_str() {
+            "user" | "assistant" | "reasoning" | "tool" => {
+                if kind == "user" && pending.is_empty() && !is_steer(raw) {
                     turn_began_in_range = true;
                 }
-                pending.push(Message::User { content: text });
+                pending.push(raw);
             }
-            Entry::Reasoning { text, signature, .. } => reasoning.push(Reasoning { text, signature }),
-            Entry::Assistant { text, tool_calls, .. } => pending.push(Message::Assistant {
-                content: text,
-                reasoning: std::mem::take(&mut reasoning),
-                tool_calls,
-            }),
-            Entry::Tool { id, name, result, is_error, .. } => {
-                pending.push(Message::Tool { tool_call_id: id, name, content: result, is_error })
-            }
-            Entry::Turn { messages: recorded, .. } => {
-                let parsed: Option<Vec<Message>> =
-                    recorded.into_iter().map(|m| serde_json::from_value(m).ok()).collect();
-                match parsed {
-                    Some(recorded) if turn_began_in_range => messages.extend(recorded),
-                    _ => messages.append(&mut pending),
+            "turn" => {
+                let recorded = match Parsed::from_raw(raw) {
+                    Parsed::Known(Entry::Turn { messages: recorded, .. }) if turn_began_in_range => {
+                        recorded.into_iter().map(|m| serde_json::from_value(m).ok()).collect::<Option<Vec<Message>>>()
+                    }
+                    _ => None,
+                };
+                match recorded {
+                    Some(recorded) => messages.extend(recorded),
+                    None => rebuild(&pending, &mut messages),
                 }
                 pending.clear();
-                reasoning.clear();
                 turn_began_in_range = false;
             }
             // Never sent: notices, errors, usage, custom data; and an older
@@ -89,7 +121,7 @@ pub fn replay(events: &[Box<RawValue>]) -> Vec<Message> {
             _ => {}
         }
     }
-    messages.append(&mut pending);
+    rebuild(&pending, &mut messages);
     drop_orphans(messages)
 }
 
@@ -222,6 +254,29 @@ mod tests {
         assert!(replay(&events).is_empty());
         events.push(raw(&user("after")));
         assert_eq!(replay(&events), [u("after")]);
+    }
+
+    #[test]
+    fn foreign_layouts_and_steers_replay_like_ours() {
+        // Pretty-printed entries with `type` last: no quick type, parsed.
+        let foreign: Vec<Box<RawValue>> = [
+            r#"{ "at": "t", "text": "q", "type": "user" }"#,
+            r#"{ "at": "t", "text": "a", "model": "m", "toolCalls": [], "stopReason": "stop", "type": "assistant" }"#,
+            r#"{ "at": "t", "messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a (recorded)"}], "type": "turn" }"#,
+        ]
+        .iter()
+        .map(|t| RawValue::from_string(t.to_string()).unwrap())
+        .collect();
+        assert_eq!(replay(&foreign), [u("q"), a("a (recorded)")]);
+        // A range that starts with a steer mid-turn replays its entries.
+        let steer = Entry::User { at: "t".into(), text: "and cats".into(), steer: true };
+        let events: Vec<_> =
+            [steer, assistant("cats", &[]), turn(&[u("dogs"), u("and cats"), a("cats")])].iter().map(raw).collect();
+        assert_eq!(replay(&events), [u("and cats"), a("cats")]);
+        // A user message that quotes the steer field is still a turn start.
+        let quoting = Entry::User { at: "t".into(), text: "\"steer\":true".into(), steer: false };
+        let events: Vec<_> = [quoting, assistant("ok", &[]), turn(&[u("recorded")])].iter().map(raw).collect();
+        assert_eq!(replay(&events), [u("recorded")]);
     }
 
     #[test]

@@ -214,17 +214,22 @@ impl Chat {
                 }
             };
             self.add_response(&response, "", &mut turn_messages, &mut outcome);
-            if let Some(problem) = self.save_or_report() {
-                ui.notice(&problem);
-            }
             if response.tool_calls.is_empty() {
-                // A steer typed while the model answered keeps the turn going.
+                // A steer typed while the model answered keeps the turn going;
+                // otherwise the turn ends here, and its write point (just
+                // below the loop) writes this step too: one rewrite, not two.
                 let mut pending = steers();
-                self.take_steers(&mut pending, ui, &mut turn_messages);
                 if pending.is_empty() {
                     break;
                 }
+                if let Some(problem) = self.save_or_report() {
+                    ui.notice(&problem);
+                }
+                self.take_steers(&mut pending, ui, &mut turn_messages);
                 continue;
+            }
+            if let Some(problem) = self.save_or_report() {
+                ui.notice(&problem);
             }
             for call in &response.tool_calls {
                 let output = self.run_tool(call, kind);
