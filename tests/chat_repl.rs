@@ -235,7 +235,12 @@ fn the_picker_resume_command_history_and_no_color() {
     cmd_env.flush().unwrap();
     cmd_env.exp_string("again").unwrap();
     prompt(&mut cmd_env);
-    cmd_env.send_line(&format!("/resume {}", &old[..4])).unwrap();
+    // Tab completes the id: the whole id is on the line before Enter.
+    cmd_env.send(&format!("/resume {}\t", &old[..4])).unwrap();
+    cmd_env.flush().unwrap();
+    cmd_env.exp_string(&old[4..]).unwrap();
+    cmd_env.send("\r").unwrap();
+    cmd_env.flush().unwrap();
     cmd_env.exp_string(&format!("session {old}")).unwrap();
     cmd_env.exp_string("> an older session").unwrap();
     prompt(&mut cmd_env);
