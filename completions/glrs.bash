@@ -25,6 +25,9 @@ _glrs() {
             glrs,compact)
                 cmd="glrs__subcmd__compact"
                 ;;
+            glrs,fork)
+                cmd="glrs__subcmd__fork"
+                ;;
             glrs,help)
                 cmd="glrs__subcmd__help"
                 ;;
@@ -40,6 +43,9 @@ _glrs() {
             glrs__subcmd__help,compact)
                 cmd="glrs__subcmd__help__subcmd__compact"
                 ;;
+            glrs__subcmd__help,fork)
+                cmd="glrs__subcmd__help__subcmd__fork"
+                ;;
             glrs__subcmd__help,help)
                 cmd="glrs__subcmd__help__subcmd__help"
                 ;;
@@ -53,7 +59,7 @@ _glrs() {
 
     case "${cmd}" in
         glrs)
-            opts="-h -V --help --version chat sessions compact artifacts help"
+            opts="-h -V --help --version chat sessions fork compact artifacts help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -108,8 +114,22 @@ _glrs() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        glrs__subcmd__fork)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         glrs__subcmd__help)
-            opts="chat sessions compact artifacts help"
+            opts="chat sessions fork compact artifacts help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -151,6 +171,20 @@ _glrs() {
             return 0
             ;;
         glrs__subcmd__help__subcmd__compact)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        glrs__subcmd__help__subcmd__fork)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -11,6 +11,7 @@ use super::program_path;
 pub const PROGRAMS: &[(&str, &str)] = &[
     ("chat", "the REPL, or one turn with -p (the default)"),
     ("sessions", "list, show, search and remove sessions"),
+    ("fork", "copy a session, whole or up to entry N, to a new id"),
     ("compact", "summarise the older part of a session into a brief"),
     ("artifacts", "list, read, annotate and remove compaction artifacts"),
 ];
