@@ -471,3 +471,23 @@ fn glrs_artifacts_lists_reads_annotates_and_removes() {
     assert!(!art.file.exists());
     assert_eq!(stdout_of(&a(&["ls"])), "");
 }
+
+#[test]
+fn all_shows_a_progress_bar_only_on_a_terminal() {
+    let (ts, server) = setup();
+    let ids: Vec<SessionId> = (0..2).map(|_| big_session(&ts, 12, "openai/gpt-4.1", 300_000)).collect();
+    for _ in 0..2 {
+        server.push(Reply::slow_sse(openai_text(&[BRIEF], 1, 1, 0), 60));
+    }
+    let mut cmd = ts.std_cmd(env!("CARGO_BIN_EXE_glrs-compact"));
+    cmd.arg("--all").env("OPENAI_API_KEY", OPENAI_KEY).env("TERM", "xterm-256color");
+    let options = rexpect::reader::Options::new().timeout_ms(Some(20_000)).strip_ansi_escape_codes(true);
+    let mut p = rexpect::session::spawn_with_options(cmd, options).unwrap();
+    p.exp_string("[                    ] 0/2").unwrap();
+    p.exp_string("[##########          ] 1/2").unwrap();
+    let rest = p.exp_eof().unwrap();
+    for id in &ids {
+        assert_eq!(session_json(&ts, id)["events"].as_array().unwrap().last().unwrap()["type"], "compacted", "{rest}");
+    }
+    // Piped (the other tests), stderr has no bar: checked by their exact stderr.
+}
