@@ -219,3 +219,28 @@ fn a_write_that_fails_leaves_the_old_file_and_names_it() {
     // Without the limit the same command works.
     ts.sessions().args(["pin", id.as_str()]).assert().success();
 }
+
+#[test]
+fn a_writer_reusing_what_it_wrote_never_misses_another_writers_entries() {
+    let ts = TestStore::new();
+    let id = ts.session("/w", &[user("start")]);
+    let add = |text: &str| Append::new().entry(&notice(text)).unwrap();
+    let mine = ts.store.append(&id, add("mine 1")).unwrap();
+    // Unchanged since: what it wrote is reused, not read again.
+    let mine = ts.store.append_known(&id, add("mine 2"), Some(mine)).unwrap();
+    // Another program writes; the stale copy must not be used.
+    ts.store.append(&id, add("theirs")).unwrap();
+    let mine = ts.store.append_known(&id, add("mine 3"), Some(mine)).unwrap();
+    let texts: Vec<String> = mine
+        .file
+        .events
+        .iter()
+        .filter_map(|r| match Parsed::from_raw(r) {
+            Parsed::Known(Entry::Notice { text, .. }) => Some(text),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(texts, ["mine 1", "mine 2", "theirs", "mine 3"]);
+    let on_disk = ts.store.read(&ts.store.locate(&id).unwrap()).unwrap().file;
+    assert_eq!(on_disk.events.len(), 5);
+}

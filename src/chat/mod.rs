@@ -53,6 +53,9 @@ pub struct Chat {
     pub key: Option<String>,
     /// True once `keys.json` points the key at this session.
     pub key_recorded: bool,
+    /// The file as this chat last wrote or read it, with that file's stamp:
+    /// the next write need not read it again while it is unchanged.
+    known: Option<crate::store::Written>,
     /// How many entries the file had when this chat last read or wrote it:
     /// a write that finds more merged another program's entries.
     known_len: usize,
@@ -87,6 +90,7 @@ impl Chat {
             messages: Vec::new(),
             context_tokens: 0,
             stamp: None,
+            known: None,
             known_len: 0,
             unwritten: Vec::new(),
             key: None,
@@ -112,9 +116,10 @@ impl Chat {
         system: Option<String>,
     ) -> Result<Chat> {
         let open = store.open_lock(&at.id)?;
-        let loaded = store.read(at)?;
+        // The stamp first: if the file changes while it is read, the stamp
+        // is the older one, and the next check reloads (never the reverse).
         let stamp = Stamp::of(&at.path).with_context(|| format!("cannot read {}", at.path.display()))?;
-        let file = &loaded.file;
+        let file = store.read(at)?.file;
         let (compactions, flushed_cycle) = compaction::cycle_of(&file.events);
         let model = match model {
             Some(m) => m,
@@ -125,17 +130,23 @@ impl Chat {
         };
         let provider = Provider::from_config(&config, &model.provider)?;
         let window = catalogue::context_window(&config, &model.provider, &model.model);
+        let messages = context::replay(&file.events);
+        let cwd = file.get_str("cwd").unwrap_or("").to_string();
+        let context_tokens = file.get_u64("contextTokens").unwrap_or(0);
+        let key = file.get_str("key").map(str::to_string);
+        let known_len = file.events.len();
         Ok(Chat {
             id: at.id.clone(),
-            cwd: file.get_str("cwd").unwrap_or("").to_string(),
-            messages: context::replay(&file.events),
-            context_tokens: file.get_u64("contextTokens").unwrap_or(0),
+            cwd,
+            messages,
+            context_tokens,
             // A legacy session has no file in the store yet: its first write
             // saves it there.
             stamp: (!at.legacy).then_some(stamp),
-            known_len: file.events.len(),
+            known_len,
+            known: (!at.legacy).then_some(crate::store::Written { file, stamp }),
             unwritten: Vec::new(),
-            key: file.get_str("key").map(str::to_string),
+            key,
             key_recorded: true,
             compactions,
             flushed_cycle,
@@ -182,18 +193,20 @@ impl Chat {
         }
         let at = Located { id: self.id.clone(), path: path.clone(), legacy: false };
         let file = self.store.read(&at)?.file;
-        let tokens = file.get_u64("contextTokens");
+        self.messages = if self.unwritten.is_empty() {
+            context::replay(&file.events)
+        } else {
+            let mut events = file.events.clone();
+            events.extend(self.unwritten.iter().filter_map(|e| e.to_raw().ok()));
+            context::replay(&events)
+        };
+        self.context_tokens = file.get_u64("contextTokens").unwrap_or(self.context_tokens);
         (self.compactions, self.flushed_cycle) = compaction::cycle_of(&file.events);
         self.known_len = file.events.len();
-        let mut events = file.events;
-        for entry in &self.unwritten {
-            if let Ok(raw) = entry.to_raw() {
-                events.push(raw);
-            }
-        }
-        self.messages = context::replay(&events);
-        self.context_tokens = tokens.unwrap_or(self.context_tokens);
         self.stamp = Some(now);
+        // Read after `now` was taken: if it changed meanwhile, the stamps
+        // differ at the next write and the file is read again.
+        self.known = Some(crate::store::Written { file, stamp: now });
         Ok(true)
     }
 
@@ -244,7 +257,7 @@ impl Chat {
             change = change.entry(entry)?;
         }
         let expected = self.known_len + self.unwritten.len();
-        let written = self.store.append(&self.id, change)?;
+        let written = self.store.append_known(&self.id, change, self.known.take())?;
         self.unwritten.clear();
         self.stamp = Some(written.stamp);
         self.known_len = written.file.events.len();
@@ -256,11 +269,14 @@ impl Chat {
             self.context_tokens =
                 context::estimate(&self.messages) + self.system.as_deref().map_or(0, |s| (s.len() as u64).div_ceil(4));
             let tokens = self.context_tokens;
-            let fixed = self.store.update(&self.id, |f| {
+            let fixed = self.store.update_known(&self.id, Some(written), |f| {
                 f.set("contextTokens", Value::from(tokens));
                 Ok(())
             })?;
             self.stamp = Some(fixed.stamp);
+            self.known = Some(fixed);
+        } else {
+            self.known = Some(written);
         }
         if let (Some(key), false) = (&self.key, self.key_recorded) {
             self.store.set_key(key, &self.id)?;

@@ -218,8 +218,14 @@ impl Store {
     /// Sets `updatedAt`, and `title` from the first user message when the
     /// session has none. Returns the file as written.
     pub fn append(&self, id: &SessionId, change: Append) -> Result<Written, StoreError> {
+        self.append_known(id, change, None)
+    }
+
+    /// [`Store::append`] for a writer that keeps what it last wrote: when the
+    /// file is still exactly that (same stamp), it is not read again.
+    pub fn append_known(&self, id: &SessionId, change: Append, known: Option<Written>) -> Result<Written, StoreError> {
         let Append { entries, title, header } = change;
-        self.update(id, move |file| {
+        self.update_known(id, known, move |file| {
             file.events.extend(entries);
             for (name, value) in header {
                 file.set(&name, value);
@@ -243,13 +249,32 @@ impl Store {
         id: &SessionId,
         change: impl FnOnce(&mut SessionFile) -> Result<(), StoreError>,
     ) -> Result<Written, StoreError> {
+        self.update_known(id, None, change)
+    }
+
+    /// [`Store::update`], skipping the re-read when `known` (what the caller
+    /// last wrote or read, with the stamp of that very file) is still what
+    /// is on disk: every write renames a new inode into place, so an equal
+    /// stamp means the same bytes. Any other file is read as usual.
+    pub fn update_known(
+        &self,
+        id: &SessionId,
+        known: Option<Written>,
+        change: impl FnOnce(&mut SessionFile) -> Result<(), StoreError>,
+    ) -> Result<Written, StoreError> {
         ensure_private_dir(&self.paths.sessions)
             .map_err(|e| StoreError::io(&self.paths.sessions, "create folder", e))?;
         let _lock = WriteLock::acquire(&self.lock_path(id))?;
-        let at = self.locate(id).ok_or(StoreError::NotFound { id: id.to_string() })?;
-        let mut file = self.read(&at)?.file;
+        let path = self.session_path(id);
+        let mut file = match known {
+            Some(k) if Stamp::of(&path).is_ok_and(|now| now == k.stamp) => k.file,
+            _ => {
+                let at = self.locate(id).ok_or(StoreError::NotFound { id: id.to_string() })?;
+                self.read(&at)?.file
+            }
+        };
         change(&mut file)?;
-        let stamp = lock::write_atomic(&self.session_path(id), true, |w| file.write_to(w))?;
+        let stamp = lock::write_atomic(&path, true, |w| file.write_to(w))?;
         Ok(Written { file, stamp })
     }
 
