@@ -16,25 +16,28 @@ pub fn wrap_brief(brief: &str) -> String {
     format!("<earlier-conversation>\n{brief}\n</earlier-conversation>")
 }
 
-/// The newest boundary: entries before `start` are not replayed; `brief`
-/// is the wrapped brief of a `compacted` boundary.
-struct Boundary {
-    start: usize,
-    brief: Option<String>,
+/// The newest replay boundary (SPEC 3): entries before `start` are not
+/// replayed; `brief` is the brief of a `compacted` boundary (unwrapped).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Boundary {
+    pub start: usize,
+    pub brief: Option<String>,
 }
 
-fn last_boundary(events: &[Box<RawValue>]) -> Boundary {
+/// Find the newest `cleared` or `compacted` entry. Only candidates whose
+/// text names one of those types are parsed.
+pub fn last_boundary(events: &[Box<RawValue>]) -> Boundary {
     for (i, raw) in events.iter().enumerate().rev() {
         let text = raw.get();
-        // Cheap test first: only boundary candidates are parsed.
         if !(text.contains("\"cleared\"") || text.contains("\"compacted\"")) {
             continue;
         }
         match Parsed::from_raw(raw) {
             Parsed::Known(Entry::Cleared { .. }) => return Boundary { start: i + 1, brief: None },
             Parsed::Known(Entry::Compacted { brief, first_kept, .. }) => {
-                let start = (first_kept.max(1) as usize - 1).min(i + 1);
-                return Boundary { start, brief: Some(wrap_brief(&brief)) };
+                // `firstKept` points before the brief itself.
+                let start = (first_kept.max(1) as usize - 1).min(i);
+                return Boundary { start, brief: Some(brief) };
             }
             _ => {}
         }
@@ -82,8 +85,8 @@ fn rebuild(raws: &[&RawValue], out: &mut Vec<Message>) {
 pub fn replay(events: &[Box<RawValue>]) -> Vec<Message> {
     let boundary = last_boundary(events);
     let mut messages = Vec::new();
-    if let Some(brief) = boundary.brief {
-        messages.push(Message::User { content: brief });
+    if let Some(brief) = &boundary.brief {
+        messages.push(Message::User { content: wrap_brief(brief) });
     }
     // Entries since the last finished turn, not parsed yet.
     let mut pending: Vec<&RawValue> = Vec::new();

@@ -264,15 +264,14 @@ fn session_row(store: &Store, s: &Summary, reason: &str, current: &HashSet<Strin
 }
 
 fn artifact_dirs(store: &Store) -> Vec<(SessionId, PathBuf)> {
-    let mut dirs: Vec<(SessionId, PathBuf)> = std::fs::read_dir(&store.paths.artifacts)
+    crate::compact::artifact::sessions_with_artifacts(store)
         .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| Some((SessionId::parse(&e.file_name().to_string_lossy()).ok()?, e.path())))
+        .map(|id| {
+            let path = store.paths.artifacts_of(&id);
+            (id, path)
+        })
         .filter(|(_, p)| p.is_dir())
-        .collect();
-    dirs.sort();
-    dirs
+        .collect()
 }
 
 /// Remove what `plan` said. A session opened since is skipped (the open

@@ -24,6 +24,17 @@ exact names and commands) with memory_append. If there is nothing to save, reply
 pub const FLUSH_SYSTEM_PROMPT: &str = "You are saving durable notes before the conversation is summarised. Use \
 the memory_append tool for each note. When you are done, reply with NO_REPLY and nothing else.";
 
+/// `glrs-compact ID --no-flush [--instruction TEXT]`: the chat has flushed
+/// (or will not) by the time it compacts.
+pub fn compact_command(id: &crate::SessionId, instruction: Option<&str>) -> std::process::Command {
+    let mut cmd = std::process::Command::new(crate::cli::program_path("glrs-compact"));
+    cmd.args([id.as_str(), "--no-flush"]);
+    if let Some(i) = instruction.filter(|i| !i.trim().is_empty()) {
+        cmd.args(["--instruction", i]);
+    }
+    cmd
+}
+
 /// How a compaction run by the chat ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CompactOutcome {
@@ -85,19 +96,13 @@ impl Chat {
         self.trigger().threshold().is_some_and(|t| self.context_tokens > t.saturating_sub(soft))
     }
 
-    fn has_artifacts(&self) -> bool {
-        std::fs::read_dir(self.store.paths.artifacts_of(&self.id))
-            .map(|d| d.flatten().any(|e| e.file_name().to_string_lossy().ends_with(".md")))
-            .unwrap_or(false)
-    }
-
     fn session_tools(&self, kind: TurnKind) -> Vec<Box<dyn Tool>> {
         let mut tools: Vec<Box<dyn Tool>> = Vec::new();
         if kind == TurnKind::Flush {
             tools.push(Box::new(MemoryAppend { cwd: self.cwd.clone().into() }));
         }
         // Offered only once the session has an artifact (SPEC 6).
-        if self.has_artifacts() {
+        if self.store.artifact_count(&self.id) > 0 {
             for name in COMPACTION_TOOLS {
                 tools.push(Box::new(CompactionTool { kind: name, store: self.store.clone(), id: self.id.clone() }));
             }
@@ -134,15 +139,6 @@ impl Chat {
         }
     }
 
-    fn compact_command(&self, instruction: Option<&str>) -> std::process::Command {
-        let mut cmd = std::process::Command::new(crate::cli::program_path("glrs-compact"));
-        cmd.args([self.id.as_str(), "--no-flush"]);
-        if let Some(i) = instruction {
-            cmd.args(["--instruction", i]);
-        }
-        cmd
-    }
-
     /// Compact now with `glrs-compact` in a child process and wait for it;
     /// `cancel` stops it (nothing is written). Reloads the session after.
     pub async fn compact_child(
@@ -156,7 +152,7 @@ impl Chat {
             return CompactOutcome::Failed(problem);
         }
         ui.notice(&format!("(compacting {}…)", self.id));
-        let mut cmd = tokio::process::Command::from(self.compact_command(instruction));
+        let mut cmd = tokio::process::Command::from(compact_command(&self.id, instruction));
         cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).kill_on_drop(true);
         let child = match cmd.spawn() {
             Ok(c) => c,
@@ -208,7 +204,7 @@ impl Chat {
             ui.notice(&problem);
             return;
         }
-        let mut cmd = self.compact_command(instruction);
+        let mut cmd = compact_command(&self.id, instruction);
         cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
         match cmd.spawn() {
             Ok(child) => {

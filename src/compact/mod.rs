@@ -64,6 +64,21 @@ impl Trigger {
         Trigger::new(settings, window)
     }
 
+    /// The trigger of a session that last used `model` (`provider/model-id`),
+    /// else the configured model; with neither, the default window.
+    pub fn for_session(config: &Config, model: Option<&str>) -> Trigger {
+        let named = model.or(config.model.as_deref()).and_then(|m| m.split_once('/'));
+        match named {
+            Some((provider, model)) if !provider.is_empty() && !model.is_empty() => {
+                Trigger::for_model(config, provider, model)
+            }
+            _ => {
+                let settings = Settings::from_config(config);
+                Trigger::new(settings, catalogue::DEFAULT_WINDOW.min(settings.compact_window))
+            }
+        }
+    }
+
     pub fn new(s: Settings, window: u64) -> Trigger {
         if s.compact_at <= 0.0 {
             return Trigger { window, fraction_line: None, reserve_line: None, reserve_ignored: false };

@@ -88,27 +88,8 @@ fn blocks_of(entry: &Parsed) -> Vec<Block> {
 /// Plan a compaction of `events`, keeping about `keep_recent` tokens.
 /// `None` means there is nothing to compact.
 pub fn plan(events: &[Box<RawValue>], keep_recent: u64) -> Option<Plan> {
-    // The previous boundary.
-    let mut start = 0;
-    let mut previous_brief = None;
-    for (i, raw) in events.iter().enumerate().rev() {
-        let text = raw.get();
-        if !(text.contains("\"cleared\"") || text.contains("\"compacted\"")) {
-            continue;
-        }
-        match Parsed::from_raw(raw) {
-            Parsed::Known(Entry::Cleared { .. }) => {
-                start = i + 1;
-                break;
-            }
-            Parsed::Known(Entry::Compacted { brief, first_kept, .. }) => {
-                start = (first_kept.max(1) as usize - 1).min(i);
-                previous_brief = Some(brief);
-                break;
-            }
-            _ => {}
-        }
-    }
+    // Counting starts at the previous boundary; its brief is folded in.
+    let crate::context::Boundary { start, brief: previous_brief } = crate::context::last_boundary(events);
     let parsed: Vec<Parsed> = events[start..].iter().map(|r| Parsed::from_raw(r)).collect();
     // Walk back until the kept part is big enough.
     let mut kept = 0u64;

@@ -97,16 +97,7 @@ pub fn run(store: &Store, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
     }
     let holder = if at.legacy { None } else { store.open_holder(&at.id)? };
     let config = crate::config::Config::load_env(&store.paths)?;
-    let trigger = match file.get_str("model").or(config.model.as_deref()).and_then(|m| m.split_once('/')) {
-        Some((provider, model)) => crate::compact::Trigger::for_model(&config, provider, model),
-        None => {
-            let settings = crate::compact::Settings::from_config(&config);
-            crate::compact::Trigger::new(
-                settings,
-                crate::provider::catalogue::DEFAULT_WINDOW.min(settings.compact_window),
-            )
-        }
-    };
+    let trigger = crate::compact::Trigger::for_session(&config, file.get_str("model"));
     let status = Status {
         id: at.id.to_string(),
         path: at.path.display().to_string(),
