@@ -69,6 +69,7 @@ impl Chat {
     /// A new session. Its file is created at the first write, so starting
     /// and quitting leaves nothing behind.
     pub fn start(store: Store, config: Config, model: ModelRef, system: Option<String>, cwd: String) -> Result<Chat> {
+        // A bad model or a missing key fails here, before any file exists.
         let provider = Provider::from_config(&config, &model.provider)?;
         let (id, open) = loop {
             let id = store.fresh_id()?;
@@ -78,8 +79,24 @@ impl Chat {
                 break (id, open);
             }
         };
+        Ok(Chat::assemble(store, config, id, open, model, provider, system, cwd))
+    }
+
+    /// A chat on `id` with nothing read yet: what `start` returns, and what
+    /// `resume` fills in from the file.
+    #[allow(clippy::too_many_arguments)] // each is a distinct part of an open chat
+    fn assemble(
+        store: Store,
+        config: Config,
+        id: SessionId,
+        open: OpenLock,
+        model: ModelRef,
+        provider: Provider,
+        system: Option<String>,
+        cwd: String,
+    ) -> Chat {
         let window = catalogue::context_window(&config, &model.provider, &model.model);
-        Ok(Chat {
+        Chat {
             store,
             id,
             cwd,
@@ -102,7 +119,7 @@ impl Chat {
             _open: open,
             model,
             config,
-        })
+        }
     }
 
     /// Open an existing session. Refused (`Busy`, exit 4) while another chat
@@ -120,7 +137,6 @@ impl Chat {
         // is the older one, and the next check reloads (never the reverse).
         let stamp = Stamp::of(&at.path).with_context(|| format!("cannot read {}", at.path.display()))?;
         let file = store.read(at)?.file;
-        let (compactions, flushed_cycle) = compaction::cycle_of(&file.events);
         let model = match model {
             Some(m) => m,
             None => match file.get_str("model") {
@@ -129,38 +145,21 @@ impl Chat {
             },
         };
         let provider = Provider::from_config(&config, &model.provider)?;
-        let window = catalogue::context_window(&config, &model.provider, &model.model);
-        let messages = context::replay(&file.events);
         let cwd = file.get_str("cwd").unwrap_or("").to_string();
-        let context_tokens = file.get_u64("contextTokens").unwrap_or(0);
-        let key = file.get_str("key").map(str::to_string);
-        let known_len = file.events.len();
-        Ok(Chat {
-            id: at.id.clone(),
-            cwd,
-            messages,
-            context_tokens,
-            // A legacy session has no file in the store yet: its first write
-            // saves it there.
-            stamp: (!at.legacy).then_some(stamp),
-            known_len,
-            known: (!at.legacy).then_some(crate::store::Written { file, stamp }),
-            unwritten: Vec::new(),
-            key,
-            key_recorded: true,
-            compactions,
-            flushed_cycle,
-            auto_compactions: 0,
-            background: Vec::new(),
-            tools: tools::ToolRegistry::default(),
-            _open: open,
-            store,
-            provider,
-            window,
-            system,
-            model,
-            config,
-        })
+        let mut chat = Chat::assemble(store, config, at.id.clone(), open, model, provider, system, cwd);
+        chat.messages = context::replay(&file.events);
+        chat.context_tokens = file.get_u64("contextTokens").unwrap_or(0);
+        chat.key = file.get_str("key").map(str::to_string);
+        chat.key_recorded = true;
+        (chat.compactions, chat.flushed_cycle) = compaction::cycle_of(&file.events);
+        chat.known_len = file.events.len();
+        // A legacy session has no file in the store yet: its first write
+        // saves it there.
+        if !at.legacy {
+            chat.stamp = Some(stamp);
+            chat.known = Some(crate::store::Written { file, stamp });
+        }
+        Ok(chat)
     }
 
     /// Switch models for the next turns.
@@ -256,28 +255,32 @@ impl Chat {
         for entry in &self.unwritten {
             change = change.entry(entry)?;
         }
-        let expected = self.known_len + self.unwritten.len();
-        let written = self.store.append_known(&self.id, change, self.known.take())?;
+        // Under the lock: if the file holds entries this chat has not seen
+        // (a compaction landed during the turn), they stay, and the context
+        // and `contextTokens` are rebuilt from the file as written, in the
+        // same write.
+        let known_len = self.known_len;
+        let system_tokens = self.system.as_deref().map_or(0, |s| (s.len() as u64).div_ceil(4));
+        let mut merged: Option<Vec<crate::provider::Message>> = None;
+        let written = self.store.update_known(&self.id, self.known.take(), |file| {
+            let foreign = file.events.len() != known_len;
+            change.apply(file);
+            if foreign {
+                let messages = context::replay(&file.events);
+                file.set("contextTokens", Value::from(context::estimate(&messages) + system_tokens));
+                merged = Some(messages);
+            }
+            Ok(())
+        })?;
         self.unwritten.clear();
         self.stamp = Some(written.stamp);
         self.known_len = written.file.events.len();
-        if self.known_len != expected {
-            // Another program appended meanwhile (a compaction landed during
-            // the turn): the write kept its entries; the context follows them.
-            self.messages = context::replay(&written.file.events);
+        if let Some(messages) = merged {
+            self.messages = messages;
             (self.compactions, self.flushed_cycle) = compaction::cycle_of(&written.file.events);
-            self.context_tokens =
-                context::estimate(&self.messages) + self.system.as_deref().map_or(0, |s| (s.len() as u64).div_ceil(4));
-            let tokens = self.context_tokens;
-            let fixed = self.store.update_known(&self.id, Some(written), |f| {
-                f.set("contextTokens", Value::from(tokens));
-                Ok(())
-            })?;
-            self.stamp = Some(fixed.stamp);
-            self.known = Some(fixed);
-        } else {
-            self.known = Some(written);
+            self.context_tokens = written.file.get_u64("contextTokens").unwrap_or(self.context_tokens);
         }
+        self.known = Some(written);
         if let (Some(key), false) = (&self.key, self.key_recorded) {
             self.store.set_key(key, &self.id)?;
             self.key_recorded = true;

@@ -78,6 +78,22 @@ impl Append {
         self
     }
 
+    /// Apply to a file read under the write lock: the entries after
+    /// whatever is there, the header fields, `title` from the first user
+    /// message when the session has none, and `updatedAt`.
+    pub fn apply(self, file: &mut SessionFile) {
+        file.events.extend(self.entries);
+        for (name, value) in self.header {
+            file.set(&name, value);
+        }
+        if let Some(title) = self.title
+            && file.get_str("title").is_none_or(str::is_empty)
+        {
+            file.set("title", Value::from(title));
+        }
+        file.set("updatedAt", Value::from(crate::time::now()));
+    }
+
     /// Set a header field (`contextTokens`, `model`, `key`, …).
     pub fn set(mut self, name: &str, value: impl Into<Value>) -> Append {
         self.header.push((name.to_string(), value.into()));
@@ -224,18 +240,8 @@ impl Store {
     /// [`Store::append`] for a writer that keeps what it last wrote: when the
     /// file is still exactly that (same stamp), it is not read again.
     pub fn append_known(&self, id: &SessionId, change: Append, known: Option<Written>) -> Result<Written, StoreError> {
-        let Append { entries, title, header } = change;
         self.update_known(id, known, move |file| {
-            file.events.extend(entries);
-            for (name, value) in header {
-                file.set(&name, value);
-            }
-            if let Some(title) = title
-                && file.get_str("title").is_none_or(str::is_empty)
-            {
-                file.set("title", Value::from(title));
-            }
-            file.set("updatedAt", Value::from(crate::time::now()));
+            change.apply(file);
             Ok(())
         })
     }
