@@ -42,7 +42,15 @@ pub const COMMANDS: &[(&str, &str)] = &[
 ];
 
 struct ReplHelper {
-    ids: Vec<String>,
+    store: crate::store::Store,
+}
+
+impl ReplHelper {
+    /// Session ids, read when completion asks (a folder listing, no file
+    /// is opened), so a large store costs nothing at start-up.
+    fn ids(&self) -> Vec<String> {
+        self.store.all().map(|all| all.into_iter().map(|l| l.id.to_string()).collect()).unwrap_or_default()
+    }
 }
 
 impl Completer for ReplHelper {
@@ -52,7 +60,9 @@ impl Completer for ReplHelper {
         let before = &line[..pos];
         let pair = |s: &str| Pair { display: s.to_string(), replacement: s.to_string() };
         if let Some(rest) = before.strip_prefix("/resume ") {
-            let found = self.ids.iter().filter(|id| id.starts_with(rest.trim())).map(|id| pair(id)).collect();
+            let mut ids = self.ids();
+            ids.sort();
+            let found = ids.iter().filter(|id| id.starts_with(rest.trim())).map(|id| pair(id)).collect();
             return Ok(("/resume ".len(), found));
         }
         if before.starts_with('/') && !before.contains(' ') {
@@ -159,11 +169,7 @@ struct BackgroundCompact {
 
 impl BackgroundCompact {
     fn start(&self, instruction: &str) {
-        let mut cmd = std::process::Command::new(crate::cli::program_path("glrs-compact"));
-        cmd.args([self.id.as_str(), "--no-flush"]);
-        if !instruction.is_empty() {
-            cmd.args(["--instruction", instruction]);
-        }
+        let mut cmd = super::compaction::compact_command(&self.id, Some(instruction));
         cmd.stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
@@ -258,10 +264,7 @@ enum Action {
 pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> Result<i32> {
     let color = crate::output::color_enabled();
     let mut editor: Editor<ReplHelper, rustyline::history::DefaultHistory> = Editor::new()?;
-    let ids = crate::store::listing::list(&chat.store)
-        .map(|l| l.sessions.into_iter().map(|s| s.id).collect())
-        .unwrap_or_default();
-    editor.set_helper(Some(ReplHelper { ids }));
+    editor.set_helper(Some(ReplHelper { store: chat.store.clone() }));
     for prompt in chat.store.prompts().unwrap_or_default() {
         let _ = editor.add_history_entry(prompt.text);
     }
