@@ -6,12 +6,12 @@ use std::io::{IsTerminal, Write};
 use anyhow::{Result, bail};
 use clap::Parser;
 
+use crate::compact::Trigger;
 use crate::compact::run::{self, Options, Outcome};
-use crate::compact::{Settings, Trigger};
 use crate::config::Config;
 use crate::provider::Cancel;
 use crate::provider::select::ModelRef;
-use crate::store::{Located, Store, listing};
+use crate::store::{Located, SessionFile, Store, listing};
 
 pub const PROGRAM_NAME: &str = "glrs-compact";
 
@@ -53,17 +53,6 @@ pub struct Args {
     pub no_flush: bool,
 }
 
-/// The trigger of a session, from the model it uses.
-fn trigger_of(config: &Config, model: Option<&str>) -> Trigger {
-    match model.or(config.model.as_deref()).and_then(|m| ModelRef::parse(m).ok()) {
-        Some(m) => Trigger::for_model(config, &m.provider, &m.model),
-        None => {
-            let settings = Settings::from_config(config);
-            Trigger::new(settings, crate::provider::catalogue::DEFAULT_WINDOW.min(settings.compact_window))
-        }
-    }
-}
-
 fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
@@ -86,12 +75,20 @@ pub fn run(args: Args) -> Result<i32> {
     };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let cancel = Cancel::default();
+    let job = Job {
+        store: &store,
+        config: &config,
+        options: &options,
+        flush: !args.no_flush,
+        runtime: &runtime,
+        cancel: &cancel,
+    };
     if let Some(id) = &args.id {
         let at = store.resolve(id)?;
+        let file = store.read(&at)?.file;
         if args.if_needed {
-            let file = store.read(&at)?.file;
             let tokens = file.get_u64("contextTokens").unwrap_or(0);
-            let trigger = trigger_of(&config, file.get_str("model"));
+            let trigger = Trigger::for_session(&config, file.get_str("model"));
             if !trigger.is_over(tokens) {
                 if !args.quiet {
                     let line = trigger
@@ -102,50 +99,68 @@ pub fn run(args: Args) -> Result<i32> {
                 return Ok(0);
             }
         }
-        if !args.no_flush {
-            flush_first(&store, &config, &at, options.model.as_ref(), &runtime, &cancel);
-        }
-        let outcome = runtime.block_on(run::compact(&store, &config, &at, &options, &cancel))?;
+        let outcome = compact_one(&job, &at, file)?;
         if !args.quiet {
             report(&at, &outcome);
         }
         return Ok(0);
     }
-    compact_all(&store, &config, &options, &runtime, &cancel, args.quiet, !args.no_flush)
+    compact_all(&job, args.quiet)
+}
+
+/// What every compaction of one run shares.
+struct Job<'a> {
+    store: &'a Store,
+    config: &'a Config,
+    options: &'a Options,
+    flush: bool,
+    runtime: &'a tokio::runtime::Runtime,
+    cancel: &'a Cancel,
 }
 
 /// The memory flush before compacting (SPEC 7), when it has not run this
 /// compaction cycle. A session open in a chat is left to that chat, which
 /// flushes itself; a flush that cannot run is a warning, never a reason not
 /// to compact.
-fn flush_first(
-    store: &Store,
-    config: &Config,
-    at: &Located,
-    model: Option<&ModelRef>,
-    runtime: &tokio::runtime::Runtime,
-    cancel: &Cancel,
-) {
-    if config.memory_flush.enabled == Some(false) || at.legacy || matches!(store.open_holder(&at.id), Ok(Some(_))) {
-        return;
+fn flush_first(job: &Job<'_>, at: &Located, file: SessionFile) -> Option<SessionFile> {
+    let (store, config) = (job.store, job.config);
+    if !job.flush
+        || config.memory_flush.enabled == Some(false)
+        || at.legacy
+        || matches!(store.open_holder(&at.id), Ok(Some(_)))
+    {
+        return Some(file);
     }
-    let Ok(loaded) = store.read(at) else { return };
-    let (compactions, flushed) = crate::chat::compaction::cycle_of(&loaded.file.events);
+    let (compactions, flushed) = crate::chat::compaction::cycle_of(&file.events);
     if flushed == Some(compactions) {
-        return;
+        return Some(file);
     }
     // No flush for a compaction that will not happen.
     let keep = crate::compact::Settings::from_config(config).keep_recent_tokens;
-    if crate::compact::plan::plan(&loaded.file.events, keep).is_none()
-        || run::compact_model(config, &loaded.file, model).is_err()
+    if crate::compact::plan::plan(&file.events, keep).is_none()
+        || run::compact_model(config, &file, job.options.model.as_ref()).is_err()
     {
-        return;
+        return Some(file);
     }
     let no_model = || anyhow::bail!("the session names no model");
     match crate::chat::Chat::resume(store.clone(), config.clone(), at, None, no_model, config.system_prompt.clone()) {
-        Ok(mut chat) => runtime.block_on(chat.memory_flush(cancel, &mut crate::chat::turn::SilentUi)),
+        Ok(mut chat) => job.runtime.block_on(chat.memory_flush(job.cancel, &mut crate::chat::turn::SilentUi)),
         Err(e) => crate::cli::warn(PROGRAM_NAME, &format!("{}: memory flush skipped: {e:#}", at.id)),
     }
+    None
+}
+
+/// Compact one session, flushing first (unless `--no-flush`): the session
+/// is read once, and again only when the flush changed it.
+fn compact_one(job: &Job<'_>, at: &Located, file: SessionFile) -> Result<Outcome> {
+    let (store, config, options, cancel) = (job.store, job.config, job.options, job.cancel);
+    let unchanged = flush_first(job, at, file);
+    job.runtime.block_on(async {
+        match unchanged {
+            Some(file) => run::compact_read(store, config, at, file, options, cancel).await,
+            None => run::compact(store, config, at, options, cancel).await,
+        }
+    })
 }
 
 fn report(at: &Located, outcome: &Outcome) {
@@ -162,15 +177,8 @@ fn report(at: &Located, outcome: &Outcome) {
 }
 
 /// Every session over its trigger; open ones skipped, failures counted.
-fn compact_all(
-    store: &Store,
-    config: &Config,
-    options: &Options,
-    runtime: &tokio::runtime::Runtime,
-    cancel: &Cancel,
-    quiet: bool,
-    flush: bool,
-) -> Result<i32> {
+fn compact_all(job: &Job<'_>, quiet: bool) -> Result<i32> {
+    let (store, config) = (job.store, job.config);
     let listing = listing::list(store)?;
     for problem in &listing.problems {
         crate::cli::warn(PROGRAM_NAME, problem);
@@ -178,7 +186,7 @@ fn compact_all(
     let due: Vec<_> = listing
         .sessions
         .iter()
-        .filter(|s| !s.legacy && trigger_of(config, s.model.as_deref()).is_over(s.context_tokens))
+        .filter(|s| !s.legacy && Trigger::for_session(config, s.model.as_deref()).is_over(s.context_tokens))
         .collect();
     let progress = !quiet && std::io::stderr().is_terminal();
     // Messages first clear the progress bar's line, when there is one.
@@ -203,10 +211,9 @@ fn compact_all(
             eprintln!("{cr}{PROGRAM_NAME}: note: skipped {}: open in a chat{who}", at.id);
             continue;
         }
-        if flush {
-            flush_first(store, config, &at, options.model.as_ref(), runtime, cancel);
-        }
-        match runtime.block_on(run::compact(store, config, &at, options, cancel)) {
+        let compacted =
+            store.read(&at).map_err(anyhow::Error::from).and_then(|loaded| compact_one(job, &at, loaded.file));
+        match compacted {
             Ok(outcome) => {
                 if progress {
                     eprint!("\r\x1b[2K");

@@ -92,6 +92,19 @@ pub async fn compact(
     cancel: &Cancel,
 ) -> Result<Outcome> {
     let file = store.read(at)?.file;
+    compact_read(store, config, at, file, options, cancel).await
+}
+
+/// [`compact`] on a file the caller has just read (the snapshot the cut is
+/// planned on; the landing re-checks it under the lock).
+pub async fn compact_read(
+    store: &Store,
+    config: &Config,
+    at: &Located,
+    file: SessionFile,
+    options: &Options,
+    cancel: &Cancel,
+) -> Result<Outcome> {
     let settings = Settings::from_config(config);
     let Some(plan) = plan::plan(&file.events, settings.keep_recent_tokens) else {
         return Ok(Outcome::Nothing);
