@@ -291,6 +291,19 @@ fn repl(ts: &TestStore, args: &[&str]) -> PtySession {
 
 use support::pty::prompt;
 
+/// A REPL on gpt-4.1 after one finished turn per answer in `answers`
+/// (their replies already queued), at the prompt.
+fn repl_after(ts: &TestStore, answers: &[&str]) -> PtySession {
+    let mut p = repl(ts, &["-m", "openai/gpt-4.1"]);
+    prompt(&mut p);
+    for (i, answer) in answers.iter().enumerate() {
+        p.send_line(&long(&format!("turn {i}"))).unwrap();
+        p.exp_string(answer).unwrap();
+        prompt(&mut p);
+    }
+    p
+}
+
 fn slow_brief() -> Reply {
     let mut events = vec![": thinking\n\n".to_string(); 6];
     events.extend(openai_text(&[BRIEF], 10, 5, 0));
@@ -304,11 +317,7 @@ fn at_idle_compaction_holds_typed_lines_then_runs_them_on_the_brief() {
     server.push(text_reply("second answer", 3500));
     server.push(slow_brief());
     server.push(text_reply("after compaction", 300));
-    let mut p = repl(&ts, &["-m", "openai/gpt-4.1"]);
-    prompt(&mut p);
-    p.send_line(&long("first")).unwrap();
-    p.exp_string("first answer").unwrap();
-    prompt(&mut p);
+    let mut p = repl_after(&ts, &["first answer"]);
     p.send_line(&long("second")).unwrap();
     p.exp_string("second answer").unwrap();
     p.exp_string("(compacting ").unwrap();
@@ -346,11 +355,7 @@ fn esc_abandons_an_idle_compaction_and_the_queue_stays_held() {
     let mut events = vec![": thinking\n\n".to_string(); 60];
     events.extend(openai_text(&[BRIEF], 10, 5, 0));
     server.push(Reply::slow_sse(events, 200));
-    let mut p = repl(&ts, &["-m", "openai/gpt-4.1"]);
-    prompt(&mut p);
-    p.send_line(&long("first")).unwrap();
-    p.exp_string("first answer").unwrap();
-    prompt(&mut p);
+    let mut p = repl_after(&ts, &["first answer"]);
     p.send_line(&long("second")).unwrap();
     p.exp_string("(compacting ").unwrap();
     let (id, _) = ts.only_session();
@@ -394,11 +399,7 @@ fn in_the_repl_a_tool_turn_crossing_the_line_stops_and_continue_resumes() {
     server.push(Reply::sse(call));
     server.push(text_reply(BRIEF, 10));
     server.push(text_reply("picked up where we left off", 200));
-    let mut p = repl(&ts, &["-m", "openai/gpt-4.1"]);
-    prompt(&mut p);
-    p.send_line(&long("first")).unwrap();
-    p.exp_string("first answer").unwrap();
-    prompt(&mut p);
+    let mut p = repl_after(&ts, &["first answer"]);
     p.send_line(&long("second")).unwrap();
     p.exp_string("(compacting to make room: send \"continue\" to resume)").unwrap();
     p.exp_string(": compacted, ").unwrap();
@@ -447,14 +448,7 @@ fn compact_typed_during_a_turn_runs_in_the_background_and_loses_nothing() {
     server.push(Reply::slow_sse(openai_text(&refs, 600, 15, 0), 100));
     server.push(text_reply(BRIEF, 10));
     server.push(text_reply("third answer", 300));
-    let mut p = repl(&ts, &["-m", "openai/gpt-4.1"]);
-    prompt(&mut p);
-    p.send_line(&long("first")).unwrap();
-    p.exp_string("first answer").unwrap();
-    prompt(&mut p);
-    p.send_line(&long("second")).unwrap();
-    p.exp_string("second answer").unwrap();
-    prompt(&mut p);
+    let mut p = repl_after(&ts, &["first answer", "second answer"]);
     p.send_line(&long("streaming")).unwrap();
     p.exp_string("w1 ").unwrap();
     p.send("/compact keep the parser work\r").unwrap();

@@ -52,14 +52,7 @@ impl TestStore {
             "glrs-artifacts" => env!("CARGO_BIN_EXE_glrs-artifacts"),
             other => panic!("unknown program {other}"),
         };
-        let mut cmd = assert_cmd::Command::new(exe);
-        cmd.env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.dir.path().join("home"))
-            .env("XDG_DATA_HOME", self.data_home())
-            .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
-            .current_dir(self.dir.path());
-        cmd
+        assert_cmd::Command::from_std(self.std_cmd(exe))
     }
 
     /// A std `Command` for `exe` with this store's environment only.
