@@ -428,3 +428,26 @@ fn ctrl_c_cancels_a_retry_wait_and_keeps_the_session_valid() {
     let (_, session) = ts.only_session();
     assert_eq!(entry_types(&session), ["user", "notice", "turn"]);
 }
+
+#[test]
+fn glrs_finds_programs_on_path_when_they_are_not_beside_it() {
+    let ts = TestStore::new();
+    ts.write_fixed("aaaa0001", "2026-11-02T10:00:00.000Z", "/w", &[]);
+    // A copy of glrs alone in a folder: glrs-sessions is only on PATH.
+    let lonely = tempfile::tempdir().unwrap();
+    let glrs = lonely.path().join("glrs");
+    std::fs::copy(env!("CARGO_BIN_EXE_glrs"), &glrs).unwrap();
+    let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_glrs-sessions")).parent().unwrap().to_path_buf();
+    let mut cmd = ts.std_cmd(&glrs.to_string_lossy());
+    cmd.env("PATH", &bin_dir).args(["sessions", "ls"]);
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(stdout_of(&out).starts_with("aaaa0001\t"), "{}", stdout_of(&out));
+    let out = ts.std_cmd(&glrs.to_string_lossy()).env("PATH", lonely.path()).args(["sessions", "ls"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr_of(&out).contains("no program glrs-sessions (looked beside glrs and on PATH)"),
+        "{}",
+        stderr_of(&out)
+    );
+}
