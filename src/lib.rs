@@ -19,8 +19,10 @@ pub mod maintenance;
 pub mod output;
 pub mod paths;
 pub mod provider;
+pub mod redact;
 pub mod store;
 pub mod time;
+pub mod tools;
 
 pub use error::StoreError;
 pub use id::SessionId;

@@ -20,10 +20,18 @@ use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{Context, Editor, Helper};
 
 use super::render::{MarkdownStream, Spinner};
-use super::tools::ToolOutput;
 use super::{Chat, TurnUi};
 use crate::provider::{Cancel, Delta, Message};
 use crate::store::ToolCall;
+use crate::tools::ToolOutput;
+use crate::tools::permissions::{Answer, Question, parse_answer};
+
+/// Where the key watcher sends the line typed at a permission prompt
+/// (`None`: Esc or Ctrl-C).
+type AnswerSlot = Arc<Mutex<Option<std::sync::mpsc::Sender<Option<String>>>>>;
+
+/// How many lines of a tool's result the REPL shows.
+const RESULT_PREVIEW_LINES: usize = 4;
 
 /// The slash commands, for help and completion.
 pub const COMMANDS: &[(&str, &str)] = &[
@@ -93,6 +101,9 @@ struct TermUi {
     lock: Arc<Mutex<()>>,
     spinner: Option<Spinner>,
     reasoning: bool,
+    /// Set while the key watcher runs: a permission prompt can be answered.
+    can_ask: bool,
+    answer: AnswerSlot,
 }
 
 impl TermUi {
@@ -105,6 +116,14 @@ impl TermUi {
 
     fn dim(&self, text: &str) -> String {
         if self.color { format!("\x1b[2m{text}\x1b[0m") } else { text.to_string() }
+    }
+
+    fn red(&self, text: &str) -> String {
+        if self.color { format!("\x1b[31m{text}\x1b[0m") } else { text.to_string() }
+    }
+
+    fn width(&self) -> usize {
+        crossterm::terminal::size().map_or(100, |(w, _)| w as usize).max(20)
     }
 
     fn stop_spinner(&mut self) {
@@ -147,10 +166,54 @@ impl TurnUi for TermUi {
         self.reasoning = false;
     }
 
-    fn tool(&mut self, call: &ToolCall, output: &ToolOutput) {
-        let mark = if output.is_error { "✗" } else { "→" };
-        let line = self.dim(&format!("{mark} {} {}", call.name, call.input));
+    fn tool_start(&mut self, call: &ToolCall, summary: &str) {
+        self.stop_spinner();
+        let _guard = self.lock.lock();
+        let _ = self.md.finish(&mut std::io::stdout().lock());
+        drop(_guard);
+        let width = self.width();
+        let line = cut_to(&format!("● {}  {summary}", call.name), width);
+        let line = if self.color { format!("\x1b[1m{line}\x1b[0m") } else { line };
         self.write(&format!("{line}\n"));
+    }
+
+    fn tool(&mut self, _call: &ToolCall, output: &ToolOutput) {
+        let width = self.width().saturating_sub(2);
+        let lines: Vec<&str> = output.content.lines().collect();
+        let mut shown: Vec<String> =
+            lines.iter().take(RESULT_PREVIEW_LINES).map(|l| format!("  {}", cut_to(l, width))).collect();
+        if lines.len() > RESULT_PREVIEW_LINES {
+            shown.push(format!("  … {} more lines", lines.len() - RESULT_PREVIEW_LINES));
+        }
+        let text = shown.join("\n");
+        let text = if output.is_error { self.red(&text) } else { self.dim(&text) };
+        self.write(&format!("{text}\n"));
+    }
+
+    fn ask(&mut self, question: &Question<'_>) -> Answer {
+        self.stop_spinner();
+        if !self.can_ask {
+            return Answer::Cannot;
+        }
+        let mut text = String::new();
+        if let Some(preview) = &question.preview {
+            text.push_str(&self.dim(preview.trim_end()));
+            text.push('\n');
+        }
+        let always = if question.tool == "bash" { "this command" } else { question.tool };
+        text.push_str(&format!(
+            "allow {}? y yes · a always ({always}, this session) · n no · or type what to do instead: ",
+            question.tool
+        ));
+        let (tx, rx) = std::sync::mpsc::channel();
+        if let Ok(mut slot) = self.answer.lock() {
+            *slot = Some(tx);
+        }
+        self.write(&text);
+        match rx.recv() {
+            Ok(Some(line)) => parse_answer(&line),
+            _ => Answer::Interrupted,
+        }
     }
 
     fn notice(&mut self, text: &str) {
@@ -158,6 +221,15 @@ impl TurnUi for TermUi {
         let line = self.dim(text);
         self.write(&format!("{line}\n"));
     }
+}
+
+/// `text` cut to `width` characters.
+fn cut_to(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(width.saturating_sub(1)).collect();
+    format!("{cut}…")
 }
 
 /// Starts `glrs-compact` the moment `/compact` is entered during a turn.
@@ -197,29 +269,65 @@ struct KeyWatch {
 
 impl KeyWatch {
     fn start(cancel: Arc<Cancel>, steers: Arc<Mutex<Vec<String>>>) -> KeyWatch {
-        KeyWatch::start_with(cancel, steers, None)
+        KeyWatch::start_with(cancel, steers, None, Arc::default(), Arc::default())
+    }
+
+    /// True while keys are read (the terminal went into raw mode).
+    fn active(&self) -> bool {
+        !self.stop.load(Ordering::SeqCst)
     }
 
     fn start_with(
         cancel: Arc<Cancel>,
         steers: Arc<Mutex<Vec<String>>>,
         compact: Option<BackgroundCompact>,
+        answer: AnswerSlot,
+        lock: Arc<Mutex<()>>,
     ) -> KeyWatch {
         let raw = crossterm::terminal::enable_raw_mode().is_ok();
         let stop = Arc::new(AtomicBool::new(!raw));
         let flag = stop.clone();
         let thread = std::thread::spawn(move || {
             let mut typed = String::new();
+            let asking = || answer.lock().is_ok_and(|slot| slot.is_some());
+            let echo = |text: &str| {
+                let _guard = lock.lock();
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+            };
+            let reply = |line: Option<String>| {
+                if let Some(tx) = answer.lock().ok().and_then(|mut slot| slot.take()) {
+                    let _ = tx.send(line);
+                    true
+                } else {
+                    false
+                }
+            };
             while !flag.load(Ordering::SeqCst) {
                 if !event::poll(Duration::from_millis(30)).unwrap_or(false) {
                     continue;
                 }
                 match event::read() {
                     Ok(Event::Key(key)) if key.kind != KeyEventKind::Release => match key.code {
-                        KeyCode::Esc => cancel.cancel(),
-                        KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => cancel.cancel(),
+                        KeyCode::Esc => {
+                            cancel.cancel();
+                            if reply(None) {
+                                echo("\r\n");
+                            }
+                        }
+                        KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                            cancel.cancel();
+                            if reply(None) {
+                                echo("\r\n");
+                            }
+                        }
                         KeyCode::Enter => {
                             let line = std::mem::take(&mut typed);
+                            if reply(Some(line.clone())) {
+                                // The answer to a permission prompt, not a steer.
+                                echo("\r\n");
+                                continue;
+                            }
                             let compact_now =
                                 line.trim().strip_prefix("/compact").filter(|r| r.is_empty() || r.starts_with(' '));
                             if let (Some(rest), Some(compact)) = (compact_now, &compact) {
@@ -230,10 +338,13 @@ impl KeyWatch {
                                 queue.push(line);
                             }
                         }
-                        KeyCode::Backspace => {
-                            typed.pop();
+                        KeyCode::Backspace if typed.pop().is_some() && asking() => echo("\x08 \x08"),
+                        KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                            typed.push(c);
+                            if asking() {
+                                echo(&c.to_string());
+                            }
                         }
-                        KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => typed.push(c),
                         _ => {}
                     },
                     Ok(Event::Paste(text)) => typed.push_str(&text),
@@ -375,7 +486,15 @@ impl Idle {
 
 fn term_ui(color: bool) -> TermUi {
     let width = crossterm::terminal::size().map_or(80, |(w, _)| w as usize);
-    TermUi { md: MarkdownStream::new(color, true, width), color, lock: Arc::default(), spinner: None, reasoning: false }
+    TermUi {
+        md: MarkdownStream::new(color, true, width),
+        color,
+        lock: Arc::default(),
+        spinner: None,
+        reasoning: false,
+        can_ask: false,
+        answer: Arc::default(),
+    }
 }
 
 /// Flush and compaction at idle, holding the input queue: lines typed
@@ -410,7 +529,8 @@ fn run_turn(chat: &mut Chat, text: &str, runtime: &tokio::runtime::Runtime, colo
         started: started.clone(),
         lock: ui.lock.clone(),
     });
-    let watch = KeyWatch::start_with(cancel.clone(), steers.clone(), compact);
+    let watch = KeyWatch::start_with(cancel.clone(), steers.clone(), compact, ui.answer.clone(), ui.lock.clone());
+    ui.can_ask = watch.active();
     let queue = steers.clone();
     let mut take_steers = move || queue.lock().map(|mut q| std::mem::take(&mut *q)).unwrap_or_default();
     let outcome = runtime.block_on(chat.turn(text, &mut ui, &cancel, &mut take_steers));
@@ -522,8 +642,9 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
                 return Ok(Action::Continue);
             }
             let current = chat.model.clone();
-            let next =
-                Chat::resume(chat.store.clone(), chat.config.clone(), &at, None, || Ok(current), chat.system.clone())?;
+            // The other session keeps the system prompt it was started with.
+            let mut next = Chat::resume(chat.store.clone(), chat.config.clone(), &at, None, || Ok(current), None)?;
+            chat.tools.carry_to(&mut next.tools);
             if chat.is_saved() {
                 println!("left {} (glrs-chat --resume {})", chat.id, chat.id);
             }
@@ -539,6 +660,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
                 chat.system.clone(),
                 chat.cwd.clone(),
             )?;
+            chat.tools.carry_to(&mut next.tools);
             next.key = chat.key.clone();
             if chat.is_saved() {
                 println!("left {} (glrs-chat --resume {})", chat.id, chat.id);
