@@ -190,11 +190,9 @@ impl Config {
             bail!("session.reset.atHour: must be an hour from 0 to 23, got {h}");
         }
         let m = &self.session.maintenance;
-        for (key, value) in [
-            ("pruneAfter", &m.prune_after),
-            ("cronRetention", &m.cron_retention),
-            ("checkEvery", &m.check_every),
-        ] {
+        for (key, value) in
+            [("pruneAfter", &m.prune_after), ("cronRetention", &m.cron_retention), ("checkEvery", &m.check_every)]
+        {
             if let Some(v) = value {
                 parse_duration_rule(v).with_context(|| format!("session.maintenance.{key}"))?;
             }
@@ -255,13 +253,16 @@ pub const MAX_DURATION_SECS: u64 = 100 * 365 * 86_400;
 pub fn parse_duration_rule(value: &Amount) -> Result<Option<u64>> {
     let secs = match value {
         Amount::Switch(false) => return Ok(None),
-        Amount::Switch(true) => bail!("true is not a duration: give one like 30d or 24h, or false to turn the rule off"),
+        Amount::Switch(true) => {
+            bail!("true is not a duration: give one like 30d or 24h, or false to turn the rule off")
+        }
         Amount::Number(n) => *n as f64,
         Amount::Text(t) => {
             let text = t.trim().to_ascii_lowercase();
             let split = text.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(text.len());
             let (number, unit) = text.split_at(split);
-            let bad = || anyhow::anyhow!("{text:?} is not a duration like 30d, 24h, 90m or 45s (false turns the rule off)");
+            let bad =
+                || anyhow::anyhow!("{text:?} is not a duration like 30d, 24h, 90m or 45s (false turns the rule off)");
             let n: f64 = number.parse().map_err(|_| bad())?;
             let scale = match unit.trim() {
                 "" | "s" => 1.0,

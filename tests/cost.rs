@@ -119,11 +119,12 @@ fn false_turns_rules_off_and_huge_or_zero_durations_never_delete_anything() {
     let ts = TestStore::new();
     let old = stale_session(&ts, "old", 400);
     let cron = stale_session(&ts, "cron", 3);
-    ts.store.update(&cron, |f| {
-        f.set("key", json!("cron:nightly"));
-        Ok(())
-    })
-    .unwrap();
+    ts.store
+        .update(&cron, |f| {
+            f.set("key", json!("cron:nightly"));
+            Ok(())
+        })
+        .unwrap();
     let others: Vec<SessionId> = (0..3).map(|i| stale_session(&ts, &format!("n{i}"), 0)).collect();
     ts.config(json!({"session": {"maintenance": {"mode": "enforce", "pruneAfter": false, "maxEntries": false, "cronRetention": false}}}));
     let out = ts.sessions().args(["cleanup", "--enforce", "--json"]).output().unwrap();
@@ -131,7 +132,10 @@ fn false_turns_rules_off_and_huge_or_zero_durations_never_delete_anything() {
     assert_eq!(json_of(&out), json!([]), "every rule is off");
     // Issue 14: these once wrapped through `as i64` and deleted every session.
     for (value, expected) in [
-        (json!(18446744073709551615u64), "session.maintenance.pruneAfter: 18446744073709551615 is longer than 100 years: use false"),
+        (
+            json!(18446744073709551615u64),
+            "session.maintenance.pruneAfter: 18446744073709551615 is longer than 100 years: use false",
+        ),
         (json!("99999999999999999w"), "is longer than 100 years: use false"),
         (json!(0), "session.maintenance.pruneAfter: 0 is not a duration here: use false"),
         (json!("0d"), "use false to turn the rule off"),
