@@ -226,7 +226,10 @@ fn format_chooses_columns_and_a_terminal_gets_aligned_columns() {
     for header in ["UPDATED", "ENTRIES", "CONTEXT", "CWD", "TITLE"] {
         let col = lines[0].find(header).expect(header);
         for row in &lines[1..] {
-            assert!(row.len() >= col && row.as_bytes()[col - 1] == b' ' && row.as_bytes()[col] != b' ', "{header} in {screen:?}");
+            assert!(
+                row.len() >= col && row.as_bytes()[col - 1] == b' ' && row.as_bytes()[col] != b' ',
+                "{header} in {screen:?}"
+            );
         }
     }
 }
