@@ -14,6 +14,7 @@ mod cost;
 mod generated;
 mod harness;
 mod lifecycle;
+mod reliability;
 mod sessions_commands;
 mod sessions_ls;
 mod store_durability;
