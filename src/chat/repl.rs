@@ -5,13 +5,9 @@
 //! arrived is kept), and a line typed and sent with Enter joins the turn as
 //! a steer.
 
-use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use anyhow::Result;
-use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use rustyline::completion::{Completer, Pair};
 use rustyline::error::ReadlineError;
 use rustyline::highlight::Highlighter;
@@ -19,19 +15,10 @@ use rustyline::hint::Hinter;
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{Context, Editor, Helper};
 
-use super::render::{MarkdownStream, Spinner};
-use super::{Chat, TurnUi};
-use crate::provider::{Cancel, Delta, Message};
-use crate::store::ToolCall;
-use crate::tools::ToolOutput;
-use crate::tools::permissions::{Answer, Question, parse_answer};
-
-/// Where the key watcher sends the line typed at a permission prompt
-/// (`None`: Esc or Ctrl-C).
-type AnswerSlot = Arc<Mutex<Option<std::sync::mpsc::Sender<Option<String>>>>>;
-
-/// How many lines of a tool's result the REPL shows.
-const RESULT_PREVIEW_LINES: usize = 4;
+use super::Chat;
+use super::signals::Watcher;
+use super::terminal::{BackgroundCompact, KeyWatch, term_ui};
+use crate::provider::{Cancel, Message};
 
 /// The slash commands, for help and completion.
 pub const COMMANDS: &[(&str, &str)] = &[
@@ -94,278 +81,6 @@ impl Validator for ReplHelper {
     }
 }
 
-/// The terminal side of a turn.
-struct TermUi {
-    md: MarkdownStream,
-    color: bool,
-    lock: Arc<Mutex<()>>,
-    spinner: Option<Spinner>,
-    reasoning: bool,
-    /// Set while the key watcher runs: a permission prompt can be answered.
-    can_ask: bool,
-    answer: AnswerSlot,
-}
-
-impl TermUi {
-    fn write(&self, text: &str) {
-        let _guard = self.lock.lock();
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(text.replace('\n', "\r\n").as_bytes());
-        let _ = out.flush();
-    }
-
-    fn dim(&self, text: &str) -> String {
-        if self.color { format!("\x1b[2m{text}\x1b[0m") } else { text.to_string() }
-    }
-
-    fn red(&self, text: &str) -> String {
-        if self.color { format!("\x1b[31m{text}\x1b[0m") } else { text.to_string() }
-    }
-
-    fn width(&self) -> usize {
-        crossterm::terminal::size().map_or(100, |(w, _)| w as usize).max(20)
-    }
-
-    fn stop_spinner(&mut self) {
-        if let Some(mut s) = self.spinner.take() {
-            s.stop();
-        }
-    }
-}
-
-impl TurnUi for TermUi {
-    fn step_start(&mut self) {
-        if self.color {
-            self.spinner = Some(Spinner::start(self.lock.clone()));
-        }
-    }
-
-    fn delta(&mut self, delta: &Delta) {
-        self.stop_spinner();
-        match delta {
-            Delta::Reasoning(text) => {
-                self.reasoning = true;
-                let text = self.dim(text);
-                self.write(&text);
-            }
-            Delta::Text(text) => {
-                if self.reasoning {
-                    self.reasoning = false;
-                    self.write("\n\n");
-                }
-                let _guard = self.lock.lock();
-                let _ = self.md.push(text, &mut std::io::stdout().lock());
-            }
-        }
-    }
-
-    fn step_end(&mut self) {
-        self.stop_spinner();
-        let _guard = self.lock.lock();
-        let _ = self.md.finish(&mut std::io::stdout().lock());
-        self.reasoning = false;
-    }
-
-    fn tool_start(&mut self, call: &ToolCall, summary: &str) {
-        self.stop_spinner();
-        let _guard = self.lock.lock();
-        let _ = self.md.finish(&mut std::io::stdout().lock());
-        drop(_guard);
-        let width = self.width();
-        let line = cut_to(&format!("● {}  {summary}", call.name), width);
-        let line = if self.color { format!("\x1b[1m{line}\x1b[0m") } else { line };
-        self.write(&format!("{line}\n"));
-    }
-
-    fn tool(&mut self, _call: &ToolCall, output: &ToolOutput) {
-        let width = self.width().saturating_sub(2);
-        let lines: Vec<&str> = output.content.lines().collect();
-        let mut shown: Vec<String> =
-            lines.iter().take(RESULT_PREVIEW_LINES).map(|l| format!("  {}", cut_to(l, width))).collect();
-        if lines.len() > RESULT_PREVIEW_LINES {
-            shown.push(format!("  … {} more lines", lines.len() - RESULT_PREVIEW_LINES));
-        }
-        let text = shown.join("\n");
-        let text = if output.is_error { self.red(&text) } else { self.dim(&text) };
-        self.write(&format!("{text}\n"));
-    }
-
-    fn ask(&mut self, question: &Question<'_>) -> Answer {
-        self.stop_spinner();
-        if !self.can_ask {
-            return Answer::Cannot;
-        }
-        let mut text = String::new();
-        if let Some(preview) = &question.preview {
-            text.push_str(&self.dim(preview.trim_end()));
-            text.push('\n');
-        }
-        let always = if question.tool == "bash" { "this command" } else { question.tool };
-        text.push_str(&format!(
-            "allow {}? y yes · a always ({always}, this session) · n no · or type what to do instead: ",
-            question.tool
-        ));
-        let (tx, rx) = std::sync::mpsc::channel();
-        if let Ok(mut slot) = self.answer.lock() {
-            *slot = Some(tx);
-        }
-        self.write(&text);
-        match rx.recv() {
-            Ok(Some(line)) => parse_answer(&line),
-            _ => Answer::Interrupted,
-        }
-    }
-
-    fn notice(&mut self, text: &str) {
-        self.stop_spinner();
-        let line = self.dim(text);
-        self.write(&format!("{line}\n"));
-    }
-}
-
-/// `text` cut to `width` characters.
-fn cut_to(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        return text.to_string();
-    }
-    let cut: String = text.chars().take(width.saturating_sub(1)).collect();
-    format!("{cut}…")
-}
-
-/// Starts `glrs-compact` the moment `/compact` is entered during a turn.
-struct BackgroundCompact {
-    id: crate::SessionId,
-    started: Arc<Mutex<Vec<std::process::Child>>>,
-    lock: Arc<Mutex<()>>,
-}
-
-impl BackgroundCompact {
-    fn start(&self, instruction: &str) {
-        let mut cmd = super::compaction::compact_command(&self.id, Some(instruction));
-        cmd.stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
-        let note = match cmd.spawn() {
-            Ok(child) => {
-                if let Ok(mut started) = self.started.lock() {
-                    started.push(child);
-                }
-                "(compacting in the background: the brief lands with the turn's next write)".to_string()
-            }
-            Err(e) => format!("(cannot run glrs-compact: {e})"),
-        };
-        let _guard = self.lock.lock();
-        let mut out = std::io::stdout().lock();
-        let _ = write!(out, "\r\n{note}\r\n");
-        let _ = out.flush();
-    }
-}
-
-/// Reads keys while a turn runs (the terminal in raw mode).
-struct KeyWatch {
-    stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<String>>,
-}
-
-impl KeyWatch {
-    fn start(cancel: Arc<Cancel>, steers: Arc<Mutex<Vec<String>>>) -> KeyWatch {
-        KeyWatch::start_with(cancel, steers, None, Arc::default(), Arc::default())
-    }
-
-    /// True while keys are read (the terminal went into raw mode).
-    fn active(&self) -> bool {
-        !self.stop.load(Ordering::SeqCst)
-    }
-
-    fn start_with(
-        cancel: Arc<Cancel>,
-        steers: Arc<Mutex<Vec<String>>>,
-        compact: Option<BackgroundCompact>,
-        answer: AnswerSlot,
-        lock: Arc<Mutex<()>>,
-    ) -> KeyWatch {
-        let raw = crossterm::terminal::enable_raw_mode().is_ok();
-        let stop = Arc::new(AtomicBool::new(!raw));
-        let flag = stop.clone();
-        let thread = std::thread::spawn(move || {
-            let mut typed = String::new();
-            let asking = || answer.lock().is_ok_and(|slot| slot.is_some());
-            let echo = |text: &str| {
-                let _guard = lock.lock();
-                let mut out = std::io::stdout().lock();
-                let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
-            };
-            let reply = |line: Option<String>| {
-                if let Some(tx) = answer.lock().ok().and_then(|mut slot| slot.take()) {
-                    let _ = tx.send(line);
-                    true
-                } else {
-                    false
-                }
-            };
-            while !flag.load(Ordering::SeqCst) {
-                if !event::poll(Duration::from_millis(30)).unwrap_or(false) {
-                    continue;
-                }
-                match event::read() {
-                    Ok(Event::Key(key)) if key.kind != KeyEventKind::Release => match key.code {
-                        KeyCode::Esc => {
-                            cancel.cancel();
-                            if reply(None) {
-                                echo("\r\n");
-                            }
-                        }
-                        KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-                            cancel.cancel();
-                            if reply(None) {
-                                echo("\r\n");
-                            }
-                        }
-                        KeyCode::Enter => {
-                            let line = std::mem::take(&mut typed);
-                            if reply(Some(line.clone())) {
-                                // The answer to a permission prompt, not a steer.
-                                echo("\r\n");
-                                continue;
-                            }
-                            let compact_now =
-                                line.trim().strip_prefix("/compact").filter(|r| r.is_empty() || r.starts_with(' '));
-                            if let (Some(rest), Some(compact)) = (compact_now, &compact) {
-                                compact.start(rest.trim());
-                            } else if !line.trim().is_empty()
-                                && let Ok(mut queue) = steers.lock()
-                            {
-                                queue.push(line);
-                            }
-                        }
-                        KeyCode::Backspace if typed.pop().is_some() && asking() => echo("\x08 \x08"),
-                        KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
-                            typed.push(c);
-                            if asking() {
-                                echo(&c.to_string());
-                            }
-                        }
-                        _ => {}
-                    },
-                    Ok(Event::Paste(text)) => typed.push_str(&text),
-                    Ok(_) => {}
-                    Err(_) => break,
-                }
-            }
-            typed
-        });
-        KeyWatch { stop, thread: Some(thread) }
-    }
-
-    /// Stop watching; what was typed but not sent is returned.
-    fn finish(mut self) -> String {
-        self.stop.store(true, Ordering::SeqCst);
-        let typed = self.thread.take().and_then(|t| t.join().ok()).unwrap_or_default();
-        let _ = crossterm::terminal::disable_raw_mode();
-        typed
-    }
-}
-
 enum Action {
     Continue,
     Quit,
@@ -384,6 +99,9 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
     if resumed {
         show_history(&chat, color);
     }
+    // At the prompt everything is saved: SIGTERM or SIGHUP just ends.
+    let signals = Watcher::start(|stop| std::process::exit(stop.exit_code()))?;
+    let mut code = 0;
     let mut initial = String::new();
     // Lines typed during an idle compaction: they run once it lands.
     let mut queued: std::collections::VecDeque<String> = Default::default();
@@ -415,6 +133,7 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
             let idle = idle_work(
                 &mut chat,
                 runtime,
+                &signals,
                 color,
                 IdleWork::Compact((!instruction.is_empty()).then_some(instruction)),
             );
@@ -434,20 +153,31 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
         if let Some(warning) = chat.remember_prompt(&text) {
             eprintln!("glrs-chat: warning: {warning}");
         }
-        let (typed, stopped_at_line) = run_turn(&mut chat, &text, runtime, color);
+        let (typed, stopped_at_line) = run_turn(&mut chat, &text, runtime, color, &signals);
         initial = typed;
-        if chat.flush_due() || chat.compaction_due() || stopped_at_line {
-            let idle = idle_work(&mut chat, runtime, color, IdleWork::Due { stopped_at_line });
+        if signals.received().is_none() && (chat.flush_due() || chat.compaction_due() || stopped_at_line) {
+            let idle = idle_work(&mut chat, runtime, &signals, color, IdleWork::Due { stopped_at_line });
             let held = idle.release(&mut queued);
             if !held.is_empty() {
                 initial = held;
             }
         }
+        // SIGTERM or SIGHUP stopped the turn like Ctrl-C; now leave.
+        if let Some(stop) = signals.received() {
+            eprintln!("glrs-chat: stopped by {}: what arrived is kept", stop.name());
+            code = stop.exit_code();
+            break;
+        }
+    }
+    // A failed write point gets one more attempt before the chat ends.
+    if let Err(unsaved) = chat.leave() {
+        eprintln!("glrs-chat: error: {unsaved}");
+        code = 1;
     }
     if chat.is_saved() {
         println!("to come back: glrs-chat --resume {}", chat.id);
     }
-    Ok(0)
+    Ok(code)
 }
 
 /// What runs at idle.
@@ -484,31 +214,26 @@ impl Idle {
     }
 }
 
-fn term_ui(color: bool) -> TermUi {
-    let width = crossterm::terminal::size().map_or(80, |(w, _)| w as usize);
-    TermUi {
-        md: MarkdownStream::new(color, true, width),
-        color,
-        lock: Arc::default(),
-        spinner: None,
-        reasoning: false,
-        can_ask: false,
-        answer: Arc::default(),
-    }
-}
-
 /// Flush and compaction at idle, holding the input queue: lines typed
 /// meanwhile wait; Esc or Ctrl-C abandons (nothing is written).
-fn idle_work(chat: &mut Chat, runtime: &tokio::runtime::Runtime, color: bool, work: IdleWork<'_>) -> Idle {
+fn idle_work(
+    chat: &mut Chat,
+    runtime: &tokio::runtime::Runtime,
+    signals: &Watcher,
+    color: bool,
+    work: IdleWork<'_>,
+) -> Idle {
     let cancel = Arc::new(Cancel::default());
     let typed: Arc<Mutex<Vec<String>>> = Arc::default();
     let mut ui = term_ui(color);
     let watch = KeyWatch::start(cancel.clone(), typed.clone());
-    let outcome = runtime.block_on(async {
-        match work {
-            IdleWork::Due { stopped_at_line } => chat.at_idle(stopped_at_line, &cancel, &mut ui).await,
-            IdleWork::Compact(instruction) => Some(chat.compact_child(instruction, &cancel, &mut ui).await),
-        }
+    let outcome = signals.during(&cancel, || {
+        runtime.block_on(async {
+            match work {
+                IdleWork::Due { stopped_at_line } => chat.at_idle(stopped_at_line, &cancel, &mut ui).await,
+                IdleWork::Compact(instruction) => Some(chat.compact_child(instruction, &cancel, &mut ui).await),
+            }
+        })
     });
     let unsent = watch.finish();
     let lines = typed.lock().map(|mut q| std::mem::take(&mut *q)).unwrap_or_default();
@@ -518,7 +243,13 @@ fn idle_work(chat: &mut Chat, runtime: &tokio::runtime::Runtime, color: bool, wo
 
 /// One turn with the key watcher; returns text typed but not sent, and
 /// whether the turn stopped at the compaction line.
-fn run_turn(chat: &mut Chat, text: &str, runtime: &tokio::runtime::Runtime, color: bool) -> (String, bool) {
+fn run_turn(
+    chat: &mut Chat,
+    text: &str,
+    runtime: &tokio::runtime::Runtime,
+    color: bool,
+    signals: &Watcher,
+) -> (String, bool) {
     let cancel = Arc::new(Cancel::default());
     let steers: Arc<Mutex<Vec<String>>> = Arc::default();
     let mut ui = term_ui(color);
@@ -533,7 +264,7 @@ fn run_turn(chat: &mut Chat, text: &str, runtime: &tokio::runtime::Runtime, colo
     ui.can_ask = watch.active();
     let queue = steers.clone();
     let mut take_steers = move || queue.lock().map(|mut q| std::mem::take(&mut *q)).unwrap_or_default();
-    let outcome = runtime.block_on(chat.turn(text, &mut ui, &cancel, &mut take_steers));
+    let outcome = signals.during(&cancel, || runtime.block_on(chat.turn(text, &mut ui, &cancel, &mut take_steers)));
     let leftover = watch.finish();
     let children = started.lock().map(|mut c| std::mem::take(&mut *c)).unwrap_or_default();
     if !children.is_empty() {
@@ -645,6 +376,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
             // The other session keeps the system prompt it was started with.
             let mut next = Chat::resume(chat.store.clone(), chat.config.clone(), &at, None, || Ok(current), None)?;
             chat.tools.carry_to(&mut next.tools);
+            leave_loudly(chat);
             if chat.is_saved() {
                 println!("left {} (glrs-chat --resume {})", chat.id, chat.id);
             }
@@ -662,6 +394,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
             )?;
             chat.tools.carry_to(&mut next.tools);
             next.key = chat.key.clone();
+            leave_loudly(chat);
             if chat.is_saved() {
                 println!("left {} (glrs-chat --resume {})", chat.id, chat.id);
             }
@@ -691,4 +424,12 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
         _ => println!("unknown command {command}: /help lists them"),
     }
     Ok(Action::Continue)
+}
+
+/// One more attempt to save what a failed write left, before switching
+/// sessions; if it fails, say where it went instead.
+fn leave_loudly(chat: &mut Chat) {
+    if let Err(unsaved) = chat.leave() {
+        eprintln!("glrs-chat: error: {unsaved}");
+    }
 }

@@ -76,7 +76,7 @@ impl TestStore {
 
     /// A config pointing OpenAI and Anthropic at the mock server. The
     /// memory flush and the built-in agent tools are off: tests of them
-    /// turn them on (`agent_config_for`).
+    /// turn them on (the agent tests write their own config).
     pub fn config_for(&self, server: &mock::MockServer) {
         self.config(serde_json::json!({
             "memoryFlush": {"enabled": false},

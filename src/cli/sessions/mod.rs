@@ -3,7 +3,7 @@
 
 mod grep;
 mod lifecycle;
-mod ls;
+pub mod ls;
 mod show;
 mod status;
 
@@ -61,6 +61,14 @@ pub enum Command {
     Keys(KeysArgs),
     /// Remove stale, excess and leftover files (session.maintenance in the config)
     Cleanup(CleanupArgs),
+    /// Put back what a chat could not save: append a recovery file's entries to its session
+    Import(ImportArgs),
+}
+
+#[derive(Debug, ClapArgs)]
+pub struct ImportArgs {
+    /// The recovery file the chat named (glrs-recovery-ID-TIME.json)
+    pub file: std::path::PathBuf,
 }
 
 #[derive(Debug, ClapArgs)]
@@ -103,9 +111,13 @@ pub struct LsArgs {
     /// Only sessions from the legacy glorious folder
     #[arg(long)]
     pub legacy: bool,
-    /// Show lineage: each fork indented under its parent (plain form)
+    /// Show lineage: each fork's title indented under its parent's
     #[arg(long)]
     pub tree: bool,
+    /// Columns to print, comma-separated, from: id, updatedAt, createdAt, entries, contextTokens,
+    /// cwd, title, key, model, parent, pinned, legacy, path
+    #[arg(long, value_name = "COLUMNS", value_parser = ls::parse_format)]
+    pub format: Option<ls::Columns>,
 }
 
 #[derive(Debug, ClapArgs)]
@@ -179,6 +191,11 @@ pub fn run(args: Args) -> Result<i32> {
         Command::Unpin(a) => pin(&store, &a.id, false)?,
         Command::Keys(a) => lifecycle::keys(&store, &a, &mut out)?,
         Command::Cleanup(a) => lifecycle::cleanup(&store, &a, &mut out)?,
+        Command::Import(a) => {
+            let (id, count) = store.import_recovery(&a.file)?;
+            writeln!(out, "{id}: {count} entries imported from {}", a.file.display())?;
+            0
+        }
     };
     out.flush()?;
     Ok(code)

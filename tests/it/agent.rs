@@ -3,15 +3,14 @@
 //! offered and the system prompt, permissions in one-shot mode, redaction
 //! of everything written, and compaction over a session full of tool calls.
 
-mod support;
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+use crate::support;
+use crate::support::mock::{MockServer, Reply};
+use crate::support::sse::*;
+use crate::support::*;
 use serde_json::{Value, json};
-use support::mock::{MockServer, Reply};
-use support::sse::*;
-use support::*;
 
 /// A store, the mock server, a config with the agent's tools on, and a
 /// project folder to work in.
@@ -142,9 +141,8 @@ fn every_tool_runs_through_the_registry_with_its_errors() {
     let whole = std::fs::read_to_string(file).unwrap();
     assert!(whole.starts_with("1\n2\n3\n") && whole.ends_with("5000\n"));
 
-    // The model saw each result, and no request carried a call without one.
+    // The model saw each result (the mock refuses a call without one).
     let last = &requests.last().unwrap().body;
-    assert_no_orphans_openai(last);
     let results: Vec<&Value> = last["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "tool").collect();
     assert_eq!(results.len(), steps.len());
     assert!(results[3]["content"].as_str().unwrap().contains("not found"));

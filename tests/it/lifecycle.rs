@@ -1,17 +1,15 @@
 //! Session lifecycle: glrs-fork, keys and resets, and cleanup.
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::mock::{MockServer, Reply};
+use crate::support::sse::*;
+use crate::support::*;
 use glrs::SessionId;
 use glrs::compact::artifact::{self, ArtifactInfo};
 use glrs::compact::plan::Block;
 use glrs::store::{Append, Entry, ToolCall};
 use serde_json::{Value, json};
-use support::mock::{MockServer, Reply};
-use support::sse::*;
-use support::*;
 
 fn raw_session(ts: &TestStore, id: &SessionId) -> Value {
     serde_json::from_slice(&std::fs::read(ts.store.session_path(id)).unwrap()).unwrap()
@@ -110,7 +108,12 @@ fn fork_copies_entries_one_to_n_with_the_artifacts_inside() {
     let lines: Vec<&str> = tree.lines().collect();
     assert_eq!(lines.len(), 3, "{tree}");
     assert!(lines[0].starts_with(id.as_str()), "{tree}");
-    assert!(lines[1..].iter().all(|l| l.starts_with("└ ")), "{tree}");
+    // The id field stays clean for `cut -f1`; the title is indented.
+    for line in &lines[1..] {
+        let fields: Vec<&str> = line.split('\t').collect();
+        assert!(SessionId::parse(fields[0]).is_ok(), "{tree}");
+        assert!(fields[5].starts_with("└ "), "{tree}");
+    }
 }
 
 #[test]
