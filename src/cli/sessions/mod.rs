@@ -224,7 +224,10 @@ fn pin(store: &Store, text: &str, pinned: bool) -> Result<i32> {
     // The change is in place; a folder that could not be synced after is
     // worth saying, never a failure (the pin was applied).
     if let Some(warning) = written.warning {
-        crate::cli::warn(PROGRAM, &format!("{}: {} applied, but {warning}", at.id, if pinned { "pin" } else { "unpin" }));
+        crate::cli::warn(
+            PROGRAM,
+            &format!("{}: {} applied, but {warning}", at.id, if pinned { "pin" } else { "unpin" }),
+        );
     }
     Ok(0)
 }
