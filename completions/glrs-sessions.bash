@@ -313,7 +313,7 @@ _glrs__sessions() {
             return 0
             ;;
         glrs__subcmd__sessions__subcmd__ls)
-            opts="-n -h --json --jsonl --cwd --key --legacy --tree --help"
+            opts="-n -h --json --jsonl --cwd --key --legacy --tree --format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -324,6 +324,10 @@ _glrs__sessions() {
                     return 0
                     ;;
                 -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
