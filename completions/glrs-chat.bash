@@ -23,7 +23,7 @@ _glrs__chat() {
 
     case "${cmd}" in
         glrs__chat)
-            opts="-c -k -m -p -h -V --resume --continue --key --parent --model --system --allow --allow-all --no-tools --prompt --json --help --version"
+            opts="-c -k -m -p -h -V --resume --continue --key --parent --model --system --allow --allow-all --no-tools --thinking --prompt --json --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -59,6 +59,10 @@ _glrs__chat() {
                     ;;
                 --allow)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --thinking)
+                    COMPREPLY=($(compgen -W "off low medium high" -- "${cur}"))
                     return 0
                     ;;
                 --prompt)

@@ -56,6 +56,9 @@ pub struct Args {
     /// Offer the model no tools at all
     #[arg(long)]
     pub no_tools: bool,
+    /// Thinking level: off, low, medium or high (Anthropic budgets 4k/12k/32k tokens; OpenAI reasoning_effort); saved with the session
+    #[arg(long, value_name = "LEVEL", value_parser = ["off", "low", "medium", "high"])]
+    pub thinking: Option<String>,
     /// Run one turn with this prompt: the reply on stdout, the session id on stderr
     #[arg(short = 'p', long = "prompt", value_name = "PROMPT")]
     pub prompt: Option<String>,
@@ -142,6 +145,9 @@ pub fn run(args: Args) -> Result<i32> {
     chat.set_permissions(&args.allow, args.allow_all).map_err(|e| crate::cli::UsageError(format!("{e:#}")))?;
     if args.no_tools {
         chat.no_tools();
+    }
+    if let Some(level) = &args.thinking {
+        chat.thinking = crate::provider::cache::Thinking::parse(level).map_err(crate::cli::UsageError)?;
     }
     // Maintenance by itself (SPEC 16), with this chat's session already
     // open (so it is never removed).
