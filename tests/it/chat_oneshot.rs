@@ -455,7 +455,8 @@ fn a_model_that_always_calls_a_tool_is_stopped_at_max_steps_per_turn() {
         "retry": {"attempts": 1},
         "maxStepsPerTurn": 3,
     }));
-    for i in 0..6 {
+    // Three scripted calls: a fourth request would be unscripted, which the mock reports.
+    for i in 0..3 {
         server.push(Reply::sse(openai_tool_call(&format!("call_{i}"), "again", &["{}"])));
     }
     let out = ts.chat().args(["-p", "loop", "--model", "openai/gpt-4.1"]).output().unwrap();
