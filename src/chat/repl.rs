@@ -326,6 +326,17 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
                 }
             }
         }
+        // SPEC 16: the key's reset rule, checked before every message.
+        if let Some(why) = chat.reset_due(&jiff::Zoned::now()) {
+            match chat.reset_for(&why) {
+                Ok((next, line)) => {
+                    leave_loudly(&mut chat);
+                    chat = next;
+                    println!("{}", dim(&format!("({line})")));
+                }
+                Err(e) => eprintln!("glrs-chat: error: cannot start the key's new session: {e:#}"),
+            }
+        }
         if let Some(warning) = chat.remember_prompt(&text) {
             eprintln!("glrs-chat: warning: {warning}");
         }
@@ -582,15 +593,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
             show_history(chat, color);
         }
         "/new" | "/reset" => {
-            let mut next = Chat::start(
-                chat.store.clone(),
-                chat.config.clone(),
-                chat.model.clone(),
-                chat.system.clone(),
-                chat.cwd.clone(),
-            )?;
-            next.key = chat.key.clone();
-            next.thinking = chat.thinking;
+            let next = chat.successor()?;
             leave_loudly(chat);
             if chat.is_saved() {
                 println!("left {} (glrs-chat --resume {})", chat.id, chat.id);

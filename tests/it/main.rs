@@ -15,6 +15,7 @@ mod generated;
 mod harness;
 mod lifecycle;
 mod reliability;
+mod resets;
 mod sessions_commands;
 mod sessions_ls;
 mod store_durability;
