@@ -283,10 +283,10 @@ fn pin_whose_folder_sync_fails_is_applied_and_exits_0() {
 #[test]
 fn a_chat_whose_folder_sync_fails_writes_each_entry_once() {
     let ts = TestStore::new();
-    let server = support::mock::MockServer::start();
+    let server = crate::support::mock::MockServer::start();
     ts.config_for(&server);
     for _ in 0..2 {
-        server.push(support::mock::Reply::sse(support::sse::openai_text(&["noted"], 10, 2, 0)));
+        server.push(crate::support::mock::Reply::sse(crate::support::sse::openai_text(&["noted"], 10, 2, 0)));
     }
     let chat = env!("CARGO_BIN_EXE_glrs-chat");
     let key = format!("OPENAI_API_KEY={OPENAI_KEY}");
