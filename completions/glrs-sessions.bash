@@ -28,6 +28,9 @@ _glrs__sessions() {
             glrs__sessions,help)
                 cmd="glrs__sessions__subcmd__help"
                 ;;
+            glrs__sessions,import)
+                cmd="glrs__sessions__subcmd__import"
+                ;;
             glrs__sessions,keys)
                 cmd="glrs__sessions__subcmd__keys"
                 ;;
@@ -64,6 +67,9 @@ _glrs__sessions() {
             glrs__sessions__subcmd__help,help)
                 cmd="glrs__sessions__subcmd__help__subcmd__help"
                 ;;
+            glrs__sessions__subcmd__help,import)
+                cmd="glrs__sessions__subcmd__help__subcmd__import"
+                ;;
             glrs__sessions__subcmd__help,keys)
                 cmd="glrs__sessions__subcmd__help__subcmd__keys"
                 ;;
@@ -95,7 +101,7 @@ _glrs__sessions() {
 
     case "${cmd}" in
         glrs__sessions)
-            opts="-h -V --help --version ls show status grep path rm pin unpin keys cleanup export help"
+            opts="-h -V --help --version ls show status grep path rm pin unpin keys cleanup export import help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -163,7 +169,7 @@ _glrs__sessions() {
             return 0
             ;;
         glrs__subcmd__sessions__subcmd__help)
-            opts="ls show status grep path rm pin unpin keys cleanup export help"
+            opts="ls show status grep path rm pin unpin keys cleanup export import help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -219,6 +225,20 @@ _glrs__sessions() {
             return 0
             ;;
         glrs__subcmd__sessions__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        glrs__subcmd__sessions__subcmd__help__subcmd__import)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -333,6 +353,20 @@ _glrs__sessions() {
         glrs__subcmd__sessions__subcmd__help__subcmd__unpin)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        glrs__subcmd__sessions__subcmd__import)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

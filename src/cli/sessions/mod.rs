@@ -64,6 +64,8 @@ pub enum Command {
     Cleanup(CleanupArgs),
     /// Write a session's transcript as Markdown, one self-contained HTML page, or JSON Lines
     Export(ExportArgs),
+    /// Put back what a chat could not save: append a recovery file's entries to its session
+    Import(ImportArgs),
 }
 
 #[derive(Debug, ClapArgs)]
@@ -77,6 +79,12 @@ pub struct ExportArgs {
     /// Write to FILE (created 0600) instead of stdout
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<std::path::PathBuf>,
+}
+
+#[derive(Debug, ClapArgs)]
+pub struct ImportArgs {
+    /// The recovery file the chat named (glrs-recovery-ID-TIME.json)
+    pub file: std::path::PathBuf,
 }
 
 #[derive(Debug, ClapArgs)]
@@ -200,6 +208,11 @@ pub fn run(args: Args) -> Result<i32> {
         Command::Keys(a) => lifecycle::keys(&store, &a, &mut out)?,
         Command::Cleanup(a) => lifecycle::cleanup(&store, &a, &mut out)?,
         Command::Export(a) => export::run(&store, &a, &mut out)?,
+        Command::Import(a) => {
+            let (id, count) = store.import_recovery(&a.file)?;
+            writeln!(out, "{id}: {count} entries imported from {}", a.file.display())?;
+            0
+        }
     };
     out.flush()?;
     Ok(code)
