@@ -3,13 +3,11 @@
 //! message and log no console message (no script error, nothing refused by
 //! the page's no-fetch policy).
 
-mod support;
-
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::time::{Duration, Instant};
 
-use support::*;
+use crate::support::*;
 
 const ENTRIES: &[&str] = &[
     r#"{"type":"user","at":"2026-11-01T10:00:01.000Z","text":"Why does the login test fail?\nIt broke today."}"#,
