@@ -40,6 +40,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/compact", "[instruction] compact now, steered by the instruction (glrs-compact)"),
     ("/clear", "the model starts from nothing; the transcript stays in the session"),
     ("/artifacts", "this session's compaction artifacts (glrs-artifacts ls)"),
+    ("/export", "[FILE] write the transcript to FILE (.md, .html or .jsonl; default ID.md)"),
     ("/quit", "leave (Ctrl-D too)"),
 ];
 
@@ -548,6 +549,17 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
         }
         "/artifacts" => {
             crate::cli::run_program("glrs-artifacts", &["ls", chat.id.as_str()])?;
+        }
+        "/export" => {
+            if !chat.is_saved() {
+                println!("nothing to export yet: session {} has nothing saved", chat.id);
+                return Ok(Action::Continue);
+            }
+            let file = if arg.is_empty() { format!("{}.md", chat.id) } else { arg.to_string() };
+            let status = crate::cli::run_program("glrs-sessions", &["export", chat.id.as_str(), "-o", &file])?;
+            if status.success() {
+                println!("exported to {file}");
+            }
         }
         "/sessions" => {
             crate::cli::run_program("glrs-sessions", &["ls", "-n", "20"])?;
