@@ -9,6 +9,15 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
+/// The built-in provider ids: a provider configured under one of these
+/// needs no `type`.
+pub const BUILTIN_PROVIDERS: &[&str] = &["openai", "anthropic", "azure", "ollama"];
+
+/// Whether `id` is a built-in provider.
+pub fn is_builtin_provider(id: &str) -> bool {
+    BUILTIN_PROVIDERS.contains(&id)
+}
+
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Config {
@@ -216,7 +225,7 @@ impl Config {
                     bail!("providers.{id}.{key}: must be an http:// or https:// URL, got {url:?}");
                 }
             }
-            if p.kind.is_none() && !crate::provider::is_builtin(id) {
+            if p.kind.is_none() && !is_builtin_provider(id) {
                 bail!(
                     "providers.{id}.type: required for a provider that is not built in (\"openai\" or \"anthropic\")"
                 );

@@ -13,6 +13,7 @@ mod compact;
 mod cost;
 mod generated;
 mod harness;
+mod layering;
 mod lifecycle;
 mod reliability;
 mod sessions_commands;
