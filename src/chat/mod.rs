@@ -41,6 +41,8 @@ pub struct Chat {
     pub messages: Vec<Message>,
     pub context_tokens: u64,
     pub window: u64,
+    /// The thinking level (SPEC 16): saved in the header as `thinking`.
+    pub thinking: crate::provider::cache::Thinking,
     /// The stamp of the file as this chat last wrote or read it; `None`
     /// before the session's first write.
     stamp: Option<Stamp>,
@@ -104,6 +106,7 @@ impl Chat {
             cwd,
             provider,
             window,
+            thinking: config.thinking.unwrap_or_default(),
             system,
             tools: tools::ToolRegistry::default(),
             messages: Vec::new(),
@@ -153,13 +156,16 @@ impl Chat {
         chat.context_tokens = file.get_u64("contextTokens").unwrap_or(0);
         chat.key = file.get_str("key").map(str::to_string);
         chat.key_recorded = true;
+        if let Some(level) = file.get_str("thinking").and_then(|t| crate::provider::cache::Thinking::parse(t).ok()) {
+            chat.thinking = level;
+        }
         (chat.compactions, chat.flushed_cycle) = compaction::cycle_of(&file.events);
         chat.known_len = file.events.len();
         // A legacy session has no file in the store yet: its first write
         // saves it there.
         if !at.legacy {
             chat.stamp = Some(stamp);
-            chat.known = Some(crate::store::Written { file, stamp });
+            chat.known = Some(crate::store::Written { file, stamp, warning: None });
         }
         Ok(chat)
     }
@@ -207,7 +213,7 @@ impl Chat {
         self.stamp = Some(now);
         // Read after `now` was taken: if it changed meanwhile, the stamps
         // differ at the next write and the file is read again.
-        self.known = Some(crate::store::Written { file, stamp: now });
+        self.known = Some(crate::store::Written { file, stamp: now, warning: None });
         Ok(true)
     }
 
@@ -243,8 +249,10 @@ impl Chat {
 
     /// A write point: every unwritten entry, `contextTokens` and `model`,
     /// in one atomic locked write. On failure the entries stay queued for
-    /// the next write point, and the error is returned to be shown.
-    pub fn save(&mut self) -> Result<(), StoreError> {
+    /// the next write point, and the error is returned to be shown. A write
+    /// that took effect but warned (the folder could not be synced) is done:
+    /// its entries are not queued again, and the warning is returned.
+    pub fn save(&mut self) -> Result<Option<String>, StoreError> {
         if self.stamp.is_none() && self.store.locate(&self.id).is_none() {
             self.store.create_as(&self.id, &self.cwd)?;
         }
@@ -253,6 +261,12 @@ impl Chat {
             .set("model", Value::from(self.model.full()));
         if let Some(key) = &self.key {
             change = change.set("key", Value::from(key.as_str()));
+        }
+        // Written only when it applies: a level other than off, or a change
+        // back to off from a level the file holds.
+        let recorded = self.known.as_ref().and_then(|w| w.file.get_str("thinking").map(str::to_string));
+        if self.thinking != crate::provider::cache::Thinking::Off || recorded.is_some() {
+            change = change.set("thinking", Value::from(self.thinking.name()));
         }
         for entry in &self.unwritten {
             change = change.entry(entry)?;
@@ -275,6 +289,7 @@ impl Chat {
             Ok(())
         })?;
         self.unwritten.clear();
+        let warning = written.warning.clone().map(|w| format!("the session was saved, but {w}"));
         self.stamp = Some(written.stamp);
         self.known_len = written.file.events.len();
         if let Some(messages) = merged {
@@ -287,7 +302,7 @@ impl Chat {
             self.store.set_key(key, &self.id)?;
             self.key_recorded = true;
         }
-        Ok(())
+        Ok(warning)
     }
 
     /// True when entries wait to be written (a write failed, or they wait
@@ -304,7 +319,7 @@ impl Chat {
             return Ok(());
         }
         let error = match self.save() {
-            Ok(()) => return Ok(()),
+            Ok(_) => return Ok(()),
             Err(e) => e,
         };
         let entries: Vec<_> = self.unwritten.iter().filter_map(|e| e.to_raw().ok()).collect();
@@ -321,22 +336,26 @@ impl Chat {
         Err(Unsaved { id: self.id.clone(), count: entries.len(), error, recovery })
     }
 
-    /// Save only what is not on disk yet (compaction must see it all).
-    pub fn save_pending(&mut self) -> Option<String> {
-        if self.unwritten.is_empty() && self.is_saved() { None } else { self.save_or_report() }
+    /// Save only what is not on disk yet (compaction must see it all): the
+    /// failure to show, or `Ok` with a warning to show.
+    pub fn save_pending(&mut self) -> Result<Option<String>, String> {
+        if self.unwritten.is_empty() && self.is_saved() {
+            return Ok(None);
+        }
+        self.save().map_err(|e| self.report_failure(&e))
     }
 
     /// Save, and on failure record the failure (it is written with the next
-    /// write that works) and describe it for the user.
+    /// write that works) and describe it for the user. A warning about a
+    /// save that took effect is returned too, to be shown the same way.
     pub fn save_or_report(&mut self) -> Option<String> {
-        match self.save() {
-            Ok(()) => None,
-            Err(e) => {
-                let text = format!("could not save the session (will retry): {e}");
-                self.record(Entry::Error { at: time::now(), text: text.clone(), kind: "io".into() });
-                Some(text)
-            }
-        }
+        self.save().unwrap_or_else(|e| Some(self.report_failure(&e)))
+    }
+
+    fn report_failure(&mut self, e: &StoreError) -> String {
+        let text = format!("could not save the session (will retry): {e}");
+        self.record(Entry::Error { at: time::now(), text: text.clone(), kind: "io".into() });
+        text
     }
 }
 
