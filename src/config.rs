@@ -18,6 +18,29 @@ pub fn is_builtin_provider(id: &str) -> bool {
     BUILTIN_PROVIDERS.contains(&id)
 }
 
+/// `providers.<id>.cache` (what it does: `provider::cache`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+pub enum CacheTtl {
+    #[default]
+    #[serde(rename = "5m")]
+    FiveMinutes,
+    #[serde(rename = "1h")]
+    OneHour,
+    #[serde(rename = "off")]
+    Off,
+}
+
+/// A thinking level: `--thinking`, `/thinking`, config `thinking`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Thinking {
+    #[default]
+    Off,
+    Low,
+    Medium,
+    High,
+}
+
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Config {
@@ -39,7 +62,7 @@ pub struct Config {
     #[serde(default)]
     pub retry: Retry,
     /// The thinking level of new sessions (SPEC 16).
-    pub thinking: Option<crate::provider::cache::Thinking>,
+    pub thinking: Option<Thinking>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -125,7 +148,7 @@ pub struct ProviderConfig {
     #[serde(default)]
     pub models: BTreeMap<String, ModelConfig>,
     /// Prompt caching for Claude models: `"5m"` (default), `"1h"`, `"off"`.
-    pub cache: Option<crate::provider::cache::CacheTtl>,
+    pub cache: Option<CacheTtl>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
