@@ -72,10 +72,12 @@ pub enum MaintenanceMode {
     Enforce,
 }
 
-/// A size (`10mb`, `1.5gb`, `4096`) or a duration (`30d`, `24h`) as written.
+/// A size (`10mb`, `1.5gb`, `4096`) or a duration (`30d`, `24h`) as written;
+/// `false` turns a rule off where the key allows it.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(untagged)]
 pub enum Amount {
+    Switch(bool),
     Number(u64),
     Text(String),
 }
@@ -85,10 +87,11 @@ pub enum Amount {
 pub struct Maintenance {
     pub mode: Option<MaintenanceMode>,
     pub prune_after: Option<Amount>,
-    pub max_entries: Option<u64>,
+    pub max_entries: Option<Amount>,
     pub max_disk_bytes: Option<Amount>,
     pub high_water_bytes: Option<Amount>,
     pub cron_retention: Option<Amount>,
+    pub check_every: Option<Amount>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -193,10 +196,15 @@ impl Config {
             bail!("session.reset.atHour: must be an hour from 0 to 23, got {h}");
         }
         let m = &self.session.maintenance;
-        for (key, value) in [("pruneAfter", &m.prune_after), ("cronRetention", &m.cron_retention)] {
+        for (key, value) in
+            [("pruneAfter", &m.prune_after), ("cronRetention", &m.cron_retention), ("checkEvery", &m.check_every)]
+        {
             if let Some(v) = value {
-                parse_duration_secs(v).with_context(|| format!("session.maintenance.{key}"))?;
+                parse_duration_rule(v).with_context(|| format!("session.maintenance.{key}"))?;
             }
+        }
+        if let Some(v) = &m.max_entries {
+            parse_count_rule(v).context("session.maintenance.maxEntries")?;
         }
         for (key, value) in [("maxDiskBytes", &m.max_disk_bytes), ("highWaterBytes", &m.high_water_bytes)] {
             if let Some(v) = value {
@@ -239,30 +247,72 @@ fn check_model_name(key: &str, name: &str) -> Result<()> {
     }
 }
 
-/// `30d`, `24h`, `90m`, `45s`, `2w`, or a number of seconds.
-pub fn parse_duration_secs(value: &Amount) -> Result<u64> {
-    let text = match value {
-        Amount::Number(n) => return Ok(*n),
-        Amount::Text(t) => t.trim().to_ascii_lowercase(),
+/// The longest duration a rule takes: a hundred years. Anything longer is
+/// almost certainly a typo (or a test of the limits), and time arithmetic on
+/// it would overflow; `false` is the way to say "never".
+pub const MAX_DURATION_SECS: u64 = 100 * 365 * 86_400;
+
+/// A duration rule: `30d`, `24h`, `90m`, `45s`, `2w`, a number of seconds, or
+/// `false` (the rule is off: `None`). Zero is an error that says to use
+/// `false`; more than [`MAX_DURATION_SECS`] is an error, never a value that
+/// wraps.
+pub fn parse_duration_rule(value: &Amount) -> Result<Option<u64>> {
+    let secs = match value {
+        Amount::Switch(false) => return Ok(None),
+        Amount::Switch(true) => {
+            bail!("true is not a duration: give one like 30d or 24h, or false to turn the rule off")
+        }
+        Amount::Number(n) => *n as f64,
+        Amount::Text(t) => {
+            let text = t.trim().to_ascii_lowercase();
+            let split = text.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(text.len());
+            let (number, unit) = text.split_at(split);
+            let bad =
+                || anyhow::anyhow!("{text:?} is not a duration like 30d, 24h, 90m or 45s (false turns the rule off)");
+            let n: f64 = number.parse().map_err(|_| bad())?;
+            let scale = match unit.trim() {
+                "" | "s" => 1.0,
+                "m" => 60.0,
+                "h" => 3600.0,
+                "d" => 86_400.0,
+                "w" => 604_800.0,
+                _ => return Err(bad()),
+            };
+            n * scale
+        }
     };
-    let split = text.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let n: f64 = number.parse().map_err(|_| anyhow::anyhow!("{text:?} is not a duration like 30d, 24h, 90m or 45s"))?;
-    let scale = match unit.trim() {
-        "" | "s" => 1.0,
-        "m" => 60.0,
-        "h" => 3600.0,
-        "d" => 86_400.0,
-        "w" => 604_800.0,
-        _ => bail!("{text:?} is not a duration like 30d, 24h, 90m or 45s"),
-    };
-    Ok((n * scale) as u64)
+    if !secs.is_finite() || secs > MAX_DURATION_SECS as f64 {
+        bail!("{} is longer than 100 years: use false to turn the rule off", describe(value));
+    }
+    if secs < 1.0 {
+        bail!("{} is not a duration here: use false to turn the rule off", describe(value));
+    }
+    Ok(Some(secs as u64))
+}
+
+/// A count rule (`maxEntries`): a number of at least 1, or `false` (off).
+pub fn parse_count_rule(value: &Amount) -> Result<Option<u64>> {
+    match value {
+        Amount::Switch(false) => Ok(None),
+        Amount::Number(0) => bail!("0 would remove every session: use false to turn the rule off"),
+        Amount::Number(n) => Ok(Some(*n)),
+        other => bail!("{} is not a number of sessions (or false to turn the rule off)", describe(other)),
+    }
+}
+
+fn describe(value: &Amount) -> String {
+    match value {
+        Amount::Switch(b) => b.to_string(),
+        Amount::Number(n) => n.to_string(),
+        Amount::Text(t) => format!("{t:?}"),
+    }
 }
 
 /// `10mb`, `1.5gb`, `500kb`, `4096b`, or a number of bytes (powers of 1024).
 pub fn parse_size_bytes(value: &Amount) -> Result<u64> {
     let text = match value {
         Amount::Number(n) => return Ok(*n),
+        Amount::Switch(b) => bail!("{b} is not a size like 500kb, 10mb or 2gb"),
         Amount::Text(t) => t.trim().to_ascii_lowercase(),
     };
     let split = text.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(text.len());
@@ -326,12 +376,40 @@ mod tests {
     #[test]
     fn amounts() {
         let t = |s: &str| Amount::Text(s.into());
-        assert_eq!(parse_duration_secs(&t("30d")).unwrap(), 30 * 86_400);
-        assert_eq!(parse_duration_secs(&t("24h")).unwrap(), 86_400);
-        assert_eq!(parse_duration_secs(&Amount::Number(5)).unwrap(), 5);
-        assert!(parse_duration_secs(&t("3 fortnights")).is_err());
+        assert_eq!(parse_duration_rule(&t("30d")).unwrap(), Some(30 * 86_400));
+        assert_eq!(parse_duration_rule(&t("24h")).unwrap(), Some(86_400));
+        assert_eq!(parse_duration_rule(&Amount::Number(5)).unwrap(), Some(5));
+        assert_eq!(parse_duration_rule(&Amount::Switch(false)).unwrap(), None);
+        assert!(parse_duration_rule(&t("3 fortnights")).is_err());
         assert_eq!(parse_size_bytes(&t("10mb")).unwrap(), 10 << 20);
         assert_eq!(parse_size_bytes(&t("1.5kb")).unwrap(), 1536);
         assert!(parse_size_bytes(&t("lots")).is_err());
+        assert_eq!(parse_count_rule(&Amount::Switch(false)).unwrap(), None);
+        assert_eq!(parse_count_rule(&Amount::Number(3)).unwrap(), Some(3));
+    }
+
+    #[test]
+    fn zero_and_huge_durations_are_errors_never_wrapped_values() {
+        // SPEC 16: 0 is an error that says to use false; issue 14: values that
+        // once wrapped through `as i64` (and deleted every session).
+        for (text, expected) in [
+            (r#"{"session": {"maintenance": {"pruneAfter": 0}}}"#, "pruneAfter: 0 is not a duration here: use false"),
+            (r#"{"session": {"maintenance": {"pruneAfter": "0d"}}}"#, "use false"),
+            (r#"{"session": {"maintenance": {"cronRetention": "0"}}}"#, "cronRetention"),
+            (r#"{"session": {"maintenance": {"checkEvery": "0h"}}}"#, "checkEvery"),
+            (r#"{"session": {"maintenance": {"maxEntries": 0}}}"#, "maxEntries: 0 would remove every session"),
+            (r#"{"session": {"maintenance": {"pruneAfter": 18446744073709551615}}}"#, "longer than 100 years"),
+            (r#"{"session": {"maintenance": {"pruneAfter": "99999999999999999w"}}}"#, "longer than 100 years"),
+            (r#"{"session": {"maintenance": {"pruneAfter": "1e400"}}}"#, "not a duration"),
+            (r#"{"session": {"maintenance": {"pruneAfter": true}}}"#, "false to turn the rule off"),
+        ] {
+            let err = format!("{:#}", Config::parse(text).unwrap_err());
+            assert!(err.contains(expected), "{text}: {err}");
+        }
+        let off = Config::parse(
+            r#"{"session": {"maintenance": {"pruneAfter": false, "maxEntries": false, "cronRetention": false, "checkEvery": false}}}"#,
+        )
+        .unwrap();
+        assert_eq!(off.session.maintenance.max_entries, Some(Amount::Switch(false)));
     }
 }

@@ -12,6 +12,8 @@
 //! orphan artifacts of any age, then the oldest sessions, until at or below
 //! `highWaterBytes`.
 
+pub mod auto;
+
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -20,7 +22,7 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 use crate::SessionId;
-use crate::config::{Config, MaintenanceMode, parse_duration_secs, parse_size_bytes};
+use crate::config::{Amount, Config, MaintenanceMode, parse_count_rule, parse_duration_rule, parse_size_bytes};
 use crate::store::listing::{self, Summary};
 use crate::store::{OpenLock, Store};
 
@@ -47,37 +49,48 @@ pub struct Row {
     pub path: PathBuf,
 }
 
-/// The settings of `session.maintenance`.
+/// The settings of `session.maintenance`. `None` is a rule turned off
+/// with `false`.
 #[derive(Debug, Clone, Copy)]
 pub struct Policy {
     pub enforce: bool,
-    pub prune_after: Duration,
-    pub max_entries: u64,
+    pub prune_after: Option<Duration>,
+    pub max_entries: Option<u64>,
     pub max_disk_bytes: Option<u64>,
     pub high_water_bytes: Option<u64>,
-    pub cron_retention: Duration,
+    pub cron_retention: Option<Duration>,
+    /// How often `glrs-chat` runs the plan by itself; `None`: never.
+    pub check_every: Option<Duration>,
 }
 
 impl Policy {
     pub fn from_config(config: &Config) -> Result<Policy> {
         let m = &config.session.maintenance;
-        let secs = |v: &Option<crate::config::Amount>, default: u64, key: &str| -> Result<Duration> {
-            Ok(Duration::from_secs(match v {
-                Some(v) => parse_duration_secs(v).with_context(|| format!("session.maintenance.{key}"))?,
-                None => default,
-            }))
+        let secs = |v: &Option<Amount>, default: u64, key: &str| -> Result<Option<Duration>> {
+            Ok(match v {
+                Some(v) => parse_duration_rule(v).with_context(|| format!("session.maintenance.{key}"))?,
+                None => Some(default),
+            }
+            .map(Duration::from_secs))
         };
-        let bytes = |v: &Option<crate::config::Amount>, key: &str| -> Result<Option<u64>> {
+        let bytes = |v: &Option<Amount>, key: &str| -> Result<Option<u64>> {
             v.as_ref().map(|v| parse_size_bytes(v).with_context(|| format!("session.maintenance.{key}"))).transpose()
         };
         let max_disk_bytes = bytes(&m.max_disk_bytes, "maxDiskBytes")?;
+        let max_entries = match &m.max_entries {
+            Some(v) => parse_count_rule(v).context("session.maintenance.maxEntries")?,
+            None => Some(500),
+        };
         Ok(Policy {
             enforce: m.mode == Some(MaintenanceMode::Enforce),
             prune_after: secs(&m.prune_after, 30 * 86_400, "pruneAfter")?,
-            max_entries: m.max_entries.unwrap_or(500),
-            high_water_bytes: bytes(&m.high_water_bytes, "highWaterBytes")?.or(max_disk_bytes.map(|b| b * 8 / 10)),
+            max_entries,
+            // 80% without overflow, whatever the budget.
+            high_water_bytes: bytes(&m.high_water_bytes, "highWaterBytes")?
+                .or(max_disk_bytes.map(|b| (u128::from(b) * 8 / 10) as u64)),
             max_disk_bytes,
             cron_retention: secs(&m.cron_retention, 86_400, "cronRetention")?,
+            check_every: secs(&m.check_every, 86_400, "checkEvery")?,
         })
     }
 }
@@ -102,8 +115,10 @@ fn newest(path: &Path) -> SystemTime {
         .unwrap_or(own)
 }
 
-fn is_older(time: SystemTime, now: SystemTime, age: Duration) -> bool {
-    now.duration_since(time).is_ok_and(|d| d > age)
+/// True when `time` is more than `age` before `now`; a rule turned off
+/// (`None`) never makes anything old.
+fn is_older(time: SystemTime, now: SystemTime, age: Option<Duration>) -> bool {
+    age.is_some_and(|age| now.duration_since(time).is_ok_and(|d| d > age))
 }
 
 /// Why a session may not be removed, if it may not.
@@ -143,7 +158,7 @@ pub fn plan(store: &Store, policy: &Policy, now: SystemTime) -> Result<Vec<Row>>
                 .or_else(|| name.strip_suffix(".open"))
                 .is_some_and(|stem| SessionId::is_id(stem) && !existing.contains(stem))
                 && OpenLock::holder(&path).ok().flatten().is_none();
-            if (temp || stale_lock) && is_older(modified(&path), now, LEFTOVER_AGE) {
+            if (temp || stale_lock) && is_older(modified(&path), now, Some(LEFTOVER_AGE)) {
                 leftover_paths.push(path);
             }
         }
@@ -180,9 +195,13 @@ pub fn plan(store: &Store, policy: &Policy, now: SystemTime) -> Result<Vec<Row>>
         by_new.reverse();
         by_new.into_iter().enumerate().map(|(i, s)| (s.id, i)).collect()
     };
-    let now_ms = now.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
-    let older_than = |s: &Summary, age: Duration| {
-        crate::time::parse_ms(&s.updated_at).unwrap_or(0) < now_ms - age.as_millis() as i64
+    // In i128 milliseconds: no duration a config can hold makes this wrap
+    // (it once did through `as i64`, and every session looked stale).
+    let now_ms = now.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i128);
+    let older_than = |s: &Summary, age: Option<Duration>| {
+        age.is_some_and(|age| {
+            i128::from(crate::time::parse_ms(&s.updated_at).unwrap_or(0)) < now_ms - age.as_millis() as i128
+        })
     };
     let mut decided: HashSet<String> = HashSet::new();
     for s in &sessions {
@@ -190,7 +209,9 @@ pub fn plan(store: &Store, policy: &Policy, now: SystemTime) -> Result<Vec<Row>>
             Some("stale")
         } else if s.key.as_deref().is_some_and(|k| k.starts_with("cron:")) && older_than(s, policy.cron_retention) {
             Some("cron retention")
-        } else if newest_first_rank.get(&s.id).is_some_and(|&r| r as u64 >= policy.max_entries) {
+        } else if let Some(max) = policy.max_entries
+            && newest_first_rank.get(&s.id).is_some_and(|&r| r as u64 >= max)
+        {
             Some("over max entries")
         } else {
             None

@@ -492,3 +492,25 @@ fn all_shows_a_progress_bar_only_on_a_terminal() {
     }
     // Piped (the other tests), stderr has no bar: checked by their exact stderr.
 }
+
+#[test]
+fn an_empty_store_says_no_artifacts_yet_and_its_folder_exists_for_grep() {
+    let ts = TestStore::new();
+    let out = ts.cmd("glrs-artifacts").arg("ls").output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!((stdout_of(&out).as_str(), stderr_of(&out).as_str()), ("", "no artifacts yet\n"));
+    let id = ts.session("/w", &[user("hello")]);
+    let out = ts.cmd("glrs-artifacts").args(["ls", id.as_str()]).output().unwrap();
+    assert_eq!(stderr_of(&out), format!("no artifacts yet for session {id}\n"));
+    let out = ts.cmd("glrs-artifacts").args(["ls", "--json"]).output().unwrap();
+    assert_eq!((stdout_of(&out).as_str(), stderr_of(&out).as_str()), ("[]\n", ""));
+
+    // The README's recipe, on a store with no artifacts: no match, no error.
+    let out = ts.cmd("glrs-artifacts").arg("path").output().unwrap();
+    let dir = std::path::PathBuf::from(stdout_of(&out).trim());
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
+    let grep = std::process::Command::new("grep").args(["-rl", "redirect.ts"]).arg(&dir).output().unwrap();
+    assert_eq!(grep.status.code(), Some(1), "{}", stderr_of(&grep));
+    assert_eq!(stderr_of(&grep), "");
+}

@@ -110,7 +110,12 @@ fn fork_copies_entries_one_to_n_with_the_artifacts_inside() {
     let lines: Vec<&str> = tree.lines().collect();
     assert_eq!(lines.len(), 3, "{tree}");
     assert!(lines[0].starts_with(id.as_str()), "{tree}");
-    assert!(lines[1..].iter().all(|l| l.starts_with("└ ")), "{tree}");
+    // The id field stays clean for `cut -f1`; the title is indented.
+    for line in &lines[1..] {
+        let fields: Vec<&str> = line.split('\t').collect();
+        assert!(SessionId::parse(fields[0]).is_ok(), "{tree}");
+        assert!(fields[5].starts_with("└ "), "{tree}");
+    }
 }
 
 #[test]

@@ -200,3 +200,36 @@ fn lock_temp_and_history_files_are_never_sessions() {
     assert_eq!(stderr_of(&out), "");
     drop(lock);
 }
+
+#[test]
+fn format_chooses_columns_and_a_terminal_gets_aligned_columns() {
+    let ts = TestStore::new();
+    ts.write_fixed("aaaa0001", "2026-11-02T10:00:00.000Z", "/w/a", &[U1, A1]);
+    ts.write_fixed("bbbb0002", "2026-11-03T10:00:00.000Z", "/a/much/longer/folder", &[U1]);
+
+    let out = ts.sessions().args(["ls", "--format", "id,title,entries"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(stdout_of(&out), "bbbb0002\tfix the login test\t1\naaaa0001\tfix the login test\t2\n");
+    let out = ts.sessions().args(["ls", "--format", "id,colour"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr_of(&out).contains("no column \"colour\""), "{}", stderr_of(&out));
+
+    // On a terminal: a header, and every column starts where its header does.
+    let mut cmd = ts.std_cmd(env!("CARGO_BIN_EXE_glrs-sessions"));
+    cmd.arg("ls").env("TERM", "dumb");
+    let mut p = rexpect::session::spawn_with_options(cmd, rexpect::reader::Options::new().timeout_ms(Some(20_000)))
+        .expect("spawn in a pty");
+    let screen = p.exp_eof().expect("ls to finish");
+    let lines: Vec<&str> = screen.lines().map(|l| l.trim_end_matches('\r')).filter(|l| !l.is_empty()).collect();
+    assert_eq!(lines.len(), 3, "{screen:?}");
+    assert!(lines.iter().all(|l| !l.contains('\t')), "{screen:?}");
+    for header in ["UPDATED", "ENTRIES", "CONTEXT", "CWD", "TITLE"] {
+        let col = lines[0].find(header).expect(header);
+        for row in &lines[1..] {
+            assert!(
+                row.len() >= col && row.as_bytes()[col - 1] == b' ' && row.as_bytes()[col] != b' ',
+                "{header} in {screen:?}"
+            );
+        }
+    }
+}

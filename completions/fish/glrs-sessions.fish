@@ -39,11 +39,12 @@ complete -c glrs-sessions -n "__fish_glrs_sessions_needs_command" -f -a "cleanup
 complete -c glrs-sessions -n "__fish_glrs_sessions_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c glrs-sessions -n "__fish_glrs_sessions_using_subcommand ls" -l key -d 'Only sessions of this key' -r
 complete -c glrs-sessions -n "__fish_glrs_sessions_using_subcommand ls" -s n -d 'At most this many sessions' -r
+complete -c glrs-sessions -n "__fish_glrs_sessions_using_subcommand ls" -l format -d 'Columns to print, comma-separated, from: id, updatedAt, createdAt, entries, contextTokens, cwd, title, key, model, parent, pinned, legacy, path' -r
 complete -c glrs-sessions -n "__fish_glrs_sessions_using_subcommand ls" -l json -d 'Print a JSON array'
 complete -c glrs-sessions -n "__fish_glrs_sessions_using_subcommand ls" -l jsonl -d 'Print one JSON object a line'
 complete -c glrs-sessions -n "__fish_glrs_sessions_using_subcommand ls" -l cwd -d 'Only sessions started in the current directory'
 complete -c glrs-sessions -n "__fish_glrs_sessions_using_subcommand ls" -l legacy -d 'Only sessions from the legacy glorious folder'
-complete -c glrs-sessions -n "__fish_glrs_sessions_using_subcommand ls" -l tree -d 'Show lineage: each fork indented under its parent (plain form)'
+complete -c glrs-sessions -n "__fish_glrs_sessions_using_subcommand ls" -l tree -d 'Show lineage: each fork\'s title indented under its parent\'s'
 complete -c glrs-sessions -n "__fish_glrs_sessions_using_subcommand ls" -s h -l help -d 'Print help'
 complete -c glrs-sessions -n "__fish_glrs_sessions_using_subcommand show" -l from -d 'Start at entry N' -r
 complete -c glrs-sessions -n "__fish_glrs_sessions_using_subcommand show" -l tail -d 'Only the last N entries' -r

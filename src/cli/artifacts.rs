@@ -68,13 +68,21 @@ pub fn run(args: Args) -> Result<i32> {
     let mut out = std::io::BufWriter::new(stdout.lock());
     match args.command {
         Command::Ls { id, all: _, json } => {
-            let ids = match id {
-                Some(text) => vec![store.resolve(&text)?.id],
+            let one = id.map(|text| store.resolve(&text)).transpose()?.map(|at| at.id);
+            let ids = match &one {
+                Some(id) => vec![id.clone()],
                 None => artifact::sessions_with_artifacts(&store),
             };
             let mut rows: Vec<ArtifactInfo> = Vec::new();
             for id in ids {
                 rows.extend(artifact::list(&store, &id)?);
+            }
+            if rows.is_empty() && !json {
+                // Said on stderr, so a pipe still reads an empty listing.
+                match one {
+                    Some(id) => eprintln!("no artifacts yet for session {id}"),
+                    None => eprintln!("no artifacts yet"),
+                }
             }
             if json {
                 let rows: Vec<serde_json::Value> = rows
@@ -108,7 +116,13 @@ pub fn run(args: Args) -> Result<i32> {
         Command::Path { id } => {
             let path = match id {
                 Some(text) => store.paths.artifacts_of(&store.resolve(&text)?.id),
-                None => store.paths.artifacts.clone(),
+                None => {
+                    // Created (0700), so `grep -r PATTERN "$(glrs-artifacts path)"`
+                    // works on a store that has no artifacts yet.
+                    crate::paths::ensure_private_dir(&store.paths.artifacts)
+                        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", store.paths.artifacts.display()))?;
+                    store.paths.artifacts.clone()
+                }
             };
             writeln!(out, "{}", path.display())?;
         }

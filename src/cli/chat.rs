@@ -121,6 +121,13 @@ pub fn run(args: Args) -> Result<i32> {
     if let Some(key) = &args.key {
         chat.key = Some(key.clone());
     }
+    // Maintenance by itself (SPEC 16), with this chat's session already
+    // open (so it is never removed).
+    match crate::maintenance::auto::at_chat_start(&chat.store, &chat.config, std::time::SystemTime::now()) {
+        Ok(Some(line)) => eprintln!("{PROGRAM_NAME}: {line}"),
+        Ok(None) => {}
+        Err(e) => eprintln!("{PROGRAM_NAME}: warning: maintenance did not run: {e:#}"),
+    }
     for notice in notices {
         eprintln!("{PROGRAM_NAME}: {notice}");
         chat.record(crate::store::Entry::Notice { at: crate::time::now(), text: notice });

@@ -1,13 +1,106 @@
-//! `glrs-sessions ls`.
+//! `glrs-sessions ls`: plain tab-separated rows when piped, aligned columns
+//! under a header on a terminal, `--format` to choose the columns.
 
 use std::io::Write;
 
 use anyhow::Result;
+use unicode_width::UnicodeWidthStr;
 
 use super::{LsArgs, PROGRAM};
 use crate::output::{field, stdout_is_terminal};
 use crate::store::Store;
 use crate::store::listing::{self, Summary};
+
+/// A column `ls --format` can show, named as in `--json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Column {
+    Id,
+    UpdatedAt,
+    CreatedAt,
+    Entries,
+    ContextTokens,
+    Cwd,
+    Title,
+    Key,
+    Model,
+    Parent,
+    Pinned,
+    Legacy,
+    Path,
+}
+
+impl Column {
+    const ALL: [(&'static str, Column, &'static str); 13] = [
+        ("id", Column::Id, "ID"),
+        ("updatedAt", Column::UpdatedAt, "UPDATED"),
+        ("createdAt", Column::CreatedAt, "CREATED"),
+        ("entries", Column::Entries, "ENTRIES"),
+        ("contextTokens", Column::ContextTokens, "CONTEXT"),
+        ("cwd", Column::Cwd, "CWD"),
+        ("title", Column::Title, "TITLE"),
+        ("key", Column::Key, "KEY"),
+        ("model", Column::Model, "MODEL"),
+        ("parent", Column::Parent, "PARENT"),
+        ("pinned", Column::Pinned, "PINNED"),
+        ("legacy", Column::Legacy, "LEGACY"),
+        ("path", Column::Path, "PATH"),
+    ];
+
+    /// The default columns (SPEC section 11).
+    pub const DEFAULT: [Column; 6] =
+        [Column::Id, Column::UpdatedAt, Column::Entries, Column::ContextTokens, Column::Cwd, Column::Title];
+
+    fn header(self) -> &'static str {
+        Column::ALL.iter().find(|(_, c, _)| *c == self).map_or("", |(_, _, h)| h)
+    }
+
+    /// The value of this column for one session (`title` already indented
+    /// and marked by the caller).
+    fn value(self, s: &Summary, title: &str) -> String {
+        let opt = |v: &Option<String>| v.as_deref().map(field).unwrap_or_default();
+        match self {
+            Column::Id => s.id.clone(),
+            Column::UpdatedAt => field(&s.updated_at),
+            Column::CreatedAt => field(&s.created_at),
+            Column::Entries => s.entries.to_string(),
+            Column::ContextTokens => s.context_tokens.to_string(),
+            Column::Cwd => field(&s.cwd),
+            Column::Title => field(title),
+            Column::Key => opt(&s.key),
+            Column::Model => opt(&s.model),
+            Column::Parent => {
+                s.parent.as_ref().and_then(|p| p.get("id")).and_then(|v| v.as_str()).map(field).unwrap_or_default()
+            }
+            Column::Pinned => s.pinned.to_string(),
+            Column::Legacy => s.legacy.to_string(),
+            Column::Path => field(&s.path.to_string_lossy()),
+        }
+    }
+}
+
+/// The columns `--format` chose, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Columns(pub Vec<Column>);
+
+/// Parse `--format`: column names separated by commas.
+pub fn parse_format(text: &str) -> Result<Columns, String> {
+    let names = || Column::ALL.iter().map(|(n, _, _)| *n).collect::<Vec<_>>().join(", ");
+    let columns = text
+        .split(',')
+        .map(str::trim)
+        .map(|name| {
+            Column::ALL
+                .iter()
+                .find(|(n, _, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, c, _)| *c)
+                .ok_or_else(|| format!("no column {name:?}; columns: {}", names()))
+        })
+        .collect::<Result<Vec<Column>, String>>()?;
+    if columns.is_empty() {
+        return Err(format!("name at least one column: {}", names()));
+    }
+    Ok(Columns(columns))
+}
 
 pub fn run(store: &Store, args: &LsArgs, out: &mut dyn Write) -> Result<i32> {
     let listing = listing::list(store)?;
@@ -33,33 +126,56 @@ pub fn run(store: &Store, args: &LsArgs, out: &mut dyn Write) -> Result<i32> {
             writeln!(out)?;
         }
     } else {
+        let columns = args.format.clone().map_or_else(|| Column::DEFAULT.to_vec(), |c| c.0);
         let rows: Vec<(usize, &Summary)> =
             if args.tree { tree_order(&chosen) } else { chosen.iter().map(|s| (0, *s)).collect() };
-        if stdout_is_terminal() && !rows.is_empty() && !args.tree {
-            writeln!(out, "ID\tUPDATED\tENTRIES\tCONTEXT\tCWD\tTITLE")?;
-        }
-        for (depth, s) in rows {
-            write_row(out, depth, s)?;
+        let table: Vec<Vec<String>> =
+            rows.iter().map(|(depth, s)| columns.iter().map(|c| c.value(s, &title(*depth, s))).collect()).collect();
+        if stdout_is_terminal() {
+            write_aligned(out, &columns, &table)?;
+        } else {
+            for row in table {
+                writeln!(out, "{}", row.join("\t"))?;
+            }
         }
     }
     Ok(0)
 }
 
-/// One plain line: `id, updatedAt, entries, contextTokens, cwd, title`; a
-/// fork in a tree is indented under its parent, a legacy title marked.
-fn write_row(out: &mut dyn Write, depth: usize, s: &Summary) -> std::io::Result<()> {
+/// The title as listed: a fork in a tree indented under its parent (the
+/// id field stays clean for `cut -f1`), a legacy session marked.
+fn title(depth: usize, s: &Summary) -> String {
     let indent = if depth == 0 { String::new() } else { format!("{}└ ", "  ".repeat(depth - 1)) };
     let title = if s.legacy { format!("[legacy] {}", s.title).trim_end().to_string() } else { s.title.clone() };
-    writeln!(
-        out,
-        "{indent}{}\t{}\t{}\t{}\t{}\t{}",
-        s.id,
-        field(&s.updated_at),
-        s.entries,
-        s.context_tokens,
-        field(&s.cwd),
-        field(&title)
-    )
+    format!("{indent}{title}")
+}
+
+/// On a terminal: a header and columns padded to line up (display width,
+/// so wide characters count double); the last column is not padded.
+fn write_aligned(out: &mut dyn Write, columns: &[Column], table: &[Vec<String>]) -> std::io::Result<()> {
+    if table.is_empty() {
+        return Ok(());
+    }
+    let headers: Vec<String> = columns.iter().map(|c| c.header().to_string()).collect();
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.width()).collect();
+    for row in table {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.width());
+        }
+    }
+    for row in std::iter::once(&headers).chain(table) {
+        let mut line = String::new();
+        for (i, (cell, w)) in row.iter().zip(&widths).enumerate() {
+            if i + 1 == row.len() {
+                line.push_str(cell);
+            } else {
+                line.push_str(cell);
+                line.push_str(&" ".repeat(w - cell.width() + 2));
+            }
+        }
+        writeln!(out, "{}", line.trim_end())?;
+    }
+    Ok(())
 }
 
 /// Sessions in lineage order: each root (newest first), then its forks
@@ -90,4 +206,34 @@ fn tree_order<'a>(sessions: &[&'a Summary]) -> Vec<(usize, &'a Summary)> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_name_json_fields() {
+        assert_eq!(parse_format("id,title").unwrap().0, vec![Column::Id, Column::Title]);
+        assert_eq!(parse_format("updatedAt, contextTokens").unwrap().0, vec![Column::UpdatedAt, Column::ContextTokens]);
+        let err = parse_format("id,nope").unwrap_err();
+        assert!(err.contains("\"nope\"") && err.contains("title"), "{err}");
+    }
+
+    #[test]
+    fn aligned_columns_line_up_by_display_width() {
+        let table = vec![
+            vec!["aaaa0001".to_string(), "3".to_string(), "日本語".to_string()],
+            vec!["bbbb0002".to_string(), "12345".to_string(), "x".to_string()],
+        ];
+        let mut out = Vec::new();
+        write_aligned(&mut out, &[Column::Id, Column::Entries, Column::Title], &table).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text,
+            "ID        ENTRIES  TITLE\n\
+             aaaa0001  3        日本語\n\
+             bbbb0002  12345    x\n"
+        );
+    }
 }

@@ -3,7 +3,7 @@
 
 mod grep;
 mod lifecycle;
-mod ls;
+pub mod ls;
 mod show;
 mod status;
 
@@ -103,9 +103,13 @@ pub struct LsArgs {
     /// Only sessions from the legacy glorious folder
     #[arg(long)]
     pub legacy: bool,
-    /// Show lineage: each fork indented under its parent (plain form)
+    /// Show lineage: each fork's title indented under its parent's
     #[arg(long)]
     pub tree: bool,
+    /// Columns to print, comma-separated, from: id, updatedAt, createdAt, entries, contextTokens,
+    /// cwd, title, key, model, parent, pinned, legacy, path
+    #[arg(long, value_name = "COLUMNS", value_parser = ls::parse_format)]
+    pub format: Option<ls::Columns>,
 }
 
 #[derive(Debug, ClapArgs)]
