@@ -3,6 +3,8 @@
 //! in pieces, usage from `message_start` and `message_delta`, `ping`s and
 //! whitespace-padded events.
 
+use std::collections::HashMap;
+
 use serde_json::{Value, json};
 
 use super::sse::Decoder;
@@ -94,18 +96,33 @@ fn usage_into(usage: &mut Usage, u: &Value) {
 /// Events of a streamed answer, assembled.
 #[derive(Debug, Default)]
 pub struct StreamDecoder {
+    /// Blocks in the order the stream opened them.
     blocks: Vec<Block>,
+    /// The stream's block index → position in `blocks`. Indexes are the
+    /// server's to choose (any u64): only those it opened exist, so memory
+    /// follows what arrived, never the size of an index.
+    opened: HashMap<u64, usize>,
     stop: Option<String>,
     usage: Option<Usage>,
     done: bool,
 }
 
 impl StreamDecoder {
-    fn block(&mut self, index: usize) -> &mut Block {
-        if self.blocks.len() <= index {
-            self.blocks.resize(index + 1, Block::Other);
+    /// Open (or reopen) the block at stream index `index`.
+    fn open(&mut self, index: u64, block: Block) {
+        match self.opened.get(&index) {
+            Some(&at) => self.blocks[at] = block,
+            None => {
+                self.opened.insert(index, self.blocks.len());
+                self.blocks.push(block);
+            }
         }
-        &mut self.blocks[index]
+    }
+
+    /// The block at stream index `index`, if the stream opened it.
+    fn block(&mut self, index: u64) -> Option<&mut Block> {
+        let at = *self.opened.get(&index)?;
+        self.blocks.get_mut(at)
     }
 }
 
@@ -115,7 +132,7 @@ impl Decoder for StreamDecoder {
             return Ok(false);
         }
         let event: Value = serde_json::from_str(data).map_err(|e| format!("an event is not JSON ({e})"))?;
-        let index = event.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
+        let index = event.get("index").and_then(Value::as_u64).unwrap_or(0);
         match event.get("type").and_then(Value::as_str).unwrap_or("") {
             "message_start" => {
                 if let Some(u) = event.pointer("/message/usage") {
@@ -125,17 +142,20 @@ impl Decoder for StreamDecoder {
             "content_block_start" => {
                 let block = event.get("content_block").unwrap_or(&Value::Null);
                 let text = |k: &str| block.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-                *self.block(index) = match block.get("type").and_then(Value::as_str) {
+                let block = match block.get("type").and_then(Value::as_str) {
                     Some("text") => Block::Text(text("text")),
                     Some("thinking") => Block::Thinking { text: text("thinking"), signature: None },
                     Some("tool_use") => Block::Tool { id: text("id"), name: text("name"), json: String::new() },
                     _ => Block::Other,
                 };
+                self.open(index, block);
             }
             "content_block_delta" => {
                 let delta = event.get("delta").unwrap_or(&Value::Null);
                 let text = |k: &str| delta.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-                match (delta.get("type").and_then(Value::as_str), self.block(index)) {
+                // A delta for a block the stream never opened is dropped.
+                let Some(block) = self.block(index) else { return Ok(false) };
+                match (delta.get("type").and_then(Value::as_str), block) {
                     (Some("text_delta"), Block::Text(t)) => {
                         let piece = text("text");
                         t.push_str(&piece);
@@ -267,6 +287,27 @@ mod tests {
         let r = d.response();
         assert_eq!(r.text, "Pouch");
         assert_eq!(r.usage.unwrap().cache_write_tokens, 3);
+    }
+
+    #[test]
+    fn block_indexes_are_bounded_by_what_the_stream_opened() {
+        let mut d = StreamDecoder::default();
+        let mut on = |_: Delta| {};
+        for index in [u64::MAX, 1 << 40, 30_000_000] {
+            let start = format!(
+                r#"{{"type":"content_block_start","index":{index},"content_block":{{"type":"text","text":""}}}}"#
+            );
+            let delta = format!(
+                r#"{{"type":"content_block_delta","index":{index},"delta":{{"type":"text_delta","text":"a"}}}}"#
+            );
+            d.event("x", &start, &mut on).unwrap();
+            d.event("x", &delta, &mut on).unwrap();
+        }
+        // Never opened: ignored, nothing allocated for it.
+        let stray = r#"{"type":"content_block_delta","index":7,"delta":{"type":"text_delta","text":"zz"}}"#;
+        d.event("x", stray, &mut on).unwrap();
+        assert_eq!(d.blocks.len(), 3);
+        assert_eq!(d.response().text, "aaa");
     }
 
     #[test]

@@ -10,8 +10,10 @@
 pub mod anthropic;
 pub mod catalogue;
 pub mod openai;
+pub mod secret;
 pub mod select;
 pub mod sse;
+pub mod sse_parse;
 pub mod types;
 
 use std::fmt;
@@ -31,15 +33,17 @@ pub fn is_builtin(id: &str) -> bool {
     BUILTIN.contains(&id)
 }
 
-/// A key that never prints.
-#[derive(Clone)]
-pub struct Secret(String);
+pub use secret::Secret;
 
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Secret(***)")
-    }
-}
+/// How long a server may stay silent (no answer, no data, or no line
+/// ended) before the call is given up.
+pub const STREAM_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The longest wait between attempts, whatever the server asks.
+const MAX_RETRY_WAIT: Duration = Duration::from_secs(120);
+
+/// How much of an error answer is read (its start is all that is shown).
+const MAX_ERROR_BODY: usize = 64 << 10;
 
 /// Cancels a model call or a retry wait (Ctrl-C, Esc).
 #[derive(Debug, Default)]
@@ -137,6 +141,8 @@ pub struct Provider {
     client: reqwest::Client,
     attempts: u32,
     base_delay: Duration,
+    /// See [`STREAM_TIMEOUT`]; shorter in tests.
+    timeout: Duration,
     costs: std::collections::BTreeMap<String, (Option<f64>, Option<f64>)>,
 }
 
@@ -168,7 +174,6 @@ impl Provider {
         let key = resolve_key(id, pc.api_key_command.as_deref(), pc.api_key_env.as_deref().or(default_env))?;
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
-            .read_timeout(Duration::from_secs(300))
             .build()
             .context("cannot start the HTTP client")?;
         let costs = pc
@@ -185,6 +190,7 @@ impl Provider {
             client,
             attempts: config.retry.attempts.unwrap_or(4),
             base_delay: Duration::from_millis(config.retry.base_delay_ms.unwrap_or(500)),
+            timeout: STREAM_TIMEOUT,
             costs,
         })
     }
@@ -208,10 +214,10 @@ impl Provider {
                 headers.insert(name, v);
             }
         };
-        if let Some(Secret(key)) = &self.key {
+        if let Some(key) = self.key.as_ref().map(Secret::expose) {
             match (self.protocol, self.azure_version.is_some()) {
-                (Protocol::Anthropic, _) => secret("x-api-key", key.clone()),
-                (Protocol::OpenAi, true) => secret("api-key", key.clone()),
+                (Protocol::Anthropic, _) => secret("x-api-key", key.to_string()),
+                (Protocol::OpenAi, true) => secret("api-key", key.to_string()),
                 (Protocol::OpenAi, false) => secret("authorization", format!("Bearer {key}")),
             }
         }
@@ -222,12 +228,27 @@ impl Provider {
         headers
     }
 
-    /// Remove the key from any text that may be shown or recorded.
+    /// Any text that may be shown or recorded: without the key (in any
+    /// form a server echoes it), at most [`secret::MAX_MESSAGE_CHARS`].
     pub fn scrub(&self, text: &str) -> String {
         match &self.key {
-            Some(Secret(key)) if key.len() >= 4 => text.replace(key.as_str(), "[redacted]"),
-            _ => text.to_string(),
+            Some(key) => key.scrub_and_cut(text, secret::MAX_MESSAGE_CHARS),
+            None => text.chars().take(secret::MAX_MESSAGE_CHARS).collect(),
         }
+    }
+
+    /// `text` without the key, whole (nothing cut).
+    fn redact(&self, text: &str) -> String {
+        match &self.key {
+            Some(key) => key.scrub(text),
+            None => text.to_string(),
+        }
+    }
+
+    /// The same provider, giving up on a silent server after `timeout`.
+    pub fn with_timeout(mut self, timeout: Duration) -> Provider {
+        self.timeout = timeout;
+        self
     }
 
     /// One model call, streamed: `on_delta` sees text and reasoning as they
@@ -249,16 +270,26 @@ impl Provider {
             attempt += 1;
             let sent = self.client.post(&url).headers(self.headers()).json(&body).send();
             let result = tokio::select! {
-                r = sent => r,
+                r = sent => Some(r),
+                () = tokio::time::sleep(self.timeout) => None,
                 () = cancel.cancelled() => return Err(CallError::Cancelled { partial: Response::default() }),
             };
             let (retry_after, message) = match result {
-                Ok(resp) if resp.status().is_success() => break resp,
-                Ok(resp) => {
+                Some(Ok(resp)) if resp.status().is_success() => break resp,
+                Some(Ok(resp)) => {
                     let status = resp.status();
                     let wait = retry_after(resp.headers());
-                    let text = resp.text().await.unwrap_or_default();
-                    let message = self.scrub(&error_message(status.as_u16(), &text));
+                    // Only the start of an error body is read: it is all that is shown.
+                    let text = match sse::read_capped(resp, MAX_ERROR_BODY, self.timeout, cancel).await {
+                        Ok((bytes, _whole)) => String::from_utf8_lossy(&bytes).into_owned(),
+                        Err(sse::ReadStop::Cancelled) => {
+                            return Err(CallError::Cancelled { partial: Response::default() });
+                        }
+                        Err(sse::ReadStop::Failed(m)) => m,
+                    };
+                    // Scrubbed whole (escaped forms included) before JSON
+                    // decoding, again after it, and only then cut.
+                    let message = format!("HTTP {}: {}", status.as_u16(), self.scrub(&error_text(&self.redact(&text))));
                     if is_overflow(status.as_u16(), &text) {
                         return Err(CallError::Overflow(message));
                     }
@@ -267,19 +298,23 @@ impl Provider {
                     }
                     (wait, message)
                 }
-                Err(e) => (None, self.scrub(&format!("cannot reach {}: {}", self.id, error_chain(&e)))),
+                Some(Err(e)) => (None, self.scrub(&format!("cannot reach {}: {}", self.id, error_chain(&e)))),
+                None => (None, format!("{} sent no answer for {} s", self.id, self.timeout.as_secs_f64())),
             };
             if attempt >= self.attempts {
                 return Err(CallError::Failed(format!("{message} (gave up after {attempt} attempts)")));
             }
-            let backoff = self.base_delay * 2u32.saturating_pow(attempt - 1);
-            let wait = retry_after.unwrap_or(backoff).min(Duration::from_secs(120));
+            let backoff = 2u32
+                .checked_pow(attempt - 1)
+                .and_then(|factor| self.base_delay.checked_mul(factor))
+                .unwrap_or(MAX_RETRY_WAIT);
+            let wait = retry_after.unwrap_or(backoff).min(MAX_RETRY_WAIT);
             tokio::select! {
                 () = tokio::time::sleep(wait) => {}
                 () = cancel.cancelled() => return Err(CallError::Cancelled { partial: Response::default() }),
             }
         };
-        let mut result = sse::read_response(self.protocol, response, on_delta, cancel).await;
+        let mut result = sse::read_response(self.protocol, response, self.timeout, on_delta, cancel).await;
         if let Err(CallError::Cut { message, .. }) | Err(CallError::Failed(message)) = &mut result {
             *message = self.scrub(message);
         }
@@ -313,41 +348,85 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     text
 }
 
+/// How long `apiKeyCommand` may run.
+pub const KEY_COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// The key for provider `id`: from `command` (its trimmed stdout), else the
 /// environment variable `env`. `None` for keyless providers (Ollama, local
 /// servers).
 fn resolve_key(id: &str, command: Option<&str>, env: Option<&str>) -> Result<Option<Secret>> {
     if let Some(command) = command {
-        let out = std::process::Command::new("sh")
-            .args(["-c", command])
-            .stderr(std::process::Stdio::inherit())
-            .output()
-            .with_context(|| format!("providers.{id}.apiKeyCommand could not be run"))?;
-        if !out.status.success() {
-            bail!("providers.{id}.apiKeyCommand failed ({})", out.status);
-        }
-        let key = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let out =
+            run_key_command(command, KEY_COMMAND_TIMEOUT).with_context(|| format!("providers.{id}.apiKeyCommand"))?;
+        let key = String::from_utf8_lossy(&out).trim().to_string();
         if key.is_empty() {
             bail!("providers.{id}.apiKeyCommand printed no key");
         }
-        return Ok(Some(Secret(key)));
+        return Ok(Some(Secret::new(key)));
     }
     let Some(env) = env else { return Ok(None) };
     match std::env::var(env) {
-        Ok(key) if !key.trim().is_empty() => Ok(Some(Secret(key.trim().to_string()))),
+        Ok(key) if !key.trim().is_empty() => Ok(Some(Secret::new(key.trim().to_string()))),
         _ => bail!("{id}: no API key: set {env} (or providers.{id}.apiKeyEnv or apiKeyCommand in the config)"),
     }
 }
 
-/// `Retry-After` as seconds or an HTTP date.
+/// Run a key command with `sh -c` in its own process group; its stdout
+/// (at most 64 KB). A command still running after `timeout` is killed
+/// with everything it started, and is an error.
+fn run_key_command(command: &str, timeout: Duration) -> Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new("sh")
+        .args(["-c", command])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .process_group(0)
+        .spawn()
+        .context("could not be run")?;
+    let stdout = child.stdout.take().context("has no stdout")?;
+    // Read on a thread: a full pipe must not stall the command while we wait.
+    let reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let _ = stdout.take(64 << 10).read_to_end(&mut out);
+        out
+    });
+    let deadline = std::time::Instant::now() + timeout;
+    let status = loop {
+        if let Some(status) = child.try_wait().context("could not be waited for")? {
+            break status;
+        }
+        if std::time::Instant::now() >= deadline {
+            // The whole group: `sh -c 'sleep 1000'` leaves `sleep` otherwise.
+            let group = format!("-{}", child.id());
+            let _ = Command::new("sh").args(["-c", "kill -KILL -- \"$0\"", &group]).status();
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!("did not finish within {} s (killed)", timeout.as_secs_f64());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    if !status.success() {
+        bail!("failed ({status})");
+    }
+    reader.join().map_err(|_| anyhow::anyhow!("its output could not be read"))
+}
+
+/// `Retry-After` as seconds or an HTTP date, at most [`MAX_RETRY_WAIT`]
+/// (`inf` and `1e30` included: clamped before any conversion).
 fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     let text = headers.get("retry-after")?.to_str().ok()?.trim();
     if let Ok(secs) = text.parse::<f64>() {
-        return Some(Duration::from_secs_f64(secs.max(0.0)));
+        if secs.is_nan() {
+            return None;
+        }
+        return Some(Duration::from_secs_f64(secs.clamp(0.0, MAX_RETRY_WAIT.as_secs_f64())));
     }
     let when = jiff::fmt::rfc2822::parse(text).ok()?.timestamp();
-    let secs = (when.as_millisecond() - jiff::Timestamp::now().as_millisecond()).max(0);
-    Some(Duration::from_millis(secs as u64))
+    let millis = when.as_millisecond().saturating_sub(jiff::Timestamp::now().as_millisecond()).max(0);
+    Some(Duration::from_millis(millis.unsigned_abs()).min(MAX_RETRY_WAIT))
 }
 
 /// Phrases providers use for "the request is larger than the window".
@@ -371,16 +450,15 @@ pub fn is_overflow(status: u16, body: &str) -> bool {
     status == 413 || OVERFLOW_PHRASES.iter().any(|p| lower.contains(p))
 }
 
-/// A short message for an error answer: the provider's own `message` when
-/// the body is JSON, else the start of the body.
-fn error_message(status: u16, body: &str) -> String {
+/// The words of an error answer: the provider's own `message` when the
+/// body is JSON, else the body (cut by the caller, after scrubbing).
+fn error_text(body: &str) -> String {
     let parsed: Option<serde_json::Value> = serde_json::from_str(body).ok();
-    let message = parsed
+    parsed
         .as_ref()
         .and_then(|v| v.pointer("/error/message").or_else(|| v.get("message")).or_else(|| v.get("error")))
         .and_then(|m| m.as_str().map(str::to_string))
-        .unwrap_or_else(|| body.chars().take(300).collect::<String>().trim().to_string());
-    format!("HTTP {status}: {message}")
+        .unwrap_or_else(|| body.trim().to_string())
 }
 
 #[cfg(test)]
@@ -401,8 +479,8 @@ mod tests {
 
     #[test]
     fn error_messages_prefer_the_providers_words() {
-        assert_eq!(error_message(401, r#"{"error":{"message":"bad key"}}"#), "HTTP 401: bad key");
-        assert_eq!(error_message(502, "<html>gateway</html>"), "HTTP 502: <html>gateway</html>");
+        assert_eq!(error_text(r#"{"error":{"message":"bad key"}}"#), "bad key");
+        assert_eq!(error_text("<html>gateway</html>\n"), "<html>gateway</html>");
     }
 
     #[test]
@@ -412,10 +490,37 @@ mod tests {
         assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
         h.insert("retry-after", HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"));
         assert_eq!(retry_after(&h), Some(Duration::ZERO));
+        // Values that would panic a conversion are clamped first.
+        for huge in ["inf", "1e30", "18446744073709551616", "Fri, 31 Dec 2100 23:59:59 GMT"] {
+            h.insert("retry-after", HeaderValue::from_static(huge));
+            assert_eq!(retry_after(&h), Some(MAX_RETRY_WAIT), "{huge}");
+        }
+        for odd in ["-inf", "-5"] {
+            h.insert("retry-after", HeaderValue::from_static(odd));
+            assert_eq!(retry_after(&h), Some(Duration::ZERO), "{odd}");
+        }
+        h.insert("retry-after", HeaderValue::from_static("NaN"));
+        assert_eq!(retry_after(&h), None);
     }
 
     #[test]
-    fn secrets_do_not_print() {
-        assert_eq!(format!("{:?}", Secret("sk-live".into())), "Secret(***)");
+    fn a_hanging_key_command_is_killed_with_what_it_started() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("alive");
+        // A child of the shell that would outlive it, touching a file late.
+        let command = format!("sleep 1 && touch {}; echo sk-late", marker.display());
+        let start = std::time::Instant::now();
+        let err = run_key_command(&command, Duration::from_millis(300)).unwrap_err();
+        assert!(err.to_string().contains("did not finish within 0.3 s"), "{err}");
+        assert!(start.elapsed() < Duration::from_secs(2), "{:?}", start.elapsed());
+        std::thread::sleep(Duration::from_millis(1500));
+        assert!(!marker.exists(), "the command's own child was left running");
+        assert_eq!(run_key_command("printf ' sk-x\\n'", Duration::from_secs(5)).unwrap(), b" sk-x\n");
+        assert!(run_key_command("exit 3", Duration::from_secs(5)).unwrap_err().to_string().contains("failed"));
     }
 }
+
+#[cfg(test)]
+mod hostile;
+#[cfg(test)]
+mod sse_fuzz;

@@ -7,6 +7,8 @@
 //! chunk, `reasoning_content`, a usage chunk after `finish_reason` that still
 //! has `choices`. The decoder takes all of them.
 
+use std::collections::HashMap;
+
 use serde_json::{Value, json};
 
 use super::sse::Decoder;
@@ -87,7 +89,6 @@ fn usage_of(u: &Value) -> Option<Usage> {
 
 #[derive(Debug, Default)]
 struct PartialCall {
-    index: Option<u64>,
     id: String,
     name: String,
     arguments: String,
@@ -99,6 +100,9 @@ pub struct StreamDecoder {
     text: String,
     reasoning: String,
     calls: Vec<PartialCall>,
+    /// Lookups into `calls`, so a stream of many calls stays linear.
+    by_index: HashMap<u64, usize>,
+    by_id: HashMap<String, usize>,
     finish: Option<String>,
     usage: Option<Usage>,
     done: bool,
@@ -107,18 +111,25 @@ pub struct StreamDecoder {
 impl StreamDecoder {
     fn call_slot(&mut self, index: Option<u64>, id: Option<&str>) -> &mut PartialCall {
         let found = match (index, id) {
-            (Some(i), _) => self.calls.iter().position(|c| c.index == Some(i)),
-            (None, Some(id)) if !id.is_empty() => self.calls.iter().position(|c| c.id == id),
+            (Some(i), _) => self.by_index.get(&i).copied(),
+            (None, Some(id)) if !id.is_empty() => self.by_id.get(id).copied(),
             // No index and no id: a continuation of the newest call.
             (None, _) => self.calls.len().checked_sub(1),
         };
         let at = match found {
             Some(at) => at,
             None => {
-                self.calls.push(PartialCall { index, ..PartialCall::default() });
-                self.calls.len() - 1
+                let at = self.calls.len();
+                self.calls.push(PartialCall::default());
+                if let Some(i) = index {
+                    self.by_index.insert(i, at);
+                }
+                at
             }
         };
+        if let Some(id) = id.filter(|id| !id.is_empty()) {
+            self.by_id.entry(id.to_string()).or_insert(at);
+        }
         &mut self.calls[at]
     }
 
