@@ -4,7 +4,7 @@
 //! last turn is rebuilt from its entries, and a tool call without its result
 //! (or a result without its call) is never sent.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 use serde_json::value::RawValue;
 
@@ -100,7 +100,11 @@ pub fn replay(events: &[Box<RawValue>]) -> Vec<Message> {
         };
         match kind.as_str() {
             "user" | "assistant" | "reasoning" | "tool" => {
-                if kind == "user" && pending.is_empty() && !is_steer(raw) {
+                if kind == "user" && !is_steer(raw) {
+                    // A new turn. Entries of one that never finished (a
+                    // crash) are replayed from what they recorded.
+                    rebuild(&pending, &mut messages);
+                    pending.clear();
                     turn_began_in_range = true;
                 }
                 pending.push(raw);
@@ -130,31 +134,55 @@ pub fn replay(events: &[Box<RawValue>]) -> Vec<Message> {
 
 /// Remove tool calls that have no result and results that have no call;
 /// an assistant message left with nothing is removed too.
+///
+/// Calls are matched only with the tool results right after their assistant
+/// message, which is where every provider expects them: ids repeat across
+/// turns (`call_0`, `0`), so a result from an earlier turn must never
+/// vouch for a later call that was cut off by a crash.
 pub fn drop_orphans(messages: Vec<Message>) -> Vec<Message> {
-    let results: HashSet<String> = messages
-        .iter()
-        .filter_map(|m| match m {
-            Message::Tool { tool_call_id, .. } => Some(tool_call_id.clone()),
-            _ => None,
-        })
-        .collect();
-    let mut called: HashSet<String> = HashSet::new();
     let mut out = Vec::with_capacity(messages.len());
-    for message in messages {
+    let mut rest = messages.into_iter().peekable();
+    while let Some(message) = rest.next() {
         match message {
             Message::Assistant { content, reasoning, mut tool_calls } => {
-                tool_calls.retain(|c| results.contains(&c.id));
-                called.extend(tool_calls.iter().map(|c| c.id.clone()));
+                let mut results = Vec::new();
+                while let Some(Message::Tool { .. }) = rest.peek() {
+                    results.extend(rest.next());
+                }
+                // How many results each id has: a call is kept while one is left.
+                let mut answered: HashMap<String, usize> = HashMap::new();
+                for result in &results {
+                    if let Message::Tool { tool_call_id, .. } = result {
+                        *answered.entry(tool_call_id.clone()).or_default() += 1;
+                    }
+                }
+                tool_calls.retain(|c| match answered.get_mut(&c.id) {
+                    Some(n) if *n > 0 => {
+                        *n -= 1;
+                        true
+                    }
+                    _ => false,
+                });
+                let mut open: HashMap<String, usize> = HashMap::new();
+                for call in &tool_calls {
+                    *open.entry(call.id.clone()).or_default() += 1;
+                }
                 if !(content.is_empty() && tool_calls.is_empty() && reasoning.is_empty()) {
                     out.push(Message::Assistant { content, reasoning, tool_calls });
                 }
-            }
-            Message::Tool { ref tool_call_id, .. } => {
                 // Each result answers one call, once.
-                if called.remove(tool_call_id) {
-                    out.push(message);
+                for result in results {
+                    if let Message::Tool { tool_call_id, .. } = &result
+                        && let Some(n) = open.get_mut(tool_call_id)
+                        && *n > 0
+                    {
+                        *n -= 1;
+                        out.push(result);
+                    }
                 }
             }
+            // A result with no call right before it.
+            Message::Tool { .. } => {}
             other => out.push(other),
         }
     }
@@ -292,5 +320,53 @@ mod tests {
             Message::Assistant { tool_calls, .. } => assert_eq!(tool_calls.len(), 1),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_call_cut_off_by_a_crash_is_dropped_though_its_id_was_answered_in_an_earlier_turn() {
+        // Turn 1 calls `call_0` and gets its result; turn 2 calls `call_0`
+        // again and is killed before the result is saved; turn 3 follows.
+        let events: Vec<_> = [
+            user("one"),
+            assistant("", &["call_0"]),
+            tool("call_0"),
+            assistant("done", &[]),
+            turn(&[u("one"), a("done (recorded)")]),
+            user("two"),
+            assistant("looking", &["call_0"]),
+            user("three"),
+            assistant("ok", &[]),
+            turn(&[u("three"), a("ok")]),
+        ]
+        .iter()
+        .map(raw)
+        .collect();
+        let context = replay(&events);
+        assert_eq!(context, [u("one"), a("done (recorded)"), u("two"), a("looking"), u("three"), a("ok")]);
+    }
+
+    #[test]
+    fn results_must_follow_their_call() {
+        let result = |id: &str| Message::Tool {
+            tool_call_id: id.into(),
+            name: "read".into(),
+            content: "r".into(),
+            is_error: false,
+        };
+        let call = |ids: &[&str]| Message::Assistant {
+            content: String::new(),
+            reasoning: vec![],
+            tool_calls: ids
+                .iter()
+                .map(|id| ToolCall { id: (*id).into(), name: "read".into(), input: json!({}) })
+                .collect(),
+        };
+        // A result of an earlier call that turns up later is dropped, and so
+        // is the later call it cannot answer.
+        let messages = vec![u("q"), call(&["0"]), result("0"), u("r"), call(&["0"]), u("s"), result("0")];
+        assert_eq!(drop_orphans(messages), [u("q"), call(&["0"]), result("0"), u("r"), u("s")]);
+        // Two calls with one id need two results.
+        let messages = vec![call(&["0", "0"]), result("0")];
+        assert_eq!(drop_orphans(messages), [call(&["0"]), result("0")]);
     }
 }

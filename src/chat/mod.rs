@@ -11,6 +11,7 @@ pub mod oneshot;
 pub mod render;
 pub mod repl;
 pub mod session_tools;
+pub mod signals;
 pub mod tools;
 pub mod turn;
 
@@ -288,6 +289,37 @@ impl Chat {
         Ok(())
     }
 
+    /// True when entries wait to be written (a write failed, or they wait
+    /// for the next write point).
+    pub fn has_unsaved(&self) -> bool {
+        !self.unwritten.is_empty()
+    }
+
+    /// Before leaving the session (exit, `/new`, `/resume`): what is not on
+    /// disk gets one more attempt; if that fails too, it is written to a
+    /// recovery file for `glrs-sessions import`. The error says so plainly.
+    pub fn leave(&mut self) -> Result<(), Unsaved> {
+        if self.unwritten.is_empty() {
+            return Ok(());
+        }
+        let error = match self.save() {
+            Ok(()) => return Ok(()),
+            Err(e) => e,
+        };
+        let entries: Vec<_> = self.unwritten.iter().filter_map(|e| e.to_raw().ok()).collect();
+        let mut header =
+            vec![("model", Value::from(self.model.full())), ("contextTokens", Value::from(self.context_tokens))];
+        if let Some(key) = &self.key {
+            header.push(("key", Value::from(key.as_str())));
+        }
+        let recovery = self.store.write_recovery(&self.id, &self.cwd, &header, &entries);
+        if recovery.is_ok() {
+            // They are safe there; the chat must not write them twice.
+            self.unwritten.clear();
+        }
+        Err(Unsaved { id: self.id.clone(), count: entries.len(), error, recovery })
+    }
+
     /// Save only what is not on disk yet (compaction must see it all).
     pub fn save_pending(&mut self) -> Option<String> {
         if self.unwritten.is_empty() && self.is_saved() { None } else { self.save_or_report() }
@@ -303,6 +335,31 @@ impl Chat {
                 self.record(Entry::Error { at: time::now(), text: text.clone(), kind: "io".into() });
                 Some(text)
             }
+        }
+    }
+}
+
+/// Entries that could not be saved when leaving a session.
+#[derive(Debug)]
+pub struct Unsaved {
+    pub id: SessionId,
+    pub count: usize,
+    pub error: StoreError,
+    /// The recovery file they went to, or why none could be written.
+    pub recovery: Result<std::path::PathBuf, String>,
+}
+
+impl std::fmt::Display for Unsaved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "session {} could not be saved ({}): {} entries are not in it", self.id, self.error, self.count)?;
+        match &self.recovery {
+            Ok(path) => write!(
+                f,
+                "; they were written to {}; once there is room, add them with: glrs-sessions import {}",
+                path.display(),
+                path.display()
+            ),
+            Err(why) => write!(f, "; no recovery file could be written either ({why}): they are lost"),
         }
     }
 }

@@ -8,6 +8,7 @@ use std::io::Write;
 use anyhow::Result;
 use serde_json::json;
 
+use super::signals::{Signals, Stop};
 use super::{Chat, TurnUi};
 use crate::provider::{Cancel, Delta};
 
@@ -40,13 +41,16 @@ impl TurnUi for PlainUi {
     }
 }
 
-/// Run one turn and print it. Returns the exit code: 0, 1 when the turn
-/// failed, 130 when it was stopped with Ctrl-C.
+/// Run one turn and print it. Returns the exit code: 0; 1 when the turn
+/// failed or the session could not be saved; 130 when it was stopped with
+/// Ctrl-C, 143 by SIGTERM, 129 by SIGHUP (what arrived is kept and saved).
 pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool) -> Result<i32> {
     if let Some(warning) = chat.remember_prompt(prompt) {
         eprintln!("glrs-chat: warning: {warning}");
     }
     let cancel = Cancel::default();
+    let mut signals = Signals::new()?;
+    let mut stop: Option<Stop> = None;
     let mut ui = PlainUi { quiet: json_output, wrote: false, ends_with_newline: true };
     let mut no_steers = Vec::new;
     let outcome = {
@@ -56,6 +60,10 @@ pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool) -> Result<i32
             tokio::select! {
                 outcome = &mut turn => break outcome,
                 _ = tokio::signal::ctrl_c() => cancel.cancel(),
+                signal = signals.recv() => {
+                    stop = Some(signal);
+                    cancel.cancel();
+                }
             }
         }
     };
@@ -67,6 +75,10 @@ pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool) -> Result<i32
             tokio::select! {
                 _ = &mut idle => break,
                 _ = tokio::signal::ctrl_c() => cancel.cancel(),
+                signal = signals.recv() => {
+                    stop = Some(signal);
+                    cancel.cancel();
+                }
             }
         }
     }
@@ -74,10 +86,13 @@ pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool) -> Result<i32
         let value = json!({"id": chat.id.as_str(), "reply": outcome.reply, "usage": outcome.usage});
         println!("{}", serde_json::to_string_pretty(&value)?);
     }
-    let code = match &outcome.error {
+    let mut code = match &outcome.error {
         None => 0,
         Some(e) if outcome.stopped() => {
-            eprintln!("glrs-chat: {e}");
+            match stop {
+                Some(signal) => eprintln!("glrs-chat: stopped by {}: what arrived is kept", signal.name()),
+                None => eprintln!("glrs-chat: {e}"),
+            }
             130
         }
         Some(e) => {
@@ -86,6 +101,15 @@ pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool) -> Result<i32
             1
         }
     };
+    if let Some(signal) = stop {
+        code = signal.exit_code();
+    }
+    // A failed write point is retried once more; the turn is never dropped
+    // without a word.
+    if let Err(unsaved) = chat.leave() {
+        eprintln!("glrs-chat: error: {unsaved}");
+        code = 1;
+    }
     if chat.is_saved() {
         eprintln!("{}", chat.id);
     }

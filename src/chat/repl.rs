@@ -20,6 +20,7 @@ use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{Context, Editor, Helper};
 
 use super::render::{MarkdownStream, Spinner};
+use super::signals::Watcher;
 use super::tools::ToolOutput;
 use super::{Chat, TurnUi};
 use crate::provider::{Cancel, Delta, Message};
@@ -273,6 +274,9 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
     if resumed {
         show_history(&chat, color);
     }
+    // At the prompt everything is saved: SIGTERM or SIGHUP just ends.
+    let signals = Watcher::start(|stop| std::process::exit(stop.exit_code()))?;
+    let mut code = 0;
     let mut initial = String::new();
     // Lines typed during an idle compaction: they run once it lands.
     let mut queued: std::collections::VecDeque<String> = Default::default();
@@ -304,6 +308,7 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
             let idle = idle_work(
                 &mut chat,
                 runtime,
+                &signals,
                 color,
                 IdleWork::Compact((!instruction.is_empty()).then_some(instruction)),
             );
@@ -323,20 +328,31 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
         if let Some(warning) = chat.remember_prompt(&text) {
             eprintln!("glrs-chat: warning: {warning}");
         }
-        let (typed, stopped_at_line) = run_turn(&mut chat, &text, runtime, color);
+        let (typed, stopped_at_line) = run_turn(&mut chat, &text, runtime, color, &signals);
         initial = typed;
-        if chat.flush_due() || chat.compaction_due() || stopped_at_line {
-            let idle = idle_work(&mut chat, runtime, color, IdleWork::Due { stopped_at_line });
+        if signals.received().is_none() && (chat.flush_due() || chat.compaction_due() || stopped_at_line) {
+            let idle = idle_work(&mut chat, runtime, &signals, color, IdleWork::Due { stopped_at_line });
             let held = idle.release(&mut queued);
             if !held.is_empty() {
                 initial = held;
             }
         }
+        // SIGTERM or SIGHUP stopped the turn like Ctrl-C; now leave.
+        if let Some(stop) = signals.received() {
+            eprintln!("glrs-chat: stopped by {}: what arrived is kept", stop.name());
+            code = stop.exit_code();
+            break;
+        }
+    }
+    // A failed write point gets one more attempt before the chat ends.
+    if let Err(unsaved) = chat.leave() {
+        eprintln!("glrs-chat: error: {unsaved}");
+        code = 1;
     }
     if chat.is_saved() {
         println!("to come back: glrs-chat --resume {}", chat.id);
     }
-    Ok(0)
+    Ok(code)
 }
 
 /// What runs at idle.
@@ -380,16 +396,24 @@ fn term_ui(color: bool) -> TermUi {
 
 /// Flush and compaction at idle, holding the input queue: lines typed
 /// meanwhile wait; Esc or Ctrl-C abandons (nothing is written).
-fn idle_work(chat: &mut Chat, runtime: &tokio::runtime::Runtime, color: bool, work: IdleWork<'_>) -> Idle {
+fn idle_work(
+    chat: &mut Chat,
+    runtime: &tokio::runtime::Runtime,
+    signals: &Watcher,
+    color: bool,
+    work: IdleWork<'_>,
+) -> Idle {
     let cancel = Arc::new(Cancel::default());
     let typed: Arc<Mutex<Vec<String>>> = Arc::default();
     let mut ui = term_ui(color);
     let watch = KeyWatch::start(cancel.clone(), typed.clone());
-    let outcome = runtime.block_on(async {
-        match work {
-            IdleWork::Due { stopped_at_line } => chat.at_idle(stopped_at_line, &cancel, &mut ui).await,
-            IdleWork::Compact(instruction) => Some(chat.compact_child(instruction, &cancel, &mut ui).await),
-        }
+    let outcome = signals.during(&cancel, || {
+        runtime.block_on(async {
+            match work {
+                IdleWork::Due { stopped_at_line } => chat.at_idle(stopped_at_line, &cancel, &mut ui).await,
+                IdleWork::Compact(instruction) => Some(chat.compact_child(instruction, &cancel, &mut ui).await),
+            }
+        })
     });
     let unsent = watch.finish();
     let lines = typed.lock().map(|mut q| std::mem::take(&mut *q)).unwrap_or_default();
@@ -399,7 +423,13 @@ fn idle_work(chat: &mut Chat, runtime: &tokio::runtime::Runtime, color: bool, wo
 
 /// One turn with the key watcher; returns text typed but not sent, and
 /// whether the turn stopped at the compaction line.
-fn run_turn(chat: &mut Chat, text: &str, runtime: &tokio::runtime::Runtime, color: bool) -> (String, bool) {
+fn run_turn(
+    chat: &mut Chat,
+    text: &str,
+    runtime: &tokio::runtime::Runtime,
+    color: bool,
+    signals: &Watcher,
+) -> (String, bool) {
     let cancel = Arc::new(Cancel::default());
     let steers: Arc<Mutex<Vec<String>>> = Arc::default();
     let mut ui = term_ui(color);
@@ -413,7 +443,7 @@ fn run_turn(chat: &mut Chat, text: &str, runtime: &tokio::runtime::Runtime, colo
     let watch = KeyWatch::start_with(cancel.clone(), steers.clone(), compact);
     let queue = steers.clone();
     let mut take_steers = move || queue.lock().map(|mut q| std::mem::take(&mut *q)).unwrap_or_default();
-    let outcome = runtime.block_on(chat.turn(text, &mut ui, &cancel, &mut take_steers));
+    let outcome = signals.during(&cancel, || runtime.block_on(chat.turn(text, &mut ui, &cancel, &mut take_steers)));
     let leftover = watch.finish();
     let children = started.lock().map(|mut c| std::mem::take(&mut *c)).unwrap_or_default();
     if !children.is_empty() {
@@ -525,6 +555,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
             let current = chat.model.clone();
             let next =
                 Chat::resume(chat.store.clone(), chat.config.clone(), &at, None, || Ok(current), chat.system.clone())?;
+            leave_loudly(chat);
             if chat.is_saved() {
                 println!("left {} (glrs-chat --resume {})", chat.id, chat.id);
             }
@@ -541,6 +572,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
                 chat.cwd.clone(),
             )?;
             next.key = chat.key.clone();
+            leave_loudly(chat);
             if chat.is_saved() {
                 println!("left {} (glrs-chat --resume {})", chat.id, chat.id);
             }
@@ -570,4 +602,12 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
         _ => println!("unknown command {command}: /help lists them"),
     }
     Ok(Action::Continue)
+}
+
+/// One more attempt to save what a failed write left, before switching
+/// sessions; if it fails, say where it went instead.
+fn leave_loudly(chat: &mut Chat) {
+    if let Err(unsaved) = chat.leave() {
+        eprintln!("glrs-chat: error: {unsaved}");
+    }
 }

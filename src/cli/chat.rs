@@ -26,7 +26,8 @@ pub const PROGRAM_NAME: &str = "glrs-chat";
     after_help = "In the REPL: /help lists commands; Esc or Ctrl-C stops a turn and keeps what arrived; a \
         line typed during a turn joins it; Ctrl-D leaves.\n\
         Exit status: 0 success, 1 failure, 2 usage error, 4 the session is open in another chat, \
-        130 a one-shot turn stopped with Ctrl-C."
+        130 a one-shot turn stopped with Ctrl-C, 143 and 129 a turn stopped by SIGTERM and SIGHUP (what arrived \
+        is saved); 1 also when the session could not be saved, with the recovery file that holds what was not."
 )]
 pub struct Args {
     /// Open a session by id or unique prefix; with no ID, pick one (newest first)

@@ -9,6 +9,7 @@ pub mod format;
 pub mod listing;
 pub mod lock;
 pub mod prompts;
+pub mod recovery;
 
 use std::path::{Path, PathBuf};
 

@@ -61,6 +61,14 @@ pub enum Command {
     Keys(KeysArgs),
     /// Remove stale, excess and leftover files (session.maintenance in the config)
     Cleanup(CleanupArgs),
+    /// Put back what a chat could not save: append a recovery file's entries to its session
+    Import(ImportArgs),
+}
+
+#[derive(Debug, ClapArgs)]
+pub struct ImportArgs {
+    /// The recovery file the chat named (glrs-recovery-ID-TIME.json)
+    pub file: std::path::PathBuf,
 }
 
 #[derive(Debug, ClapArgs)]
@@ -183,6 +191,11 @@ pub fn run(args: Args) -> Result<i32> {
         Command::Unpin(a) => pin(&store, &a.id, false)?,
         Command::Keys(a) => lifecycle::keys(&store, &a, &mut out)?,
         Command::Cleanup(a) => lifecycle::cleanup(&store, &a, &mut out)?,
+        Command::Import(a) => {
+            let (id, count) = store.import_recovery(&a.file)?;
+            writeln!(out, "{id}: {count} entries imported from {}", a.file.display())?;
+            0
+        }
     };
     out.flush()?;
     Ok(code)

@@ -1,0 +1,378 @@
+//! Reliability under attack (issue 14): a chat killed mid-turn, saves that
+//! fail on a full disk or under injected I/O errors. Each test reproduces
+//! the attack: a real SIGKILL/SIGTERM/SIGHUP of a running chat against the
+//! mock server, a small tmpfs filled to the last byte (when running as
+//! root; skipped with a message otherwise), and strace's `-e inject=`
+//! (skipped with a message where strace cannot run).
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use support::mock::{MockServer, Reply};
+use support::sse::*;
+use support::*;
+
+fn setup() -> (TestStore, MockServer) {
+    let ts = TestStore::new();
+    let server = MockServer::start();
+    ts.config_for(&server);
+    (ts, server)
+}
+
+/// `glrs-chat ARGS` as a std command (keys set, this store only).
+fn chat_cmd(ts: &TestStore, program: &str, args: &[&str]) -> Command {
+    let mut cmd = ts.std_cmd(program);
+    cmd.args(args)
+        .env("OPENAI_API_KEY", OPENAI_KEY)
+        .env("TMPDIR", ts.dir.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    cmd
+}
+
+const CHAT: &str = env!("CARGO_BIN_EXE_glrs-chat");
+
+/// Wait (at most 20 s) for `what` to become true.
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out after 20 s waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Wait (at most 20 s) for a child to exit.
+fn wait_exit(child: &mut Child) -> ExitStatus {
+    let mut status = None;
+    wait_until("the chat to exit", || {
+        status = child.try_wait().expect("try_wait");
+        status.is_some()
+    });
+    status.expect("exited")
+}
+
+fn send_signal(child: &Child, signal: &str) {
+    let ok = Command::new("kill").args(["-s", signal, &child.id().to_string()]).status().expect("run kill");
+    assert!(ok.success(), "kill -s {signal} failed");
+}
+
+/// Every assistant message with tool calls is followed right away by one
+/// tool message per call, and every tool message answers such a call.
+fn assert_no_orphans(body: &Value) {
+    let messages = body["messages"].as_array().expect("messages");
+    let mut answered = 0;
+    for (i, m) in messages.iter().enumerate() {
+        let Some(calls) = m["tool_calls"].as_array() else { continue };
+        let mut wanted: Vec<&str> = calls.iter().map(|c| c["id"].as_str().unwrap_or("")).collect();
+        let mut got: Vec<&str> = messages[i + 1..]
+            .iter()
+            .take_while(|r| r["role"] == "tool")
+            .map(|r| r["tool_call_id"].as_str().unwrap_or(""))
+            .collect();
+        wanted.sort();
+        got.sort();
+        assert_eq!(wanted, got, "message {i} has calls without their results: {body:#}");
+        answered += got.len();
+    }
+    let tools = messages.iter().filter(|m| m["role"] == "tool").count();
+    assert_eq!(tools, answered, "a tool result without its call: {body:#}");
+}
+
+fn session_of(ts: &TestStore, id: &str) -> Value {
+    let text = std::fs::read(ts.sessions_dir().join(format!("{id}.json"))).expect("session file");
+    serde_json::from_slice(&text).expect("valid session JSON")
+}
+
+/// A killed chat (SIGKILL, SIGTERM, SIGHUP) during the model call after a
+/// saved tool step: the next turn's request is valid, though the ids repeat
+/// across turns; SIGTERM and SIGHUP also keep what arrived, and exit 128+N.
+fn killed_during_the_next_model_call(signal: &str) {
+    let (ts, server) = setup();
+    // Turn 1: a tool call `call_0` and its result.
+    server.push(Reply::sse(openai_tool_call("call_0", "lookup", &["{}"])));
+    server.push(Reply::sse(openai_text(&["first done"], 20, 2, 0)));
+    let out = chat_cmd(&ts, CHAT, &["-m", "openai/gpt-4.1", "-p", "one"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let (id, _) = ts.only_session();
+    // Turn 2: `call_0` again, then a slow answer during which it is killed.
+    server.push(Reply::sse(openai_tool_call("call_0", "lookup", &["{}"])));
+    let pieces: Vec<String> = (0..40).map(|i| format!("w{i} ")).collect();
+    let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    server.push(Reply::slow_sse(openai_text(&refs, 20, 40, 0), 100));
+    let mut child = chat_cmd(&ts, CHAT, &["--resume", &id, "-p", "two"]).spawn().unwrap();
+    wait_until("the model call after the tool step", || server.model_requests().len() >= 4);
+    std::thread::sleep(Duration::from_millis(700));
+    if signal == "KILL" {
+        child.kill().unwrap();
+    } else {
+        send_signal(&child, signal);
+    }
+    let status = wait_exit(&mut child);
+    let killed = session_of(&ts, &id);
+    if signal != "KILL" {
+        let expected = if signal == "TERM" { 143 } else { 129 };
+        assert_eq!(status.code(), Some(expected), "{status:?}");
+        let types = entry_types(&killed);
+        assert_eq!(types[types.len() - 4..], ["tool", "assistant", "notice", "turn"], "{killed:#}");
+        let events = killed["events"].as_array().unwrap();
+        let kept = events.iter().rev().find(|e| e["type"] == "assistant").unwrap();
+        assert_eq!(kept["stopReason"], "aborted", "{kept}");
+        assert!(kept["text"].as_str().unwrap().starts_with("w0 w1 "), "{kept}");
+        assert!(events.iter().rev().take(6).any(|e| e["type"] == "tool"), "the tool step was saved: {killed:#}");
+    }
+    // Turn 3: the request carries no call without its result.
+    server.push(Reply::sse(openai_text(&["ok"], 20, 2, 0)));
+    let out = chat_cmd(&ts, CHAT, &["--resume", &id, "-p", "three"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let last = server.model_requests().pop().unwrap();
+    assert_no_orphans(&last.body);
+    let contents: Vec<String> =
+        last.body["messages"].as_array().unwrap().iter().map(|m| m["content"].to_string()).collect();
+    assert!(contents.iter().any(|c| c.contains("two")), "turn 2's message is still in the context: {contents:?}");
+}
+
+#[test]
+fn sigkill_during_a_model_call_leaves_no_orphan_tool_call() {
+    killed_during_the_next_model_call("KILL");
+}
+
+#[test]
+fn sigterm_stops_a_turn_like_ctrl_c() {
+    killed_during_the_next_model_call("TERM");
+}
+
+#[test]
+fn sighup_stops_a_turn_like_ctrl_c() {
+    killed_during_the_next_model_call("HUP");
+}
+
+/// A tmpfs mounted at a path for one test, unmounted when dropped.
+struct Tmpfs {
+    at: PathBuf,
+}
+
+impl Tmpfs {
+    /// Mount a small tmpfs at `at`; `None` (with a message) unless this test
+    /// runs as root where mounting works.
+    fn mount(at: &Path, size: &str) -> Option<Tmpfs> {
+        std::fs::create_dir_all(at).expect("mkdir mount point");
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size},mode=0700"), "tmpfs"])
+            .arg(at)
+            .output();
+        match mounted {
+            Ok(out) if out.status.success() => Some(Tmpfs { at: at.to_path_buf() }),
+            Ok(out) => {
+                eprintln!("SKIPPED: cannot mount a tmpfs (needs root): {}", String::from_utf8_lossy(&out.stderr));
+                None
+            }
+            Err(e) => {
+                eprintln!("SKIPPED: cannot run mount: {e}");
+                None
+            }
+        }
+    }
+
+    /// Fill the file system to the last byte; the filler is returned so it
+    /// can be removed to free the space.
+    fn fill(&self) -> PathBuf {
+        use std::io::Write;
+        let path = self.at.join("filler");
+        let mut file = std::fs::File::create(&path).expect("create filler");
+        let chunk = vec![0u8; 4096];
+        while file.write_all(&chunk).is_ok() {}
+        while file.write_all(&[0]).is_ok() {}
+        path
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.at).status();
+    }
+}
+
+/// strace with a fault injected, when strace can trace here.
+fn strace_available() -> bool {
+    let ok = Command::new("strace").args(["-f", "-qq", "-o", "/dev/null", "true"]).output();
+    match ok {
+        Ok(out) if out.status.success() => true,
+        _ => {
+            eprintln!("SKIPPED: strace cannot run here (not installed, or ptrace is not allowed)");
+            false
+        }
+    }
+}
+
+/// `glrs-chat ARGS` under strace with `inject` (e.g. `fsync:error=EIO`).
+fn chat_with_fault(ts: &TestStore, syscalls: &str, error: &str, args: &[&str]) -> Command {
+    let mut all = vec![
+        "-f".to_string(),
+        "-qq".into(),
+        "-o".into(),
+        "/dev/null".into(),
+        "-e".into(),
+        format!("trace={syscalls}"),
+        "-e".into(),
+        format!("inject={syscalls}:error={error}"),
+        CHAT.into(),
+    ];
+    all.extend(args.iter().map(|a| a.to_string()));
+    let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+    chat_cmd(ts, "strace", &refs)
+}
+
+/// The recovery file a failed chat named on stderr.
+fn recovery_path(stderr: &str) -> PathBuf {
+    let at = stderr.find("glrs-sessions import ").unwrap_or_else(|| panic!("no import hint: {stderr}"));
+    let rest = &stderr[at + "glrs-sessions import ".len()..];
+    PathBuf::from(rest.split_whitespace().next().expect("a path"))
+}
+
+/// A one-shot turn whose save fails: exit 1, said plainly, the turn in a
+/// recovery file that `glrs-sessions import` puts back.
+fn assert_turn_recovered(ts: &TestStore, id: &str, out: &std::process::Output) {
+    let stderr = stderr_of(out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(json_of(out)["reply"], "Noted.", "the reply is still printed");
+    assert!(stderr.contains(&format!("session {id} could not be saved")), "{stderr}");
+    let recovery = recovery_path(&stderr);
+    let text = std::fs::read_to_string(&recovery).expect("recovery file");
+    assert!(text.contains("remember 4217") && text.contains("Noted."), "{text}");
+    assert!(!session_of(ts, id).to_string().contains("remember 4217"), "the write failed");
+    let out = ts.sessions().args(["import"]).arg(&recovery).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let session = session_of(ts, id);
+    let types = entry_types(&session);
+    // The failed write is on record too.
+    assert_eq!(types[types.len() - 5..], ["user", "assistant", "usage", "turn", "error"][..], "{session:#}");
+    assert!(session.to_string().contains("remember 4217"));
+    // Imported once only.
+    let again = ts.sessions().args(["import"]).arg(&recovery).output().unwrap();
+    assert_eq!(again.status.code(), Some(1));
+}
+
+fn first_turn(ts: &TestStore, server: &MockServer) -> String {
+    server.push(Reply::sse(openai_text(&["Hi."], 10, 2, 0)));
+    let out = chat_cmd(ts, CHAT, &["-m", "openai/gpt-4.1", "-p", "hello"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    ts.only_session().0
+}
+
+#[test]
+fn a_turn_on_a_full_disk_is_never_dropped_silently() {
+    let (ts, server) = setup();
+    let Some(disk) = Tmpfs::mount(&ts.data_home(), "2m") else { return };
+    let id = first_turn(&ts, &server);
+    let filler = disk.fill();
+    server.push(Reply::sse(openai_text(&["Noted."], 10, 2, 0)));
+    let out = chat_cmd(&ts, CHAT, &["--resume", &id, "-p", "remember 4217", "--json"]).output().unwrap();
+    // Space is freed; the recovery file (in TMPDIR, off the full disk) goes back in.
+    std::fs::remove_file(filler).unwrap();
+    assert_turn_recovered(&ts, &id, &out);
+}
+
+#[test]
+fn a_turn_whose_fsync_fails_is_recovered() {
+    let (ts, server) = setup();
+    if !strace_available() {
+        return;
+    }
+    let id = first_turn(&ts, &server);
+    server.push(Reply::sse(openai_text(&["Noted."], 10, 2, 0)));
+    let out =
+        chat_with_fault(&ts, "fsync", "EIO", &["--resume", &id, "-p", "remember 4217", "--json"]).output().unwrap();
+    assert_turn_recovered(&ts, &id, &out);
+}
+
+#[test]
+fn a_turn_whose_rename_fails_is_recovered() {
+    let (ts, server) = setup();
+    if !strace_available() {
+        return;
+    }
+    let id = first_turn(&ts, &server);
+    server.push(Reply::sse(openai_text(&["Noted."], 10, 2, 0)));
+    let out =
+        chat_with_fault(&ts, "rename,renameat,renameat2", "EXDEV", &["--resume", &id, "-p", "remember 4217", "--json"])
+            .output()
+            .unwrap();
+    assert_turn_recovered(&ts, &id, &out);
+}
+
+fn repl_prompt(p: &mut rexpect::session::PtySession) {
+    p.exp_regex(r"[0-9a-f]{8} gpt-4\.1 \d+% > ").expect("the prompt");
+}
+
+fn import_ok(ts: &TestStore, path: &str) {
+    let out = ts.sessions().args(["import", path]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+}
+
+#[test]
+fn the_repl_saves_once_more_before_new_and_ctrl_d_and_says_where_the_turn_went() {
+    let (ts, server) = setup();
+    if !strace_available() {
+        return;
+    }
+    server.push(Reply::sse(openai_text(&["Noted."], 10, 2, 0)));
+    server.push(Reply::sse(openai_text(&["Also noted."], 10, 2, 0)));
+    let mut cmd = ts.std_cmd("strace");
+    cmd.args(["-f", "-qq", "-o", "/dev/null", "-e", "trace=fsync", "-e", "inject=fsync:error=EIO", CHAT])
+        .args(["-m", "openai/gpt-4.1"])
+        .env("OPENAI_API_KEY", OPENAI_KEY)
+        .env("TMPDIR", ts.dir.path())
+        .env("TERM", "xterm-256color");
+    let options = rexpect::reader::Options::new().timeout_ms(Some(20_000)).strip_ansi_escape_codes(true);
+    let mut p = rexpect::session::spawn_with_options(cmd, options).expect("spawn in a pty");
+    repl_prompt(&mut p);
+    p.send_line("remember 4217").unwrap();
+    p.exp_string("could not save the session (will retry)").unwrap();
+    repl_prompt(&mut p);
+    p.send_line("/new").unwrap();
+    p.exp_string("could not be saved").unwrap();
+    let (_, first) = p.exp_regex(r"glrs-sessions import \S+\.json").unwrap();
+    repl_prompt(&mut p);
+    p.send_line("remember 9").unwrap();
+    p.exp_string("could not save the session (will retry)").unwrap();
+    repl_prompt(&mut p);
+    p.send_control('d').unwrap();
+    p.exp_string("could not be saved").unwrap();
+    let (_, second) = p.exp_regex(r"glrs-sessions import \S+\.json").unwrap();
+    p.exp_eof().unwrap();
+    let status = p.process().wait().unwrap();
+    assert!(format!("{status:?}").ends_with(", 1)"), "exit status {status:?}");
+    // Nothing reached the store; both turns come back from their files.
+    assert!(!ts.sessions_dir().exists() || ts.store.all().unwrap().is_empty());
+    import_ok(&ts, &first["glrs-sessions import ".len()..]);
+    import_ok(&ts, &second["glrs-sessions import ".len()..]);
+    let text: String = ts.store.all().unwrap().iter().map(|l| std::fs::read_to_string(&l.path).unwrap()).collect();
+    assert!(text.contains("remember 4217") && text.contains("Also noted."), "{text}");
+    assert_eq!(ts.store.all().unwrap().len(), 2);
+}
+
+#[test]
+fn sigterm_in_the_repl_stops_the_turn_saves_and_exits() {
+    let (ts, server) = setup();
+    let pieces: Vec<String> = (0..60).map(|i| format!("word{i} ")).collect();
+    let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    server.push(Reply::slow_sse(openai_text(&refs, 10, 60, 0), 60));
+    let mut p = support::pty::chat(&ts, &["-m", "openai/gpt-4.1"], &[], false);
+    repl_prompt(&mut p);
+    p.send_line("count slowly").unwrap();
+    p.exp_string("word2 ").unwrap();
+    p.process_mut().signal(rexpect::process::Signal::SIGTERM).expect("send SIGTERM");
+    p.exp_string("stopped by SIGTERM").unwrap();
+    p.exp_eof().unwrap();
+    let status = p.process().wait().unwrap();
+    assert!(format!("{status:?}").ends_with(", 143)"), "exit status {status:?}");
+    let (_, session) = ts.only_session();
+    assert_eq!(entry_types(&session), ["user", "assistant", "notice", "turn"]);
+    assert_eq!(session["events"][1]["stopReason"], "aborted");
+    assert!(session["events"][1]["text"].as_str().unwrap().starts_with("word0 word1 word2 "));
+}
