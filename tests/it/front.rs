@@ -1,10 +1,8 @@
 //! `glrs`'s own commands: help for another program, man pages and
 //! completions (printed and installed), the config and the models.
 
-mod support;
-
+use crate::support::*;
 use serde_json::json;
-use support::*;
 
 #[test]
 fn help_names_the_chat_flags_and_help_chat_is_the_chats_help() {

@@ -1,10 +1,8 @@
 //! `glrs-sessions show`, `status`, `grep`, `path`, `rm`, `pin`/`unpin`, and
 //! ids that must be refused before any path is built.
 
-mod support;
-
+use crate::support::*;
 use serde_json::json;
-use support::*;
 
 const U1: &str = r#"{"type":"user","at":"2026-11-01T10:00:01.000Z","text":"the login redirect test is failing"}"#;
 const A1: &str = r#"{"type":"assistant","at":"2026-11-01T10:00:02.000Z","text":"Let me read it.","model":"openai/gpt-4.1","toolCalls":[{"id":"call_1","name":"read","input":{"path":"src/auth/redirect.ts"}}],"stopReason":"tool_use"}"#;
@@ -104,7 +102,7 @@ fn status_reports_usage_compactions_flush_artifacts_and_the_holder() {
     std::fs::write(artifacts.join("2026-11-01T10-00-06-000Z.md"), "---\n").unwrap();
     let expected = |open: bool, pid: Option<u32>| {
         json!({
-            "id": "aaaa0001", "path": path, "legacy": false, "title": null, "key": null, "model": null,
+            "id": "aaaa0001", "path": path, "legacy": false, "title": null, "key": null, "model": null, "thinking": null,
             "cwd": "/w", "createdAt": "2026-11-01T10:00:00.000Z", "updatedAt": "2026-11-02T10:00:00.000Z",
             "parent": null, "pinned": false, "bytes": std::fs::metadata(&path).unwrap().len(),
             "entries": 7, "contextTokens": 70, "window": 256000, "trigger": 192000, "compactions": 1,

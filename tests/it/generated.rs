@@ -1,7 +1,7 @@
 //! `man/` and `completions/` are generated from the programs' argument
 //! definitions (`glrs::cli::generate`, the same code `glrs man` and `glrs
 //! completions` run) and committed. This test fails when they are stale;
-//! run `GLRS_REGENERATE=1 cargo test --test generated` to rewrite them.
+//! run `GLRS_REGENERATE=1 cargo test --test it generated` to rewrite them.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -55,6 +55,6 @@ fn man_pages_and_completions_are_current() {
         fresh.keys().chain(on_disk.keys()).filter(|p| fresh.get(*p) != on_disk.get(*p)).collect();
     assert!(
         stale.is_empty(),
-        "generated files are stale: {stale:?}\nrun: GLRS_REGENERATE=1 cargo test --test generated"
+        "generated files are stale: {stale:?}\nrun: GLRS_REGENERATE=1 cargo test --test it generated"
     );
 }
