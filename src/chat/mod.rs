@@ -11,6 +11,7 @@ pub mod oneshot;
 pub mod picker;
 pub mod render;
 pub mod repl;
+pub mod reset;
 pub mod session_tools;
 pub mod signals;
 pub mod tools;
