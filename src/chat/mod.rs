@@ -59,6 +59,8 @@ pub struct Chat {
     pub key_recorded: bool,
     /// True when the file holds a `thinking` header field.
     thinking_recorded: bool,
+    /// The file's `updatedAt` as this chat last wrote or read it.
+    pub(crate) updated_at: Option<String>,
     /// The mark of the file as this chat last wrote or read it: a write
     /// that finds the file still so appends in place without reading it.
     mark: Option<crate::store::Mark>,
@@ -116,6 +118,7 @@ impl Chat {
             stamp: None,
             mark: None,
             thinking_recorded: false,
+            updated_at: None,
             known_len: 0,
             unwritten: Vec::new(),
             key: None,
@@ -161,6 +164,7 @@ impl Chat {
         chat.key = file.get_str("key").map(str::to_string);
         chat.key_recorded = true;
         chat.thinking_recorded = file.get("thinking").is_some();
+        chat.updated_at = file.get_str("updatedAt").map(str::to_string);
         if let Some(level) = file.get_str("thinking").and_then(|t| crate::provider::cache::Thinking::parse(t).ok()) {
             chat.thinking = level;
         }
@@ -217,6 +221,7 @@ impl Chat {
         (self.compactions, self.flushed_cycle) = compaction::cycle_of(&file.events);
         self.known_len = file.events.len();
         self.thinking_recorded = file.get("thinking").is_some();
+        self.updated_at = file.get_str("updatedAt").map(str::to_string);
         self.stamp = Some(now);
         // Read after `now` was taken: if it changed meanwhile, the stamps
         // differ at the next check, and the mark at the next write.
@@ -300,6 +305,7 @@ impl Chat {
         })?;
         self.unwritten.clear();
         self.thinking_recorded |= set_thinking;
+        self.updated_at = Some(written.updated_at.clone());
         let warning = written.warning.clone().map(|w| format!("the session was saved, but {w}"));
         self.stamp = Some(written.stamp);
         self.mark = Some(written.mark);

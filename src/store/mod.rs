@@ -61,6 +61,8 @@ pub struct Written {
 pub struct Appended {
     pub mark: Mark,
     pub stamp: Stamp,
+    /// The file's `updatedAt` as written.
+    pub updated_at: String,
     /// The whole file as written, when it was rewritten rather than
     /// appended in place.
     pub rewritten: Option<SessionFile>,
@@ -308,14 +310,16 @@ impl Store {
         let path = self.session_path(id);
         let journal = self.journal_path(id);
         inplace::recover(&path, &journal)?;
-        if let inplace::Outcome::Done(mark) = inplace::append(&path, &journal, &change, since, &crate::time::now())? {
+        let now = crate::time::now();
+        if let inplace::Outcome::Done(mark) = inplace::append(&path, &journal, &change, since, &now)? {
             let stamp = Stamp::of(&path).map_err(|e| StoreError::io(&path, "read", e))?;
-            return Ok(Appended { mark, stamp, rewritten: None, warning: None });
+            return Ok(Appended { mark, stamp, updated_at: now, rewritten: None, warning: None });
         }
         let written = self.rewrite_locked(id, |file| rewrite(file, change))?;
         Ok(Appended {
             mark: written.mark,
             stamp: written.stamp,
+            updated_at: written.file.get_str("updatedAt").unwrap_or_default().to_string(),
             rewritten: Some(written.file),
             warning: written.warning,
         })
