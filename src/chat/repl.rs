@@ -23,6 +23,7 @@ use super::render::{MarkdownStream, Spinner};
 use super::signals::Watcher;
 use super::tools::ToolOutput;
 use super::{Chat, TurnUi};
+use crate::output::terminal_safe;
 use crate::provider::{Cancel, Delta, Message};
 use crate::store::ToolCall;
 
@@ -127,9 +128,10 @@ impl TurnUi for TermUi {
     fn delta(&mut self, delta: &Delta) {
         self.stop_spinner();
         match delta {
+            // The model's text may carry escape sequences: shown, never obeyed.
             Delta::Reasoning(text) => {
                 self.reasoning = true;
-                let text = self.dim(text);
+                let text = self.dim(&terminal_safe(text));
                 self.write(&text);
             }
             Delta::Text(text) => {
@@ -138,7 +140,7 @@ impl TurnUi for TermUi {
                     self.write("\n\n");
                 }
                 let _guard = self.lock.lock();
-                let _ = self.md.push(text, &mut std::io::stdout().lock());
+                let _ = self.md.push(&terminal_safe(text), &mut std::io::stdout().lock());
             }
         }
     }
@@ -152,13 +154,13 @@ impl TurnUi for TermUi {
 
     fn tool(&mut self, call: &ToolCall, output: &ToolOutput) {
         let mark = if output.is_error { "✗" } else { "→" };
-        let line = self.dim(&format!("{mark} {} {}", call.name, call.input));
+        let line = self.dim(&terminal_safe(&format!("{mark} {} {}", call.name, call.input)));
         self.write(&format!("{line}\n"));
     }
 
     fn notice(&mut self, text: &str) {
         self.stop_spinner();
-        let line = self.dim(text);
+        let line = self.dim(&terminal_safe(text));
         self.write(&format!("{line}\n"));
     }
 }
@@ -503,8 +505,10 @@ fn show_history(chat: &Chat, color: bool) {
         .collect();
     for message in shown {
         match message {
-            Message::User { content } => println!("{} {content}", if color { "\x1b[1m>\x1b[0m" } else { ">" }),
-            Message::Assistant { content, .. } if !content.is_empty() => println!("{content}"),
+            Message::User { content } => {
+                println!("{} {}", if color { "\x1b[1m>\x1b[0m" } else { ">" }, terminal_safe(content))
+            }
+            Message::Assistant { content, .. } if !content.is_empty() => println!("{}", terminal_safe(content)),
             _ => {}
         }
     }
