@@ -28,7 +28,7 @@ pub fn finish(program: &str, result: anyhow::Result<i32>) -> ExitCode {
             if is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("{program}: error: {err:#}");
+            eprintln!("{program}: error: {}", describe(&err));
             let code = if err.chain().any(|e| e.is::<UsageError>()) {
                 2
             } else {
@@ -37,6 +37,24 @@ pub fn finish(program: &str, result: anyhow::Result<i32>) -> ExitCode {
             ExitCode::from(u8::try_from(code).unwrap_or(1))
         }
     }
+}
+
+/// An error and its causes, `: `-joined, each said once: an error whose
+/// text already ends with its cause's (`cannot read F: No such file…`)
+/// does not repeat it.
+pub fn describe(err: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in err.chain() {
+        let part = cause.to_string();
+        if text.ends_with(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
 }
 
 fn is_broken_pipe(err: &anyhow::Error) -> bool {
@@ -49,6 +67,7 @@ pub fn warn(program: &str, message: &str) {
 }
 
 /// A mistake in how a program was called (exit 2), found after parsing.
+
 #[derive(Debug)]
 pub struct UsageError(pub String);
 
@@ -77,4 +96,15 @@ pub fn run_program(name: &str, args: &[&str]) -> anyhow::Result<std::process::Ex
         .args(args)
         .status()
         .with_context(|| format!("cannot run {name} (looked beside this program and on PATH)"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_cause_already_in_the_message_is_not_repeated() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory");
+        let store = crate::error::StoreError::Io { path: "/x/a.md".into(), action: "find", source: io };
+        let err = anyhow::Error::new(store).context("annotate");
+        assert_eq!(super::describe(&err), "annotate: cannot find /x/a.md: No such file or directory");
+    }
 }

@@ -16,6 +16,7 @@ mod front;
 mod generated;
 mod harness;
 mod lifecycle;
+mod recipes;
 mod reliability;
 mod resets;
 mod sessions_commands;
