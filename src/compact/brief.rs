@@ -240,9 +240,8 @@ fn strip_markup(line: &str) -> String {
                 continue;
             }
         }
-        let word_inside = |j: usize| {
-            j > 0 && j + 1 < chars.len() && chars[j - 1].is_alphanumeric() && chars[j + 1].is_alphanumeric()
-        };
+        let word_inside =
+            |j: usize| j > 0 && j + 1 < chars.len() && chars[j - 1].is_alphanumeric() && chars[j + 1].is_alphanumeric();
         match c {
             '*' | '`' | '~' => {}
             '_' if !word_inside(i) => {}

@@ -165,7 +165,8 @@ fn the_cron_line_works_under_cron_with_the_key_from_apikeycommand() {
         .expect("run the cron line");
     assert!(out.status.success(), "{command}: {:?}\n{}", out.status, stderr_of(&out));
     assert_eq!((stdout_of(&out), stderr_of(&out)), (String::new(), String::new()), "--quiet: no mail from cron");
-    let session: Value = serde_json::from_slice(&std::fs::read(h.store.session_path(&id)).expect("read")).expect("json");
+    let session: Value =
+        serde_json::from_slice(&std::fs::read(h.store.session_path(&id)).expect("read")).expect("json");
     let types = entry_types(&session);
     assert_eq!(types.last().map(String::as_str), Some("compacted"), "{types:?}");
     for request in server.model_requests() {
@@ -230,7 +231,8 @@ fn the_sessions_and_artifacts_recipes() {
     assert_eq!(stderr_of(&out), "");
     let artifact = h.store.paths.artifacts.join("3f9a0001/2026-11-01T10-00-00.000Z.md");
     std::fs::create_dir_all(artifact.parent().expect("a folder")).expect("mkdir");
-    std::fs::write(&artifact, "---\nlabel: x\n---\n[tool-call read]\n{\"path\":\"src/auth/redirect.ts\"}\n").expect("write");
+    std::fs::write(&artifact, "---\nlabel: x\n---\n[tool-call read]\n{\"path\":\"src/auth/redirect.ts\"}\n")
+        .expect("write");
     let out = h.sh(&grep_artifacts);
     assert_eq!(ok(&out, "grep artifacts"), format!("{}\n", artifact.display()));
 }
@@ -253,7 +255,9 @@ fn the_man_page_and_completion_install_lines() {
         let local_bin = h.home.join(".local/bin");
         std::fs::create_dir_all(&local_bin).expect("mkdir");
         let manpath = format!("{}/.local/share/man:", h.home.display());
-        for (path, manpath) in [(format!("{}:/usr/bin:/bin", local_bin.display()), None), ("/usr/bin:/bin".into(), Some(manpath))] {
+        for (path, manpath) in
+            [(format!("{}:/usr/bin:/bin", local_bin.display()), None), ("/usr/bin:/bin".into(), Some(manpath))]
+        {
             let mut man = Command::new("/usr/bin/man");
             man.args(["-w", "glrs-compact"]).env_clear().env("HOME", &h.home).env("PATH", path);
             if let Some(manpath) = manpath {
