@@ -16,18 +16,22 @@ pub fn color_enabled() -> bool {
 /// Bold and dim text, or plain when colour is off.
 #[derive(Debug, Clone, Copy)]
 pub struct Style {
+    /// Whether to colour.
     pub color: bool,
 }
 
 impl Style {
+    /// Colour on a terminal, never with `NO_COLOR`.
     pub fn detect() -> Style {
         Style { color: color_enabled() }
     }
 
+    /// `text` in bold, when colouring.
     pub fn bold(&self, text: &str) -> String {
         self.wrap("1", text)
     }
 
+    /// `text` dimmed, when colouring.
     pub fn dim(&self, text: &str) -> String {
         self.wrap("2", text)
     }

@@ -10,22 +10,28 @@ use crate::store::ToolCall;
 /// What a tool run gives back to the model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolOutput {
+    /// The result text the model gets.
     pub content: String,
+    /// Whether the tool failed.
     pub is_error: bool,
 }
 
 /// One tool.
 pub trait Tool: Send + Sync {
+    /// The tool's name, description and input schema, as offered to the model.
     fn spec(&self) -> ToolSpec;
+    /// Run the tool on the model's input.
     fn run(&self, input: &Value) -> ToolOutput;
 }
 
 #[derive(Default)]
+/// The tools the model may call, by name.
 pub struct ToolRegistry {
     tools: Vec<Box<dyn Tool>>,
 }
 
 impl ToolRegistry {
+    /// Offer one more tool.
     pub fn add(&mut self, tool: Box<dyn Tool>) {
         self.tools.push(tool);
     }

@@ -113,6 +113,7 @@ pub trait TurnUi: Send {
 pub struct TurnOutcome {
     /// The assistant's text over the turn's steps.
     pub reply: String,
+    /// Tokens and cost summed over the turn's model calls.
     pub usage: Usage,
     /// Why the turn ended early, if it did.
     pub error: Option<CallError>,
@@ -121,6 +122,7 @@ pub struct TurnOutcome {
 }
 
 impl TurnOutcome {
+    /// Whether the turn ended before the model finished (stopped, failed or cut).
     pub fn stopped(&self) -> bool {
         matches!(self.error, Some(CallError::Cancelled { .. }))
     }
@@ -141,6 +143,7 @@ impl Chat {
         self.turn_with(text, TurnKind::Normal, ui, cancel, steers).await
     }
 
+    /// Run one turn of `kind` for the user's `text`, showing it through `ui`; `steers` yields lines typed meanwhile.
     pub async fn turn_with(
         &mut self,
         text: &str,

@@ -27,21 +27,27 @@ pub use lock::{OpenLock, Stamp, WriteLock};
 /// Where a session's file is: the store, or the read-only legacy folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Located {
+    /// The session's id.
     pub id: SessionId,
+    /// Its file.
     pub path: PathBuf,
+    /// Whether the file is in the legacy (read-only) folder.
     pub legacy: bool,
 }
 
 /// A session read from disk.
 #[derive(Debug, Clone)]
 pub struct Loaded {
+    /// Where it was read from.
     pub at: Located,
+    /// The file as read.
     pub file: SessionFile,
 }
 
 /// A session as this process just wrote it.
 #[derive(Debug, Clone)]
 pub struct Written {
+    /// The file as written.
     pub file: SessionFile,
     /// The stamp of the file written: if the file's stamp differs later,
     /// another program changed it.
@@ -60,6 +66,7 @@ pub struct Append {
 }
 
 impl Append {
+    /// An empty change.
     pub fn new() -> Append {
         Append::default()
     }
@@ -109,10 +116,12 @@ impl Append {
 /// The store rooted at one data folder.
 #[derive(Debug, Clone)]
 pub struct Store {
+    /// Where everything lives.
     pub paths: Paths,
 }
 
 impl Store {
+    /// The store at `paths`.
     pub fn new(paths: Paths) -> Store {
         Store { paths }
     }
