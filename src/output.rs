@@ -20,6 +20,7 @@ pub fn color_enabled() -> bool {
 pub struct Style {
     /// Whether to colour.
     pub color: bool,
+    /// Whether stdout is a terminal.
     pub terminal: bool,
 }
 

@@ -57,6 +57,7 @@ pub struct Written {
     /// The stamp of the file written: if the file's stamp differs later,
     /// another program changed it.
     pub stamp: Stamp,
+    /// What the writer knows of the file now, for an in-place append next time.
     pub mark: Mark,
     /// The write is done, but something after it failed (the folder sync):
     /// worth telling the user, never a reason to write again.
@@ -66,7 +67,9 @@ pub struct Written {
 /// What an append did.
 #[derive(Debug, Clone)]
 pub struct Appended {
+    /// What the writer knows of the file now.
     pub mark: Mark,
+    /// The stamp of the file written.
     pub stamp: Stamp,
     /// The file's `updatedAt` as written.
     pub updated_at: String,
