@@ -20,10 +20,12 @@ use crate::error::StoreError;
 /// A session's header and the text of each entry.
 #[derive(Debug, Clone)]
 pub struct Lines {
+    /// The session read.
     pub at: Located,
     /// The header fields (in file order) and each entry's place in `text`.
     pub doc: Doc<Vec<Range<usize>>>,
     text: String,
+    /// The mark of the bytes read (see [`Mark`]).
     pub mark: Mark,
 }
 
@@ -33,6 +35,7 @@ impl Lines {
         self.doc.events.len()
     }
 
+    /// True when the session has no entries.
     pub fn is_empty(&self) -> bool {
         self.doc.events.is_empty()
     }
@@ -47,14 +50,17 @@ impl Lines {
         self.doc.events.iter().map(|r| &self.text[r.clone()]).collect()
     }
 
+    /// A header field.
     pub fn get(&self, name: &str) -> Option<&Value> {
         self.doc.get(name)
     }
 
+    /// A header field that is a string.
     pub fn get_str(&self, name: &str) -> Option<&str> {
         self.doc.get_str(name)
     }
 
+    /// A header field that is a number.
     pub fn get_u64(&self, name: &str) -> Option<u64> {
         self.doc.get_u64(name)
     }

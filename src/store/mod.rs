@@ -30,15 +30,20 @@ pub use lock::{OpenLock, Stamp, WriteLock};
 /// Where a session's file is: the store, or the read-only legacy folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Located {
+    /// The session's id.
     pub id: SessionId,
+    /// Its file.
     pub path: PathBuf,
+    /// Whether the file is in the legacy (read-only) folder.
     pub legacy: bool,
 }
 
 /// A session read from disk.
 #[derive(Debug, Clone)]
 pub struct Loaded {
+    /// Where it was read from.
     pub at: Located,
+    /// The file as read.
     pub file: SessionFile,
     /// The mark of the bytes read: a writer that passes it to
     /// [`Store::append_since`] learns whether anyone added entries since.
@@ -48,10 +53,12 @@ pub struct Loaded {
 /// A session as this process just wrote it.
 #[derive(Debug, Clone)]
 pub struct Written {
+    /// The file as written.
     pub file: SessionFile,
     /// The stamp of the file written: if the file's stamp differs later,
     /// another program changed it.
     pub stamp: Stamp,
+    /// What the writer knows of the file now, for an in-place append next time.
     pub mark: Mark,
     /// The write is done, but something after it failed (the folder sync):
     /// worth telling the user, never a reason to write again.
@@ -61,7 +68,9 @@ pub struct Written {
 /// What an append did.
 #[derive(Debug, Clone)]
 pub struct Appended {
+    /// What the writer knows of the file now.
     pub mark: Mark,
+    /// The stamp of the file written.
     pub stamp: Stamp,
     /// The file's `updatedAt` as written.
     pub updated_at: String,
@@ -81,6 +90,7 @@ pub struct Append {
 }
 
 impl Append {
+    /// An empty change.
     pub fn new() -> Append {
         Append::default()
     }
@@ -108,13 +118,15 @@ impl Append {
     /// whatever is there, the header fields, `title` from the first user
     /// message when the session has none, and `updatedAt`.
     pub fn apply(self, file: &mut SessionFile) {
+        // An untitled file (a legacy one, say) that already has a user
+        // message takes its title from that, not from the new message.
+        let untitled = file.get_str("title").is_none_or(str::is_empty);
+        let title = if untitled { first_user_title(&file.events).or(self.title) } else { None };
         file.events.extend(self.entries);
         for (name, value) in self.header {
             file.set(&name, value);
         }
-        if let Some(title) = self.title
-            && file.get_str("title").is_none_or(str::is_empty)
-        {
+        if let Some(title) = title {
             file.set("title", Value::from(title));
         }
         file.set("updatedAt", Value::from(crate::time::now()));
@@ -127,13 +139,26 @@ impl Append {
     }
 }
 
+/// The title the first user entry among `events` gives, if there is one.
+fn first_user_title(events: &[Box<RawValue>]) -> Option<String> {
+    events.iter().find_map(|raw| {
+        let value: Value = serde_json::from_str(raw.get()).ok()?;
+        if value.get("type")?.as_str()? != "user" {
+            return None;
+        }
+        value.get("text")?.as_str().map(format::title_from)
+    })
+}
+
 /// The store rooted at one data folder.
 #[derive(Debug, Clone)]
 pub struct Store {
+    /// Where everything lives.
     pub paths: Paths,
 }
 
 impl Store {
+    /// The store at `paths`.
     pub fn new(paths: Paths) -> Store {
         Store { paths }
     }
