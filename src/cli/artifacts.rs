@@ -33,6 +33,7 @@ pub enum Command {
     Ls {
         /// Session id or unique prefix (none, or --all: every session)
         #[arg(conflicts_with = "all")]
+        #[arg(add = crate::cli::complete::ids())]
         id: Option<String>,
         /// Every session's artifacts
         #[arg(long)]
@@ -47,7 +48,10 @@ pub enum Command {
         target: String,
     },
     /// Print the artifacts folder, or one session's
-    Path { id: Option<String> },
+    Path {
+        #[arg(add = crate::cli::complete::ids())]
+        id: Option<String>,
+    },
     /// Set an artifact's note (empty text clears it)
     Annotate {
         #[arg(value_name = "FILE")]

@@ -28,6 +28,25 @@ pub fn command() -> clap::Command {
     cmd
 }
 
+/// `glrs` as the shell completes it: the chat's flags, and each program
+/// as a subcommand with all of its own arguments (`glrs sessions show ID`).
+pub fn completion_command() -> clap::Command {
+    use clap::CommandFactory;
+    let mut cmd = super::chat::Args::command().name("glrs").bin_name("glrs");
+    for (name, about) in PROGRAMS {
+        let program = match *name {
+            "chat" => super::chat::Args::command(),
+            "sessions" => super::sessions::Args::command(),
+            "fork" => super::fork::Args::command(),
+            "compact" => super::compact::Args::command(),
+            "artifacts" => super::artifacts::Args::command(),
+            _ => clap::Command::new(*name),
+        };
+        cmd = cmd.subcommand(program.name(*name).about(*about));
+    }
+    cmd
+}
+
 /// Run the program the arguments name; returns only on failure.
 pub fn dispatch(args: &[OsString]) -> ExitCode {
     let first = args.first().and_then(|a| a.to_str()).unwrap_or("");

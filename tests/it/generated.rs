@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use clap::CommandFactory;
-use clap_complete::Shell;
 
 fn programs() -> Vec<clap::Command> {
     vec![
@@ -26,15 +25,10 @@ fn generate() -> BTreeMap<PathBuf, Vec<u8>> {
     for cmd in programs() {
         let name = cmd.get_name().to_string();
         clap_mangen::generate_to(cmd.clone(), dir.path()).expect("man pages");
-        for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
-            let mut out = Vec::new();
-            clap_complete::generate(shell, &mut cmd.clone(), &name, &mut out);
-            let file = match shell {
-                Shell::Bash => format!("{name}.bash"),
-                Shell::Zsh => format!("_{name}"),
-                _ => format!("{name}.fish"),
-            };
-            files.insert(Path::new("completions").join(file), out);
+        for shell in glrs::cli::complete::SHELLS {
+            let script = glrs::cli::complete::script(shell, &name).expect("a completion script");
+            let file = glrs::cli::complete::script_path(shell, &name);
+            files.insert(Path::new("completions").join(file), script.into_bytes());
         }
     }
     for entry in std::fs::read_dir(dir.path()).expect("read man dir").flatten() {
@@ -45,12 +39,20 @@ fn generate() -> BTreeMap<PathBuf, Vec<u8>> {
 }
 
 fn committed(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    fn walk(root: &Path, rel: &Path, files: &mut BTreeMap<PathBuf, Vec<u8>>) {
+        let Ok(entries) = std::fs::read_dir(root.join(rel)) else { return };
+        for entry in entries.flatten() {
+            let path = rel.join(entry.file_name());
+            if entry.path().is_dir() {
+                walk(root, &path, files);
+            } else {
+                files.insert(path, std::fs::read(entry.path()).unwrap_or_default());
+            }
+        }
+    }
     let mut files = BTreeMap::new();
     for sub in ["man", "completions"] {
-        let Ok(entries) = std::fs::read_dir(root.join(sub)) else { continue };
-        for entry in entries.flatten() {
-            files.insert(Path::new(sub).join(entry.file_name()), std::fs::read(entry.path()).unwrap_or_default());
-        }
+        walk(root, Path::new(sub), &mut files);
     }
     files
 }
@@ -65,6 +67,9 @@ fn man_pages_and_completions_are_current() {
             std::fs::create_dir_all(root.join(sub)).expect("mkdir");
         }
         for (path, bytes) in &fresh {
+            if let Some(parent) = root.join(path).parent() {
+                std::fs::create_dir_all(parent).expect("mkdir");
+            }
             std::fs::write(root.join(path), bytes).expect("write");
         }
     }

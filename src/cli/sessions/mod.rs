@@ -71,6 +71,7 @@ pub enum Command {
 #[derive(Debug, ClapArgs)]
 pub struct ExportArgs {
     /// Session id or unique prefix
+    #[arg(add = crate::cli::complete::ids())]
     pub id: String,
     /// md: a heading per message; html: one page, nothing to fetch; jsonl: one entry a line
     /// [default: from the -o file's extension, else md]
@@ -139,6 +140,7 @@ pub struct LsArgs {
 #[derive(Debug, ClapArgs)]
 pub struct ShowArgs {
     /// Session id or unique prefix
+    #[arg(add = crate::cli::complete::ids())]
     pub id: String,
     /// Print the raw session file (with --from/--tail: the chosen entries as a JSON array)
     #[arg(long)]
@@ -154,6 +156,7 @@ pub struct ShowArgs {
 #[derive(Debug, ClapArgs)]
 pub struct StatusArgs {
     /// Session id or unique prefix
+    #[arg(add = crate::cli::complete::ids())]
     pub id: String,
     /// Print a JSON object
     #[arg(long)]
@@ -175,6 +178,7 @@ pub struct GrepArgs {
 #[derive(Debug, ClapArgs)]
 pub struct PathArgs {
     /// Session id or unique prefix (none: the sessions folder)
+    #[arg(add = crate::cli::complete::ids())]
     pub id: Option<String>,
 }
 
@@ -182,12 +186,14 @@ pub struct PathArgs {
 pub struct RmArgs {
     /// Session ids or unique prefixes
     #[arg(required = true)]
+    #[arg(add = crate::cli::complete::ids())]
     pub ids: Vec<String>,
 }
 
 #[derive(Debug, ClapArgs)]
 pub struct IdArg {
     /// Session id or unique prefix
+    #[arg(add = crate::cli::complete::ids())]
     pub id: String,
 }
 

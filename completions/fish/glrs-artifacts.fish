@@ -1,0 +1,1 @@
+complete --keep-order --exclusive --command glrs-artifacts --arguments "(_GLRS_COMPLETE=fish glrs-artifacts -- (commandline --current-process --tokenize --cut-at-cursor) (commandline --current-token))"
