@@ -8,8 +8,10 @@
 
 pub mod compaction;
 pub mod oneshot;
+pub mod picker;
 pub mod render;
 pub mod repl;
+pub mod reset;
 pub mod session_tools;
 pub mod signals;
 pub mod tools;

@@ -327,6 +327,17 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
                 }
             }
         }
+        // SPEC 16: the key's reset rule, checked before every message.
+        if let Some(why) = chat.reset_due(&jiff::Zoned::now()) {
+            match chat.reset_for(&why) {
+                Ok((next, line)) => {
+                    leave_loudly(&mut chat);
+                    chat = next;
+                    println!("{}", dim(&format!("({line})")));
+                }
+                Err(e) => eprintln!("glrs-chat: error: cannot start the key's new session: {e:#}"),
+            }
+        }
         if let Some(warning) = chat.remember_prompt(&text) {
             eprintln!("glrs-chat: warning: {warning}");
         }
@@ -466,7 +477,8 @@ fn run_turn(
     match &outcome.error {
         None => {}
         Some(e) if outcome.stopped() => println!("{}", ui.dim(&format!("({e}: what arrived is kept)"))),
-        Some(e) => eprintln!("glrs-chat: error: {e}"),
+        // Named with the model: behind a gateway, which one refused matters.
+        Some(e) => eprintln!("glrs-chat: error: {}: {e}", chat.model.full()),
     }
     let mut next = late.join("\n");
     if !leftover.is_empty() {
@@ -525,7 +537,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
                 chat.flushed_cycle.map_or("none this session".to_string(), |c| format!("after compaction {c}"))
             );
             if chat.is_saved() {
-                crate::cli::run_program("glrs-sessions", &["status", chat.id.as_str()])?;
+                crate::programs::run_program("glrs-sessions", &["status", chat.id.as_str()])?;
             } else {
                 println!("session {} has nothing saved yet", chat.id);
             }
@@ -537,7 +549,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
             println!("(cleared: the model starts from nothing; the transcript stays in the session)");
         }
         "/artifacts" => {
-            crate::cli::run_program("glrs-artifacts", &["ls", chat.id.as_str()])?;
+            crate::programs::run_program("glrs-artifacts", &["ls", chat.id.as_str()])?;
         }
         "/export" => {
             if !chat.is_saved() {
@@ -551,7 +563,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
             }
         }
         "/sessions" => {
-            crate::cli::run_program("glrs-sessions", &["ls", "-n", "20"])?;
+            crate::programs::run_program("glrs-sessions", &["ls", "-n", "20"])?;
         }
         "/model" => {
             if arg.is_empty() {
@@ -571,7 +583,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
         }
         "/resume" => {
             let at = if arg.is_empty() {
-                match crate::cli::chat::pick_session(&chat.store)? {
+                match super::picker::pick_session(&chat.store)? {
                     Some(at) => at,
                     None => return Ok(Action::Continue),
                 }
@@ -594,15 +606,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
             show_history(chat, color);
         }
         "/new" | "/reset" => {
-            let mut next = Chat::start(
-                chat.store.clone(),
-                chat.config.clone(),
-                chat.model.clone(),
-                chat.system.clone(),
-                chat.cwd.clone(),
-            )?;
-            next.key = chat.key.clone();
-            next.thinking = chat.thinking;
+            let next = chat.successor()?;
             leave_loudly(chat);
             if chat.is_saved() {
                 println!("left {} (glrs-chat --resume {})", chat.id, chat.id);
@@ -622,7 +626,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
             if !arg.is_empty() {
                 args.push(arg.to_string());
             }
-            let out = std::process::Command::new(crate::cli::program_path("glrs-fork")).args(&args).output()?;
+            let out = std::process::Command::new(crate::programs::program_path("glrs-fork")).args(&args).output()?;
             if out.status.success() {
                 let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
                 println!("forked to {id}: /resume {id} opens it");

@@ -6,6 +6,7 @@ use anyhow::{Context, Result, bail};
 use clap::Parser;
 
 use crate::chat::{self, Chat};
+use crate::cli::UsageError;
 use crate::config::Config;
 use crate::provider::select::{self, ModelRef};
 use crate::store::{Located, Store, listing};
@@ -44,7 +45,7 @@ pub struct Args {
     #[arg(add = crate::cli::complete::ids())]
     pub parent: Option<String>,
     /// The model, as provider/model-id (openai/gpt-4.1, anthropic/claude-sonnet-4-5, ollama/llama3.2)
-    #[arg(short = 'm', long, value_name = "PROVIDER/MODEL")]
+    #[arg(short = 'm', long, value_name = "PROVIDER/MODEL", value_parser = ModelRef::check_arg)]
     pub model: Option<String>,
     /// The system prompt (else "systemPrompt" in the config)
     #[arg(long, value_name = "TEXT")]
@@ -55,6 +56,9 @@ pub struct Args {
     /// Run one turn with this prompt: the reply on stdout, the session id on stderr
     #[arg(short = 'p', long = "prompt", value_name = "PROMPT")]
     pub prompt: Option<String>,
+    /// The same as -p PROMPT. Text piped on stdin is attached after the prompt
+    #[arg(value_name = "PROMPT", conflicts_with = "prompt")]
+    pub text: Option<String>,
     /// With a one-shot turn: print {id, reply, usage} as JSON
     #[arg(long)]
     pub json: bool,
@@ -64,20 +68,9 @@ pub struct Args {
 pub fn run(args: Args) -> Result<i32> {
     let store = Store::from_env()?;
     let config = Config::load_env(&store.paths)?;
-    let prompt = match args.prompt.clone() {
-        Some(p) => Some(p),
-        None if !std::io::stdin().is_terminal() => {
-            let mut text = String::new();
-            std::io::stdin().read_to_string(&mut text).context("cannot read the prompt from stdin")?;
-            if text.trim().is_empty() {
-                bail!("no prompt: stdin was empty (give one with -p, or run in a terminal for the REPL)");
-            }
-            Some(text)
-        }
-        None => None,
-    };
+    let prompt = one_shot_prompt(args.prompt.clone().or(args.text.clone()))?;
     if args.json && prompt.is_none() {
-        return Err(crate::cli::UsageError("--json goes with a one-shot turn (-p PROMPT)".into()).into());
+        return Err(UsageError("--json goes with a one-shot turn (-p PROMPT)".into()).into());
     }
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let explicit = args.model.as_deref().map(ModelRef::parse).transpose()?;
@@ -110,9 +103,9 @@ pub fn run(args: Args) -> Result<i32> {
         (Some(id), _) if !id.is_empty() => Some(store.resolve(id)?),
         (Some(_), _) => {
             if prompt.is_some() || !std::io::stdin().is_terminal() {
-                return Err(crate::cli::UsageError("--resume needs an ID in one-shot mode".into()).into());
+                return Err(UsageError("--resume needs an ID in one-shot mode".into()).into());
             }
-            match pick_session(&store)? {
+            match chat::picker::pick_session(&store)? {
                 Some(at) => Some(at),
                 None => return Ok(0),
             }
@@ -154,6 +147,32 @@ pub fn run(args: Args) -> Result<i32> {
     }
 }
 
+/// The message of a one-shot turn, if this is one: the prompt argument,
+/// with a non-terminal stdin's text attached after it (SPEC 11), or stdin's
+/// text alone. An empty prompt is a usage error: it would make a session
+/// holding nothing.
+fn one_shot_prompt(argument: Option<String>) -> Result<Option<String>> {
+    if argument.as_deref().is_some_and(|p| p.trim().is_empty()) {
+        return Err(UsageError("the prompt is empty (-p \"\" sends nothing; give the text to send)".into()).into());
+    }
+    if std::io::stdin().is_terminal() {
+        return Ok(argument);
+    }
+    let mut piped = String::new();
+    std::io::stdin().read_to_string(&mut piped).context("cannot read stdin")?;
+    Ok(match argument {
+        Some(prompt) if piped.trim().is_empty() => Some(prompt),
+        Some(prompt) => Some(format!("{prompt}\n\n{}", piped.trim_end())),
+        None if piped.trim().is_empty() => {
+            return Err(UsageError(
+                "no prompt: stdin was empty (give one with -p, or run in a terminal for the REPL)".into(),
+            )
+            .into());
+        }
+        None => Some(piped),
+    })
+}
+
 /// A new keyed session that begins as a copy of `parent`, unless the parent
 /// is over `parentForkMaxTokens` (then `None`: start fresh, and say why).
 fn start_from_parent(
@@ -187,32 +206,4 @@ fn newest_in(store: &Store, cwd: &str) -> Result<Located> {
         Some(s) => Ok(store.resolve(&s.id)?),
         None => bail!("no session was started in {cwd}: nothing to continue (glrs-sessions ls lists them all)"),
     }
-}
-
-/// Ask which session to open, newest first. `None` when the user picks none.
-pub fn pick_session(store: &Store) -> Result<Option<Located>> {
-    let listing = listing::list(store)?;
-    if listing.sessions.is_empty() {
-        println!("no sessions yet");
-        return Ok(None);
-    }
-    let shown: Vec<_> = listing.sessions.iter().take(20).collect();
-    for (i, s) in shown.iter().enumerate() {
-        println!("{:>3}  {}  {}  {}", i + 1, s.id, s.updated_at.get(..16).unwrap_or(&s.updated_at), s.title);
-    }
-    let mut editor = rustyline::DefaultEditor::new()?;
-    let answer = match editor.readline("open which (number or id, Enter for none)? ") {
-        Ok(a) => a,
-        Err(_) => return Ok(None),
-    };
-    let answer = answer.trim();
-    if answer.is_empty() {
-        return Ok(None);
-    }
-    if let Ok(n) = answer.parse::<usize>()
-        && (1..=shown.len()).contains(&n)
-    {
-        return Ok(Some(store.resolve(&shown[n - 1].id)?));
-    }
-    Ok(Some(store.resolve(answer)?))
 }

@@ -4,9 +4,8 @@
 //! flags, and session ids (with their titles, where the shell shows
 //! descriptions: zsh and fish) always match the program that is installed.
 //!
-//! The scripts in `completions/` are [`script`]'s output, named as each
-//! shell looks for them: `bash/NAME` (bash-completion's lazy loading),
-//! `zsh/_NAME` (an `fpath` folder), `fish/NAME.fish`.
+//! The scripts (`glrs completions SHELL`, and the copies in `completions/`)
+//! are [`script`]'s output, named by `generate::Shell::file_name`.
 
 use std::ffi::OsStr;
 
@@ -17,9 +16,6 @@ use crate::store::{Store, listing};
 
 /// The variable that turns a program run into a completion request.
 pub const VAR: &str = "_GLRS_COMPLETE";
-
-/// The shells there are scripts for.
-pub const SHELLS: [&str; 3] = ["bash", "zsh", "fish"];
 
 /// Answer a completion request and exit, when this run is one (the
 /// variable is set); otherwise return at once. Called first in each main.
@@ -47,15 +43,6 @@ pub fn script(shell: &str, program: &str) -> Option<String> {
     };
     written.ok()?;
     String::from_utf8(out).ok()
-}
-
-/// Where `script(shell, program)` belongs under `completions/`.
-pub fn script_path(shell: &str, program: &str) -> String {
-    match shell {
-        "zsh" => format!("zsh/_{program}"),
-        "fish" => format!("fish/{program}.fish"),
-        _ => format!("{shell}/{program}"),
-    }
 }
 
 /// The completer for an argument that takes a session id.
@@ -86,7 +73,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn scripts_call_the_program_back_and_are_named_for_their_shells() {
+    fn scripts_call_the_program_back() {
         let bash = script("bash", "glrs-sessions").unwrap();
         assert!(
             bash.contains("_GLRS_COMPLETE=\"bash\"") && bash.contains("-F _clap_complete_glrs_sessions glrs-sessions")
@@ -97,8 +84,15 @@ mod tests {
         );
         assert!(script("fish", "glrs").unwrap().contains("--command glrs"));
         assert!(script("tcsh", "glrs").is_none());
-        assert_eq!(script_path("bash", "glrs"), "bash/glrs");
-        assert_eq!(script_path("zsh", "glrs"), "zsh/_glrs");
-        assert_eq!(script_path("fish", "glrs"), "fish/glrs.fish");
+    }
+
+    #[test]
+    fn glrs_completes_as_its_programs_and_commands() {
+        let cmd = super::super::front::completion_command();
+        cmd.clone().debug_assert();
+        let names: Vec<&str> = cmd.get_subcommands().map(|c| c.get_name()).collect();
+        for name in ["sessions", "fork", "compact", "artifacts", "man", "completions", "help"] {
+            assert!(names.contains(&name), "{name} in {names:?}");
+        }
     }
 }
