@@ -13,12 +13,16 @@ use super::manual;
 /// The shells glrs writes completions for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Shell {
+    /// GNU Bash.
     Bash,
+    /// Z shell.
     Zsh,
+    /// fish.
     Fish,
 }
 
 impl Shell {
+    /// Every shell completions are made for.
     pub const ALL: [Shell; 3] = [Shell::Bash, Shell::Zsh, Shell::Fish];
 
     /// The file a program's completion goes in, named as each shell's
@@ -33,6 +37,7 @@ impl Shell {
         }
     }
 
+    /// The shell's name, as `glrs completions` takes it.
     pub fn name(self) -> &'static str {
         match self {
             Shell::Bash => "bash",
