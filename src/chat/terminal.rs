@@ -13,6 +13,7 @@ use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 
 use super::TurnUi;
 use super::render::{MarkdownStream, Spinner};
+use crate::output::terminal_safe;
 use crate::provider::{Cancel, Delta};
 use crate::store::ToolCall;
 use crate::tools::ToolOutput;
@@ -27,17 +28,24 @@ pub const RESULT_PREVIEW_LINES: usize = 4;
 
 /// The terminal side of a turn.
 pub struct TermUi {
+    /// Renders the answer's Markdown as it streams.
     pub md: MarkdownStream,
+    /// Whether to colour.
     pub color: bool,
+    /// Held while writing, so the key watcher's notes do not interleave.
     pub lock: Arc<Mutex<()>>,
+    /// The spinner shown until the first token.
     pub spinner: Option<Spinner>,
+    /// Whether reasoning is being shown (dimmed).
     pub reasoning: bool,
     /// Set while the key watcher runs: a permission prompt can be answered.
     pub can_ask: bool,
+    /// Where the key watcher puts the answer to a permission prompt.
     pub answer: AnswerSlot,
 }
 
 impl TermUi {
+    /// Write text (newlines as the raw-mode terminal needs them).
     pub fn write(&self, text: &str) {
         let _guard = self.lock.lock();
         let mut out = std::io::stdout().lock();
@@ -45,18 +53,22 @@ impl TermUi {
         let _ = out.flush();
     }
 
+    /// `text` dimmed, when colouring.
     pub fn dim(&self, text: &str) -> String {
         if self.color { format!("\x1b[2m{text}\x1b[0m") } else { text.to_string() }
     }
 
+    /// `text` in red, when colouring.
     pub fn red(&self, text: &str) -> String {
         if self.color { format!("\x1b[31m{text}\x1b[0m") } else { text.to_string() }
     }
 
+    /// The terminal's width (at least 20).
     pub fn width(&self) -> usize {
         crossterm::terminal::size().map_or(100, |(w, _)| w as usize).max(20)
     }
 
+    /// Stop and clear the spinner.
     pub fn stop_spinner(&mut self) {
         if let Some(mut s) = self.spinner.take() {
             s.stop();
@@ -74,9 +86,10 @@ impl TurnUi for TermUi {
     fn delta(&mut self, delta: &Delta) {
         self.stop_spinner();
         match delta {
+            // The model's text may carry escape sequences: shown, never obeyed.
             Delta::Reasoning(text) => {
                 self.reasoning = true;
-                let text = self.dim(text);
+                let text = self.dim(&terminal_safe(text));
                 self.write(&text);
             }
             Delta::Text(text) => {
@@ -85,7 +98,7 @@ impl TurnUi for TermUi {
                     self.write("\n\n");
                 }
                 let _guard = self.lock.lock();
-                let _ = self.md.push(text, &mut std::io::stdout().lock());
+                let _ = self.md.push(&terminal_safe(text), &mut std::io::stdout().lock());
             }
         }
     }
@@ -103,14 +116,16 @@ impl TurnUi for TermUi {
         let _ = self.md.finish(&mut std::io::stdout().lock());
         drop(_guard);
         let width = self.width();
-        let line = cut_to(&format!("● {}  {summary}", call.name), width);
+        let line = cut_to(&terminal_safe(&format!("● {}  {summary}", call.name)), width);
         let line = if self.color { format!("\x1b[1m{line}\x1b[0m") } else { line };
         self.write(&format!("{line}\n"));
     }
 
     fn tool(&mut self, _call: &ToolCall, output: &ToolOutput) {
         let width = self.width().saturating_sub(2);
-        let lines: Vec<&str> = output.content.lines().collect();
+        // A tool's output (a file, a command's) may carry escape sequences too.
+        let content = terminal_safe(&output.content);
+        let lines: Vec<&str> = content.lines().collect();
         let mut shown: Vec<String> =
             lines.iter().take(RESULT_PREVIEW_LINES).map(|l| format!("  {}", cut_to(l, width))).collect();
         if lines.len() > RESULT_PREVIEW_LINES {
@@ -128,7 +143,7 @@ impl TurnUi for TermUi {
         }
         let mut text = String::new();
         if let Some(preview) = &question.preview {
-            text.push_str(&self.dim(preview.trim_end()));
+            text.push_str(&self.dim(&terminal_safe(preview.trim_end())));
             text.push('\n');
         }
         let always = if question.tool == "bash" { "this command" } else { question.tool };
@@ -149,7 +164,7 @@ impl TurnUi for TermUi {
 
     fn notice(&mut self, text: &str) {
         self.stop_spinner();
-        let line = self.dim(text);
+        let line = self.dim(&terminal_safe(text));
         self.write(&format!("{line}\n"));
     }
 }
@@ -165,12 +180,16 @@ pub fn cut_to(text: &str, width: usize) -> String {
 
 /// Starts `glrs-compact` the moment `/compact` is entered during a turn.
 pub struct BackgroundCompact {
+    /// The session to compact.
     pub id: crate::SessionId,
+    /// The children started, for the turn to wait for.
     pub started: Arc<Mutex<Vec<std::process::Child>>>,
+    /// Held while writing its note.
     pub lock: Arc<Mutex<()>>,
 }
 
 impl BackgroundCompact {
+    /// Start `glrs-compact` with `instruction` and say so.
     pub fn start(&self, instruction: &str) {
         let mut cmd = super::compaction::compact_command(&self.id, Some(instruction));
         cmd.stdin(std::process::Stdio::null())
@@ -194,11 +213,14 @@ impl BackgroundCompact {
 
 /// Reads keys while a turn runs (the terminal in raw mode).
 pub struct KeyWatch {
+    /// Set to make the watcher stop.
     pub stop: Arc<AtomicBool>,
+    /// The watcher; it returns the text typed but not sent.
     pub thread: Option<std::thread::JoinHandle<String>>,
 }
 
 impl KeyWatch {
+    /// Watch keys: Esc and Ctrl-C cancel, lines sent become steers.
     pub fn start(cancel: Arc<Cancel>, steers: Arc<Mutex<Vec<String>>>) -> KeyWatch {
         KeyWatch::start_with(cancel, steers, None, Arc::default(), Arc::default())
     }
@@ -208,6 +230,7 @@ impl KeyWatch {
         !self.stop.load(Ordering::SeqCst)
     }
 
+    /// Watch keys, also starting background compactions and answering permission prompts.
     pub fn start_with(
         cancel: Arc<Cancel>,
         steers: Arc<Mutex<Vec<String>>>,
@@ -297,6 +320,7 @@ impl KeyWatch {
     }
 }
 
+/// The terminal side of a turn, with colour or without.
 pub fn term_ui(color: bool) -> TermUi {
     let width = crossterm::terminal::size().map_or(80, |(w, _)| w as usize);
     TermUi {
