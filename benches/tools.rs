@@ -9,6 +9,9 @@
 //! is needed for the comparison only (`apt-get install ripgrep`); without
 //! it the tool's own figures are still printed.
 
+// A benchmark is not product code: a failed step should stop it loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicBool;
