@@ -17,9 +17,13 @@ use crate::{SessionId, time};
 /// A fork on disk.
 #[derive(Debug, Clone)]
 pub struct Forked {
+    /// The new session's id.
     pub id: SessionId,
+    /// The new session's file.
     pub path: PathBuf,
+    /// How many entries it got.
     pub entries: usize,
+    /// How many artifacts were copied.
     pub artifacts: usize,
 }
 
@@ -69,7 +73,8 @@ pub fn fork(store: &Store, at: &Located, upto: Option<usize>, key: Option<&str>)
     let total = file.events.len();
     let n = upto.unwrap_or(total);
     if upto.is_some() && (n == 0 || n > total) {
-        bail!("entry {n} is out of range: session {} has {total} entries (1-{total})", at.id);
+        let has = crate::output::count(total as u64, "entry", "entries");
+        bail!("entry {n} is out of range: session {} has {has} (1-{total})", at.id);
     }
     check_tool_pairs(&file, &at.id, n)?;
     let tokens = if n == total {

@@ -18,19 +18,24 @@ pub fn color_enabled() -> bool {
 /// text inside is made [`terminal_safe`] first (colour or not).
 #[derive(Debug, Clone, Copy)]
 pub struct Style {
+    /// Whether to colour.
     pub color: bool,
+    /// Whether stdout is a terminal.
     pub terminal: bool,
 }
 
 impl Style {
+    /// Colour on a terminal, never with `NO_COLOR`.
     pub fn detect() -> Style {
         Style { color: color_enabled(), terminal: stdout_is_terminal() }
     }
 
+    /// `text` in bold, when colouring.
     pub fn bold(&self, text: &str) -> String {
         self.wrap("1", text)
     }
 
+    /// `text` dimmed, when colouring.
     pub fn dim(&self, text: &str) -> String {
         self.wrap("2", text)
     }
@@ -85,11 +90,18 @@ pub fn field(text: &str) -> String {
     text.chars().map(|c| if matches!(c, '\t' | '\n' | '\r') { ' ' } else { c }).collect()
 }
 
+/// `1 entry`, `2 entries`: a count with its noun in the right number.
+pub fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
     fn fields_never_split() {
         assert_eq!(super::field("a\tb\nc"), "a b c");
+        assert_eq!(super::count(1, "entry", "entries"), "1 entry");
+        assert_eq!(super::count(0, "entry", "entries"), "0 entries");
     }
 
     #[test]

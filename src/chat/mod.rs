@@ -34,12 +34,19 @@ use crate::tools::{Permissions, Registry};
 use crate::{SessionId, time};
 pub use turn::{TurnOutcome, TurnUi};
 
+/// An open conversation: the session it records to, the model it talks to, and what it holds in memory between writes.
 pub struct Chat {
+    /// The store the session lives in.
     pub store: Store,
+    /// The configuration it was started with.
     pub config: Config,
+    /// The session's id.
     pub id: SessionId,
+    /// The working folder the session belongs to (its `cwd`).
     pub cwd: String,
+    /// The model it talks to.
     pub model: ModelRef,
+    /// The provider serving `model`.
     pub provider: Provider,
     /// The system prompt's replacement for the default part (`--system`,
     /// `systemPrompt`, or the session header's `system`); saved in the header.
@@ -52,7 +59,9 @@ pub struct Chat {
     pub redactor: Redactor,
     /// The context the next model call sends.
     pub messages: Vec<Message>,
+    /// The estimate of the context the next request sends (SPEC 5).
     pub context_tokens: u64,
+    /// The context window of `model`, in tokens.
     pub window: u64,
     /// The thinking level (SPEC 16): saved in the header as `thinking`.
     pub thinking: crate::provider::cache::Thinking,
@@ -61,6 +70,7 @@ pub struct Chat {
     stamp: Option<Stamp>,
     /// Compactions in the session, and the cycle of the last memory flush.
     pub compactions: u64,
+    /// The compaction count the newest memory flush recorded, if any.
     pub flushed_cycle: Option<u64>,
     /// Automatic compactions since the last user message (at most one).
     pub auto_compactions: u32,
@@ -70,9 +80,13 @@ pub struct Chat {
     pub key: Option<String>,
     /// True once `keys.json` points the key at this session.
     pub key_recorded: bool,
-    /// The file as this chat last wrote or read it, with that file's stamp:
-    /// the next write need not read it again while it is unchanged.
-    known: Option<crate::store::Written>,
+    /// True when the file holds a `thinking` header field.
+    thinking_recorded: bool,
+    /// The file's `updatedAt` as this chat last wrote or read it.
+    pub(crate) updated_at: Option<String>,
+    /// The mark of the file as this chat last wrote or read it: a write
+    /// that finds the file still so appends in place without reading it.
+    mark: Option<crate::store::Mark>,
     /// How many entries the file had when this chat last read or wrote it:
     /// a write that finds more merged another program's entries.
     known_len: usize,
@@ -140,7 +154,9 @@ impl Chat {
             messages: Vec::new(),
             context_tokens: 0,
             stamp: None,
-            known: None,
+            mark: None,
+            thinking_recorded: false,
+            updated_at: None,
             known_len: 0,
             unwritten: Vec::new(),
             key: None,
@@ -169,7 +185,8 @@ impl Chat {
         // The stamp first: if the file changes while it is read, the stamp
         // is the older one, and the next check reloads (never the reverse).
         let stamp = Stamp::of(&at.path).with_context(|| format!("cannot read {}", at.path.display()))?;
-        let file = store.read(at)?.file;
+        let loaded = store.read(at)?;
+        let (file, mark) = (loaded.file, loaded.mark);
         let model = match model {
             Some(m) => m,
             None => match file.get_str("model") {
@@ -187,6 +204,8 @@ impl Chat {
         chat.context_tokens = file.get_u64("contextTokens").unwrap_or(0);
         chat.key = file.get_str("key").map(str::to_string);
         chat.key_recorded = true;
+        chat.thinking_recorded = file.get("thinking").is_some();
+        chat.updated_at = file.get_str("updatedAt").map(str::to_string);
         if let Some(level) = file.get_str("thinking").and_then(|t| crate::provider::cache::Thinking::parse(t).ok()) {
             chat.thinking = level;
         }
@@ -196,7 +215,7 @@ impl Chat {
         // saves it there.
         if !at.legacy {
             chat.stamp = Some(stamp);
-            chat.known = Some(crate::store::Written { file, stamp, warning: None });
+            chat.mark = Some(mark);
         }
         Ok(chat)
     }
@@ -276,7 +295,8 @@ impl Chat {
             return Ok(false);
         }
         let at = Located { id: self.id.clone(), path: path.clone(), legacy: false };
-        let file = self.store.read(&at)?.file;
+        let loaded = self.store.read(&at)?;
+        let file = loaded.file;
         self.messages = if self.unwritten.is_empty() {
             context::replay(&file.events)
         } else {
@@ -287,10 +307,12 @@ impl Chat {
         self.context_tokens = file.get_u64("contextTokens").unwrap_or(self.context_tokens);
         (self.compactions, self.flushed_cycle) = compaction::cycle_of(&file.events);
         self.known_len = file.events.len();
+        self.thinking_recorded = file.get("thinking").is_some();
+        self.updated_at = file.get_str("updatedAt").map(str::to_string);
         self.stamp = Some(now);
         // Read after `now` was taken: if it changed meanwhile, the stamps
-        // differ at the next write and the file is read again.
-        self.known = Some(crate::store::Written { file, stamp: now, warning: None });
+        // differ at the next check, and the mark at the next write.
+        self.mark = Some(loaded.mark);
         Ok(true)
     }
 
@@ -345,8 +367,8 @@ impl Chat {
         }
         // Written only when it applies: a level other than off, or a change
         // back to off from a level the file holds.
-        let recorded = self.known.as_ref().and_then(|w| w.file.get_str("thinking").map(str::to_string));
-        if self.thinking != crate::provider::cache::Thinking::Off || recorded.is_some() {
+        let set_thinking = self.thinking != crate::provider::cache::Thinking::Off || self.thinking_recorded;
+        if set_thinking {
             change = change.set("thinking", Value::from(self.thinking.name()));
         }
         for entry in &self.unwritten {
@@ -362,7 +384,10 @@ impl Chat {
         let known_len = self.known_len;
         let system_tokens = self.system_tokens();
         let mut merged: Option<Vec<crate::provider::Message>> = None;
-        let written = self.store.update_known(&self.id, self.known.take(), |file| {
+        let added = self.unwritten.len();
+        // Usually appended in place; the file is read whole only when it is
+        // not as this chat left it (or cannot be appended to in place).
+        let written = self.store.append_since(&self.id, change, self.mark.as_ref(), |file, change| {
             let foreign = file.events.len() != known_len;
             change.apply(file);
             if foreign {
@@ -373,15 +398,20 @@ impl Chat {
             Ok(())
         })?;
         self.unwritten.clear();
+        self.thinking_recorded |= set_thinking;
+        self.updated_at = Some(written.updated_at.clone());
         let warning = written.warning.clone().map(|w| format!("the session was saved, but {w}"));
         self.stamp = Some(written.stamp);
-        self.known_len = written.file.events.len();
-        if let Some(messages) = merged {
-            self.messages = messages;
-            (self.compactions, self.flushed_cycle) = compaction::cycle_of(&written.file.events);
-            self.context_tokens = written.file.get_u64("contextTokens").unwrap_or(self.context_tokens);
+        self.mark = Some(written.mark);
+        match &written.rewritten {
+            Some(file) => self.known_len = file.events.len(),
+            None => self.known_len += added,
         }
-        self.known = Some(written);
+        if let (Some(messages), Some(file)) = (merged, &written.rewritten) {
+            self.messages = messages;
+            (self.compactions, self.flushed_cycle) = compaction::cycle_of(&file.events);
+            self.context_tokens = file.get_u64("contextTokens").unwrap_or(self.context_tokens);
+        }
         if let (Some(key), false) = (&self.key, self.key_recorded) {
             self.store.set_key(key, &self.id)?;
             self.key_recorded = true;
@@ -446,8 +476,11 @@ impl Chat {
 /// Entries that could not be saved when leaving a session.
 #[derive(Debug)]
 pub struct Unsaved {
+    /// The session that could not be saved.
     pub id: SessionId,
+    /// How many entries wait to be written.
     pub count: usize,
+    /// Why the write failed.
     pub error: StoreError,
     /// The recovery file they went to, or why none could be written.
     pub recovery: Result<std::path::PathBuf, String>,
@@ -455,7 +488,9 @@ pub struct Unsaved {
 
 impl std::fmt::Display for Unsaved {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "session {} could not be saved ({}): {} entries are not in it", self.id, self.error, self.count)?;
+        let entries = crate::output::count(self.count as u64, "entry", "entries");
+        let verb = if self.count == 1 { "is" } else { "are" };
+        write!(f, "session {} could not be saved ({}): {entries} {verb} not in it", self.id, self.error)?;
         match &self.recovery {
             Ok(path) => write!(
                 f,

@@ -13,6 +13,7 @@ use crate::provider::Cancel;
 use crate::provider::select::ModelRef;
 use crate::store::{Located, SessionFile, Store, listing};
 
+/// The program's name, for messages.
 pub const PROGRAM_NAME: &str = "glrs-compact";
 
 /// Summarise the older part of a session into a brief; the replaced
@@ -32,6 +33,7 @@ pub const PROGRAM_NAME: &str = "glrs-compact";
 pub struct Args {
     /// Session id or unique prefix
     #[arg(required_unless_present = "all", conflicts_with = "all")]
+    #[arg(add = crate::cli::complete::ids())]
     pub id: Option<String>,
     /// Every session over its trigger (skipping open ones)
     #[arg(long)]
@@ -94,7 +96,8 @@ pub fn run(args: Args) -> Result<i32> {
                     let line = trigger
                         .threshold()
                         .map_or("automatic compaction is off".into(), |t| format!("trigger {}", thousands(t)));
-                    println!("{}: {} tokens, under its {line}; nothing to do", at.id, thousands(tokens));
+                    let noun = if tokens == 1 { "token" } else { "tokens" };
+                    println!("{}: {} {noun}, under its {line}; nothing to do", at.id, thousands(tokens));
                 }
                 return Ok(0);
             }

@@ -5,6 +5,7 @@ use clap::Parser;
 
 use crate::store::Store;
 
+/// The program's name, for messages.
 pub const PROGRAM_NAME: &str = "glrs-fork";
 
 #[derive(Debug, Parser)]
@@ -19,14 +20,17 @@ pub const PROGRAM_NAME: &str = "glrs-fork";
     after_help = "Exit status: 0 success, 1 failure (unknown id, N out of range, N splitting a tool call from its result), \
         2 usage error."
 )]
+/// The arguments of glrs-fork.
 pub struct Args {
     /// Session id or unique prefix
+    #[arg(add = crate::cli::complete::ids())]
     pub id: String,
     /// Keep entries 1..N (default: all)
     #[arg(value_parser = clap::value_parser!(u64))]
     pub n: Option<u64>,
 }
 
+/// Fork the session and print the new id.
 pub fn run(args: Args) -> Result<i32> {
     let store = Store::from_env()?;
     let at = store.resolve(&args.id)?;

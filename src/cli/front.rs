@@ -37,6 +37,7 @@ pub enum Builtin {
     /// Print the completions of every glrs program for SHELL, or write them into a folder
     Completions {
         #[arg(value_enum)]
+        /// The shell
         shell: Shell,
         /// Write one file a program into this folder, named as the shell looks for it
         #[arg(long, value_name = "DIR")]
@@ -45,6 +46,7 @@ pub enum Builtin {
     /// The config file: its path, or its contents with secrets as ***
     Config {
         #[command(subcommand)]
+        /// The config subcommand
         command: super::settings::ConfigCommand,
     },
     /// The providers and models that can be used: window, the key each needs, and whether it is set
@@ -56,6 +58,7 @@ pub enum Builtin {
     /// Print a program's help: glrs help chat
     Help {
         #[arg(value_name = "PROGRAM")]
+        /// The program whose man page to print
         program: Option<String>,
     },
 }
@@ -78,6 +81,25 @@ pub fn command() -> clap::Command {
         .disable_help_subcommand(true);
     for (name, about) in PROGRAMS {
         cmd = cmd.subcommand(clap::Command::new(*name).about(*about).allow_external_subcommands(true));
+    }
+    Builtin::augment_subcommands(cmd)
+}
+
+/// `glrs` as the shell completes it: the chat's flags, and each program
+/// as a subcommand with all of its own arguments (`glrs sessions show ID`).
+pub fn completion_command() -> clap::Command {
+    use clap::CommandFactory;
+    let mut cmd = super::chat::Args::command().name("glrs").bin_name("glrs").disable_help_subcommand(true);
+    for (name, about) in PROGRAMS {
+        let program = match *name {
+            "chat" => super::chat::Args::command(),
+            "sessions" => super::sessions::Args::command(),
+            "fork" => super::fork::Args::command(),
+            "compact" => super::compact::Args::command(),
+            "artifacts" => super::artifacts::Args::command(),
+            _ => clap::Command::new(*name),
+        };
+        cmd = cmd.subcommand(program.name(*name).about(*about));
     }
     Builtin::augment_subcommands(cmd)
 }

@@ -20,9 +20,13 @@ pub const MAX_PROMPT_BYTES: usize = 100 << 10;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Prompt {
+    /// What was sent.
     pub text: String,
+    /// When.
     pub at: String,
+    /// The session it was sent in.
     pub session: String,
+    /// The working folder it was sent from.
     pub cwd: String,
     /// The whole prompt's size in bytes, when `text` is only its start.
     #[serde(default, skip_serializing_if = "Option::is_none")]

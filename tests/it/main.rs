@@ -3,6 +3,10 @@
 //! `support` (in `tests/support/`, shared with the benchmarks) builds
 //! temporary stores, runs the programs, and serves the mock model.
 
+// Test helpers outside `#[test]` functions unwrap too: a failed step
+// should fail the test loudly (product code denies both, Cargo.toml).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "../support/mod.rs"]
 mod support;
 
@@ -11,6 +15,7 @@ mod chat_compaction;
 mod chat_oneshot;
 mod chat_repl;
 mod compact;
+mod completions;
 mod cost;
 mod export;
 mod front;
@@ -18,6 +23,7 @@ mod generated;
 mod harness;
 mod layering;
 mod lifecycle;
+mod recipes;
 mod reliability;
 mod resets;
 mod sessions_commands;

@@ -17,6 +17,7 @@ use serde_json::Value;
 use crate::error::StoreError;
 use crate::store::Store;
 
+/// The program's name, for messages.
 pub const PROGRAM_NAME: &str = "glrs-sessions";
 pub(crate) const PROGRAM: &str = PROGRAM_NAME;
 
@@ -37,10 +38,12 @@ pub(crate) const PROGRAM: &str = PROGRAM_NAME;
 )]
 pub struct Args {
     #[command(subcommand)]
+    /// The subcommand.
     pub command: Command,
 }
 
 #[derive(Debug, Subcommand)]
+/// The subcommands of glrs-sessions.
 pub enum Command {
     /// List sessions, newest first: id, updatedAt, entries, contextTokens, cwd, title
     Ls(LsArgs),
@@ -69,8 +72,10 @@ pub enum Command {
 }
 
 #[derive(Debug, ClapArgs)]
+/// Arguments of `export`.
 pub struct ExportArgs {
     /// Session id or unique prefix
+    #[arg(add = crate::cli::complete::ids())]
     pub id: String,
     /// md: a heading per message; html: one page, nothing to fetch; jsonl: one entry a line
     /// [default: from the -o file's extension, else md]
@@ -82,12 +87,14 @@ pub struct ExportArgs {
 }
 
 #[derive(Debug, ClapArgs)]
+/// Arguments of `import`.
 pub struct ImportArgs {
     /// The recovery file the chat named (glrs-recovery-ID-TIME.json)
     pub file: std::path::PathBuf,
 }
 
 #[derive(Debug, ClapArgs)]
+/// Arguments of `keys`.
 pub struct KeysArgs {
     /// Print a JSON array
     #[arg(long)]
@@ -95,6 +102,7 @@ pub struct KeysArgs {
 }
 
 #[derive(Debug, ClapArgs)]
+/// Arguments of `cleanup`.
 pub struct CleanupArgs {
     /// Only say what would be removed (the default in "warn" mode)
     #[arg(long, conflicts_with = "enforce")]
@@ -108,6 +116,7 @@ pub struct CleanupArgs {
 }
 
 #[derive(Debug, ClapArgs)]
+/// Arguments of `ls`.
 pub struct LsArgs {
     /// Print a JSON array
     #[arg(long, conflicts_with = "jsonl")]
@@ -137,8 +146,10 @@ pub struct LsArgs {
 }
 
 #[derive(Debug, ClapArgs)]
+/// Arguments of `show`.
 pub struct ShowArgs {
     /// Session id or unique prefix
+    #[arg(add = crate::cli::complete::ids())]
     pub id: String,
     /// Print the raw session file (with --from/--tail: the chosen entries as a JSON array)
     #[arg(long)]
@@ -152,8 +163,10 @@ pub struct ShowArgs {
 }
 
 #[derive(Debug, ClapArgs)]
+/// Arguments of `status`.
 pub struct StatusArgs {
     /// Session id or unique prefix
+    #[arg(add = crate::cli::complete::ids())]
     pub id: String,
     /// Print a JSON object
     #[arg(long)]
@@ -161,6 +174,7 @@ pub struct StatusArgs {
 }
 
 #[derive(Debug, ClapArgs)]
+/// Arguments of `grep`.
 pub struct GrepArgs {
     /// A regular expression (Rust regex syntax)
     pub pattern: String,
@@ -173,21 +187,27 @@ pub struct GrepArgs {
 }
 
 #[derive(Debug, ClapArgs)]
+/// Arguments of `path`.
 pub struct PathArgs {
     /// Session id or unique prefix (none: the sessions folder)
+    #[arg(add = crate::cli::complete::ids())]
     pub id: Option<String>,
 }
 
 #[derive(Debug, ClapArgs)]
+/// Arguments of `rm`.
 pub struct RmArgs {
     /// Session ids or unique prefixes
     #[arg(required = true)]
+    #[arg(add = crate::cli::complete::ids())]
     pub ids: Vec<String>,
 }
 
 #[derive(Debug, ClapArgs)]
+/// One session id argument.
 pub struct IdArg {
     /// Session id or unique prefix
+    #[arg(add = crate::cli::complete::ids())]
     pub id: String,
 }
 
@@ -210,7 +230,8 @@ pub fn run(args: Args) -> Result<i32> {
         Command::Export(a) => export::run(&store, &a, &mut out)?,
         Command::Import(a) => {
             let (id, count) = store.import_recovery(&a.file)?;
-            writeln!(out, "{id}: {count} entries imported from {}", a.file.display())?;
+            let entries = crate::output::count(count as u64, "entry", "entries");
+            writeln!(out, "{id}: {entries} imported from {}", a.file.display())?;
             0
         }
     };
