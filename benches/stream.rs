@@ -108,7 +108,12 @@ fn main() {
     );
 
     // 2. A 100 MB reply in 64 KB events.
-    let pieces: Vec<String> = (0..1600).map(|i| format!("{:065536}", i)).collect();
+    let pieces: Vec<String> = (0..1600)
+        .map(|i: usize| {
+            let n = i.to_string();
+            format!("{}{n}", "0".repeat((64 << 10) - n.len()))
+        })
+        .collect();
     let size_mb = pieces.iter().map(String::len).sum::<usize>() as f64 / (1 << 20) as f64;
     server.push(reply(&pieces));
     let (took, glrs_kb) = run(chat_cmd(home.path()));
