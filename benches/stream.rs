@@ -8,6 +8,7 @@
 //!    curl's peak.
 //!
 //! Run: `cargo bench --bench stream` (`GLRS_BENCH_RUNS`, default 5).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "../tests/support/mock.rs"]
 #[allow(dead_code)]
