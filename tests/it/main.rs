@@ -18,6 +18,7 @@ mod compact;
 mod completions;
 mod cost;
 mod export;
+mod extensions;
 mod front;
 mod generated;
 mod harness;
