@@ -4,5 +4,6 @@ complete -c glrs-compact -l all -d 'Every session over its trigger (skipping ope
 complete -c glrs-compact -l if-needed -d 'Only when over the trigger (always so with --all)'
 complete -c glrs-compact -s q -l quiet -d 'Print nothing unless something failed (no result lines, no notes of skipped sessions)'
 complete -c glrs-compact -l no-flush -d 'Skip the memory flush (the silent turn that saves notes before compacting)'
+complete -c glrs-compact -l json -d 'Print each result as a JSON object on one line (outcome "compacted", "nothing" or "underTrigger", with the numbers) instead of the line for people'
 complete -c glrs-compact -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c glrs-compact -s V -l version -d 'Print version'
