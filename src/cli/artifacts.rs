@@ -37,6 +37,7 @@ pub enum Command {
     Ls {
         /// Session id or unique prefix (none, or --all: every session)
         #[arg(conflicts_with = "all")]
+        #[arg(add = crate::cli::complete::ids())]
         id: Option<String>,
         /// Every session's artifacts
         #[arg(long)]
@@ -54,6 +55,7 @@ pub enum Command {
     /// Print the artifacts folder, or one session's
     Path {
         /// Session id or unique prefix
+        #[arg(add = crate::cli::complete::ids())]
         id: Option<String>,
     },
     /// Set an artifact's note (empty text clears it)
@@ -170,6 +172,9 @@ fn cat_target(store: &Store, target: &str) -> Result<std::path::PathBuf> {
     match chosen {
         Some(a) => Ok(a.file.clone()),
         None if list.is_empty() => bail!("session {} has no artifacts", at.id),
-        None => bail!("session {} has {} artifacts; {target} names none of them", at.id, list.len()),
+        None => {
+            let has = crate::output::count(list.len() as u64, "artifact", "artifacts");
+            bail!("session {} has {has}; {target} names none of them", at.id)
+        }
     }
 }

@@ -88,7 +88,8 @@ impl Report {
             Report::UnderTrigger { id, tokens, trigger } => {
                 let line =
                     trigger.map_or("automatic compaction is off".into(), |t| format!("trigger {}", thousands(t)));
-                format!("{id}: {} tokens, under its {line}; nothing to do", thousands(*tokens))
+                let noun = if *tokens == 1 { "token" } else { "tokens" };
+                format!("{id}: {} {noun}, under its {line}; nothing to do", thousands(*tokens))
             }
         }
     }

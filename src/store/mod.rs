@@ -8,6 +8,7 @@ pub mod cleanup;
 pub mod entry;
 pub mod format;
 pub mod inplace;
+pub mod lines;
 pub mod listing;
 pub mod lock;
 pub mod prompts;
@@ -21,7 +22,7 @@ use serde_json::value::RawValue;
 use crate::error::StoreError;
 use crate::id::{IdPrefix, SessionId};
 use crate::paths::{Paths, ensure_private_dir};
-pub use entry::{Entry, Parsed, ToolCall, TurnMessage};
+pub use entry::{Entry, EntryText, Parsed, ToolCall, TurnMessage};
 pub use format::SessionFile;
 pub use inplace::Mark;
 pub use lock::{OpenLock, Stamp, WriteLock};
@@ -117,13 +118,15 @@ impl Append {
     /// whatever is there, the header fields, `title` from the first user
     /// message when the session has none, and `updatedAt`.
     pub fn apply(self, file: &mut SessionFile) {
+        // An untitled file (a legacy one, say) that already has a user
+        // message takes its title from that, not from the new message.
+        let untitled = file.get_str("title").is_none_or(str::is_empty);
+        let title = if untitled { first_user_title(&file.events).or(self.title) } else { None };
         file.events.extend(self.entries);
         for (name, value) in self.header {
             file.set(&name, value);
         }
-        if let Some(title) = self.title
-            && file.get_str("title").is_none_or(str::is_empty)
-        {
+        if let Some(title) = title {
             file.set("title", Value::from(title));
         }
         file.set("updatedAt", Value::from(crate::time::now()));
@@ -134,6 +137,17 @@ impl Append {
         self.header.push((name.to_string(), value.into()));
         self
     }
+}
+
+/// The title the first user entry among `events` gives, if there is one.
+fn first_user_title(events: &[Box<RawValue>]) -> Option<String> {
+    events.iter().find_map(|raw| {
+        let value: Value = serde_json::from_str(raw.get()).ok()?;
+        if value.get("type")?.as_str()? != "user" {
+            return None;
+        }
+        value.get("text")?.as_str().map(format::title_from)
+    })
 }
 
 /// The store rooted at one data folder.
@@ -223,8 +237,14 @@ impl Store {
 
     /// Read a session file whole (see [`read_settled`]).
     pub fn read(&self, at: &Located) -> Result<Loaded, StoreError> {
-        let (file, mark) = read_settled(at, |bytes| format::parse(bytes, &at.path, Some(at.id.as_str())))?;
+        let (file, mark) = read_settled(at, |bytes| format::parse(&bytes, &at.path, Some(at.id.as_str())))?;
         Ok(Loaded { at: at.clone(), file, mark })
+    }
+
+    /// Read a session's header and entries as text, parsing none of the
+    /// entries (see [`lines`]): what a reader that uses a few entries wants.
+    pub fn read_lines(&self, at: &Located) -> Result<lines::Lines, StoreError> {
+        lines::read(at)
     }
 
     /// Read and parse the file as it is now (under the write lock).
@@ -489,17 +509,19 @@ fn read_bytes(at: &Located) -> Result<(Vec<u8>, u64), StoreError> {
 /// Legacy files are never written, so they are read once.
 pub(crate) fn read_settled<T>(
     at: &Located,
-    parse: impl Fn(&[u8]) -> Result<T, StoreError>,
+    parse: impl Fn(Vec<u8>) -> Result<T, StoreError>,
 ) -> Result<(T, Mark), StoreError> {
     let (bytes, ino) = read_bytes(at)?;
-    match parse(&bytes) {
+    let mark = Mark::of_bytes(ino, &bytes);
+    match parse(bytes) {
         Err(StoreError::Corrupt { .. }) if !at.legacy => {
             let _lock = WriteLock::acquire(&at.path.with_extension("lock"))?;
             inplace::recover(&at.path, &at.path.with_extension("journal"))?;
             let (bytes, ino) = read_bytes(at)?;
-            Ok((parse(&bytes)?, Mark::of_bytes(ino, &bytes)))
+            let mark = Mark::of_bytes(ino, &bytes);
+            Ok((parse(bytes)?, mark))
         }
-        other => Ok((other?, Mark::of_bytes(ino, &bytes))),
+        other => Ok((other?, mark)),
     }
 }
 
