@@ -70,8 +70,17 @@ impl Stamp {
     }
 }
 
+/// Lock files are opened with `O_NOFOLLOW`: a link planted in their place
+/// would otherwise make glrs truncate and write a file elsewhere.
 fn open_lock_file(path: &Path, write: bool) -> std::io::Result<File> {
-    OpenOptions::new().read(true).write(write).create(write).truncate(false).mode(0o600).open(path)
+    OpenOptions::new()
+        .read(true)
+        .write(write)
+        .create(write)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
 }
 
 /// The short write lock of one file; released when dropped.

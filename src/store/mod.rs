@@ -182,6 +182,11 @@ impl Store {
 
     /// Read a session file whole.
     pub fn read(&self, at: &Located) -> Result<Loaded, StoreError> {
+        // A session file that is a link must not lead out of its folder.
+        if std::fs::symlink_metadata(&at.path).is_ok_and(|m| m.file_type().is_symlink()) {
+            let dir = at.path.parent().unwrap_or(Path::new("."));
+            crate::paths::check_inside(dir, &at.path).map_err(|e| StoreError::io(&at.path, "read", e))?;
+        }
         let bytes = std::fs::read(&at.path).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => StoreError::NotFound { id: at.id.to_string() },
             _ => StoreError::io(&at.path, "read", e),
@@ -327,11 +332,17 @@ impl Store {
     }
 
     /// Count the compaction artifacts of a session.
+    /// Links are not artifacts, and a linked folder has none.
     pub fn artifact_count(&self, id: &SessionId) -> usize {
-        std::fs::read_dir(self.paths.artifacts_of(id))
+        let dir = self.paths.artifacts_of(id);
+        if std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
+            return 0;
+        }
+        std::fs::read_dir(dir)
             .map(|dir| {
                 dir.filter_map(Result::ok)
                     .filter(|e| e.file_name().to_str().is_some_and(|n| n.ends_with(".md")))
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
                     .count()
             })
             .unwrap_or(0)
