@@ -127,27 +127,3 @@ pub fn anthropic_tool_use(id: &str, name: &str, json_pieces: &[&str]) -> Vec<Str
     out.extend(message_end("tool_use", 12));
     out
 }
-
-/// Check a captured OpenAI request never holds a tool call without its
-/// result, or a result without its call (SPEC section 3).
-pub fn assert_no_orphans_openai(body: &Value) {
-    let messages = body["messages"].as_array().expect("messages");
-    let mut open: Vec<String> = Vec::new();
-    for m in messages {
-        match m["role"].as_str() {
-            Some("assistant") => {
-                assert!(open.is_empty(), "calls without results before an assistant message: {open:?}");
-                for c in m["tool_calls"].as_array().into_iter().flatten() {
-                    open.push(c["id"].as_str().expect("id").to_string());
-                }
-            }
-            Some("tool") => {
-                let id = m["tool_call_id"].as_str().expect("tool_call_id");
-                let at = open.iter().position(|o| o == id).unwrap_or_else(|| panic!("result {id} without its call"));
-                open.remove(at);
-            }
-            _ => assert!(open.is_empty(), "calls without results: {open:?}"),
-        }
-    }
-    assert!(open.is_empty(), "calls without results at the end: {open:?}");
-}

@@ -1,17 +1,15 @@
 //! Session lifecycle: glrs-fork, keys and resets, and cleanup.
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::mock::{MockServer, Reply};
+use crate::support::sse::*;
+use crate::support::*;
 use glrs::SessionId;
 use glrs::compact::artifact::{self, ArtifactInfo};
 use glrs::compact::plan::Block;
 use glrs::store::{Append, Entry, ToolCall};
 use serde_json::{Value, json};
-use support::mock::{MockServer, Reply};
-use support::sse::*;
-use support::*;
 
 fn raw_session(ts: &TestStore, id: &SessionId) -> Value {
     serde_json::from_slice(&std::fs::read(ts.store.session_path(id)).unwrap()).unwrap()

@@ -1,10 +1,8 @@
 //! `glrs-sessions show`, `status`, `grep`, `path`, `rm`, `pin`/`unpin`, and
 //! ids that must be refused before any path is built.
 
-mod support;
-
+use crate::support::*;
 use serde_json::json;
-use support::*;
 
 const U1: &str = r#"{"type":"user","at":"2026-11-01T10:00:01.000Z","text":"the login redirect test is failing"}"#;
 const A1: &str = r#"{"type":"assistant","at":"2026-11-01T10:00:02.000Z","text":"Let me read it.","model":"openai/gpt-4.1","toolCalls":[{"id":"call_1","name":"read","input":{"path":"src/auth/redirect.ts"}}],"stopReason":"tool_use"}"#;

@@ -5,18 +5,16 @@
 //! Child processes are this same test binary, re-run on one test with
 //! `GLRS_TEST_ROLE` set: real processes, real file locks, nothing faked.
 
-mod support;
-
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use crate::support::*;
 use glrs::store::{Append, Entry, Parsed};
 use glrs::{Paths, SessionId, Store};
 use serde_json::json;
-use support::*;
 
 const ROLE: &str = "GLRS_TEST_ROLE";
 
@@ -30,10 +28,13 @@ fn marker(writer: u64, n: u64) -> Entry {
     Entry::Custom { at: glrs::time::now(), name: "test".into(), data: json!({"writer": writer, "n": n}) }
 }
 
-/// Run this test binary as a child in `role`, on the test `test_name`.
+/// Run this test binary as a child in `role`, on the test `test_name` of
+/// this module (libtest names it by its path inside the test crate).
 fn spawn_child(test_name: &str, role: &str, data_home: &Path) -> std::process::Child {
+    let module = module_path!().split_once("::").map_or(module_path!(), |(_, rest)| rest);
+    let full_name = format!("{module}::{test_name}");
     Command::new(std::env::current_exe().expect("test exe"))
-        .args([test_name, "--exact", "--nocapture", "--test-threads=1"])
+        .args([full_name.as_str(), "--exact", "--nocapture", "--test-threads=1"])
         .env(ROLE, role)
         .env("XDG_DATA_HOME", data_home)
         .stdout(Stdio::piped())

@@ -2,15 +2,13 @@
 //! from the mock server for caching, thinking and pruning; resets on the
 //! next message; the maintenance line at chat start.
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::mock::{MockServer, Reply};
+use crate::support::sse::*;
+use crate::support::*;
 use glrs::SessionId;
 use serde_json::{Value, json};
-use support::mock::{MockServer, Reply};
-use support::sse::*;
-use support::*;
 
 /// The mock-server config plus `extra` merged in at the top level.
 fn config_with(ts: &TestStore, server: &MockServer, extra: Value) {

@@ -1,10 +1,8 @@
 //! `glrs-sessions ls`: order, forms, filters, legacy sessions, the index
 //! cache, and bad files that must not hide the good ones.
 
-mod support;
-
+use crate::support::*;
 use serde_json::json;
-use support::*;
 
 const U1: &str = r#"{"type":"user","at":"2026-11-01T10:00:01.000Z","text":"fix the login test\nsecond line"}"#;
 const A1: &str = r#"{"type":"assistant","at":"2026-11-01T10:00:02.000Z","text":"done","model":"openai/gpt-4.1","toolCalls":[],"stopReason":"stop"}"#;

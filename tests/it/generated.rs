@@ -1,6 +1,6 @@
 //! `man/` and `completions/` are generated from the programs' argument
 //! definitions and committed. This test fails when they are stale; run
-//! `GLRS_REGENERATE=1 cargo test --test generated` to rewrite them.
+//! `GLRS_REGENERATE=1 cargo test --test it generated` to rewrite them.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -73,6 +73,6 @@ fn man_pages_and_completions_are_current() {
         fresh.keys().chain(on_disk.keys()).filter(|p| fresh.get(*p) != on_disk.get(*p)).collect();
     assert!(
         stale.is_empty(),
-        "generated files are stale: {stale:?}\nrun: GLRS_REGENERATE=1 cargo test --test generated"
+        "generated files are stale: {stale:?}\nrun: GLRS_REGENERATE=1 cargo test --test it generated"
     );
 }

@@ -5,15 +5,11 @@
 //! rexpect reads the terminal byte by byte as Latin-1, so expectations here
 //! match ASCII text only.
 
-mod support;
-
-use std::time::Duration;
-
+use crate::support::mock::{MockServer, Reply};
+use crate::support::sse::*;
+use crate::support::*;
 use rexpect::session::PtySession;
 use serde_json::json;
-use support::mock::{MockServer, Reply};
-use support::sse::*;
-use support::*;
 
 fn setup() -> (TestStore, MockServer) {
     let ts = TestStore::new();
@@ -23,10 +19,10 @@ fn setup() -> (TestStore, MockServer) {
 }
 
 fn repl(ts: &TestStore, args: &[&str]) -> PtySession {
-    support::pty::chat(ts, args, &[], false)
+    crate::support::pty::chat(ts, args, &[], false)
 }
 
-use support::pty::prompt;
+use crate::support::pty::prompt;
 
 fn quit(mut p: PtySession) -> String {
     p.send_line("/quit").unwrap();
@@ -206,7 +202,6 @@ fn slash_commands_tab_completion_and_multi_line_input() {
     p.exp_string("to come back").unwrap();
     p.exp_eof().unwrap();
     assert_eq!(server.model_requests()[0].body["messages"], json!([{"role": "user", "content": "line one\nline two"}]));
-    std::thread::sleep(Duration::from_millis(10));
 }
 
 #[test]
@@ -251,7 +246,7 @@ fn the_picker_resume_command_history_and_no_color() {
 
 /// A REPL with NO_COLOR, read without stripping escapes: none may appear.
 fn repl_no_color(ts: &TestStore) -> PtySession {
-    let mut p = support::pty::chat(ts, &["-m", "openai/gpt-4.1"], &[("NO_COLOR", "1")], true);
+    let mut p = crate::support::pty::chat(ts, &["-m", "openai/gpt-4.1"], &[("NO_COLOR", "1")], true);
     let banner = p.exp_string("/help for commands").expect("banner");
     assert!(!banner.contains("\x1b[2m"), "colour despite NO_COLOR: {banner:?}");
     p

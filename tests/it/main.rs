@@ -1,0 +1,20 @@
+//! The integration tests: one binary with a module per area, so the
+//! library and its dependencies are linked once rather than once per file.
+//! `support` (in `tests/support/`, shared with the benchmarks) builds
+//! temporary stores, runs the programs, and serves the mock model.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod chat_compaction;
+mod chat_oneshot;
+mod chat_repl;
+mod compact;
+mod cost;
+mod generated;
+mod harness;
+mod lifecycle;
+mod reliability;
+mod sessions_commands;
+mod sessions_ls;
+mod store_durability;
