@@ -15,7 +15,7 @@ pub enum StoreError {
     /// The prefix matches more than one session.
     Ambiguous { prefix: String, candidates: Vec<String> },
     /// Another program holds the session open.
-    Busy { id: String, pid: Option<u32> },
+    Busy { id: String, pid: Option<u32>, by: crate::store::lock::Holder },
     /// The file is not a valid session file.
     Corrupt { path: PathBuf, detail: String },
     /// The file's schema is newer than this version understands.
@@ -56,7 +56,15 @@ impl fmt::Display for StoreError {
             StoreError::Ambiguous { prefix, candidates } => {
                 write!(f, "session id prefix {prefix} is ambiguous: it matches {}", candidates.join(", "))
             }
-            StoreError::Busy { id, pid } => {
+            StoreError::Busy { id, pid, by: crate::store::lock::Holder::Compaction } => {
+                let pid = pid.map_or(String::new(), |p| format!(", pid {p}"));
+                write!(
+                    f,
+                    "session {id} is being compacted (glrs-compact{pid} is saving notes before it compacts); \
+                     try again when it is done"
+                )
+            }
+            StoreError::Busy { id, pid, .. } => {
                 match pid {
                     Some(pid) => write!(f, "session {id} is open in another program (pid {pid})")?,
                     None => write!(f, "session {id} is open in another program")?,

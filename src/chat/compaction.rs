@@ -258,8 +258,8 @@ impl Chat {
         let cycle = self.compactions;
         let memory = std::path::Path::new(&self.cwd).join("memory");
         // A cwd that no longer exists is not writable: it is never created.
-        let writable = memory_folder(std::path::Path::new(&self.cwd)).is_ok()
-            && tempfile::NamedTempFile::new_in(&memory).is_ok();
+        let writable =
+            memory_folder(std::path::Path::new(&self.cwd)).is_ok() && tempfile::NamedTempFile::new_in(&memory).is_ok();
         let data = if writable {
             let prompt = self.config.memory_flush.prompt.clone().unwrap_or_else(|| FLUSH_PROMPT.to_string());
             let mut none = Vec::new;

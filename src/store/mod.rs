@@ -292,9 +292,14 @@ impl Store {
 
     /// Take the session's open lock (held by a chat while it is open).
     pub fn open_lock(&self, id: &SessionId) -> Result<OpenLock, StoreError> {
+        self.open_lock_as(id, lock::Holder::Chat)
+    }
+
+    /// [`Store::open_lock`], saying who holds it (a refusal names them).
+    pub fn open_lock_as(&self, id: &SessionId, holder: lock::Holder) -> Result<OpenLock, StoreError> {
         ensure_private_dir(&self.paths.sessions)
             .map_err(|e| StoreError::io(&self.paths.sessions, "create folder", e))?;
-        OpenLock::try_acquire(&self.open_path(id), id.as_str())
+        OpenLock::try_acquire_as(&self.open_path(id), id.as_str(), holder)
     }
 
     /// Who has the session open: `None` when nobody, else the pid if known.

@@ -11,6 +11,7 @@ mod chat_oneshot;
 mod chat_repl;
 mod compact;
 mod cost;
+mod escapes;
 mod generated;
 mod harness;
 mod lifecycle;
