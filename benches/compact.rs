@@ -99,6 +99,7 @@ fn main() {
                 system: Some(brief::SYSTEM_PROMPT),
                 messages: &messages,
                 tools: &[],
+                thinking: Default::default(),
             });
             serialised += serde_json::to_vec(&body).expect("json").len();
         }

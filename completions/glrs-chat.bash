@@ -23,7 +23,7 @@ _glrs__chat() {
 
     case "${cmd}" in
         glrs__chat)
-            opts="-c -k -m -p -h -V --resume --continue --key --parent --model --system --prompt --json --help --version"
+            opts="-c -k -m -p -h -V --resume --continue --key --parent --model --system --thinking --prompt --json --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -55,6 +55,10 @@ _glrs__chat() {
                     ;;
                 --system)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --thinking)
+                    COMPREPLY=($(compgen -W "off low medium high" -- "${cur}"))
                     return 0
                     ;;
                 --prompt)

@@ -29,6 +29,8 @@ pub struct Config {
     pub providers: BTreeMap<String, ProviderConfig>,
     #[serde(default)]
     pub retry: Retry,
+    /// The thinking level of new sessions (SPEC 16).
+    pub thinking: Option<crate::provider::cache::Thinking>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -113,6 +115,8 @@ pub struct ProviderConfig {
     pub api_version: Option<String>,
     #[serde(default)]
     pub models: BTreeMap<String, ModelConfig>,
+    /// Prompt caching for Claude models: `"5m"` (default), `"1h"`, `"off"`.
+    pub cache: Option<crate::provider::cache::CacheTtl>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -338,8 +342,9 @@ mod tests {
                                       "maxDiskBytes": "1gb", "highWaterBytes": "800mb", "cronRetention": "24h"}},
           "providers": {"local": {"type": "openai", "baseUrl": "http://127.0.0.1:8080/v1", "apiKeyEnv": "LOCAL_KEY",
                                   "models": {"qwen": {"metadata": {"context": 32768, "costPerMTokIn": 0.1, "costPerMTokOut": 0.2}}}},
-                        "azure": {"endpoint": "https://x.openai.azure.com", "apiVersion": "2024-10-21", "apiKeyCommand": "pass azure"}},
-          "retry": {"attempts": 3, "baseDelayMs": 200}
+                        "azure": {"endpoint": "https://x.openai.azure.com", "apiVersion": "2024-10-21", "apiKeyCommand": "pass azure"},
+                        "anthropic": {"cache": "1h"}},
+          "retry": {"attempts": 3, "baseDelayMs": 200}, "thinking": "medium"
         }"#;
         let c = Config::parse(text).unwrap();
         assert_eq!(c.model_metadata("local", "qwen").unwrap().context, Some(32768));

@@ -40,6 +40,8 @@ pub struct Chat {
     pub messages: Vec<Message>,
     pub context_tokens: u64,
     pub window: u64,
+    /// The thinking level (SPEC 16): saved in the header as `thinking`.
+    pub thinking: crate::provider::cache::Thinking,
     /// The stamp of the file as this chat last wrote or read it; `None`
     /// before the session's first write.
     stamp: Option<Stamp>,
@@ -103,6 +105,7 @@ impl Chat {
             cwd,
             provider,
             window,
+            thinking: config.thinking.unwrap_or_default(),
             system,
             tools: tools::ToolRegistry::default(),
             messages: Vec::new(),
@@ -166,6 +169,9 @@ impl Chat {
         chat.context_tokens = file.get_u64("contextTokens").unwrap_or(0);
         chat.key = file.get_str("key").map(str::to_string);
         chat.key_recorded = true;
+        if let Some(level) = file.get_str("thinking").and_then(|t| crate::provider::cache::Thinking::parse(t).ok()) {
+            chat.thinking = level;
+        }
         (chat.compactions, chat.flushed_cycle) = compaction::cycle_of(&file.events);
         chat.known_len = file.events.len();
         // A legacy session has no file in the store yet: its first write
@@ -266,6 +272,12 @@ impl Chat {
             .set("model", Value::from(self.model.full()));
         if let Some(key) = &self.key {
             change = change.set("key", Value::from(key.as_str()));
+        }
+        // Written only when it applies: a level other than off, or a change
+        // back to off from a level the file holds.
+        let recorded = self.known.as_ref().and_then(|w| w.file.get_str("thinking").map(str::to_string));
+        if self.thinking != crate::provider::cache::Thinking::Off || recorded.is_some() {
+            change = change.set("thinking", Value::from(self.thinking.name()));
         }
         for entry in &self.unwritten {
             change = change.entry(entry)?;

@@ -33,6 +33,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/sessions", "recent sessions (glrs-sessions ls)"),
     ("/resume", "[ID] open another session (no ID: pick one)"),
     ("/model", "[provider/model] show or change the model"),
+    ("/thinking", "[off|low|medium|high] show or set the thinking level"),
     ("/new", "start a fresh session (for this key, if any); this one stays"),
     ("/reset", "the same as /new"),
     ("/fork", "[N] copy this session (entries 1..N) to a new id (glrs-fork)"),
@@ -281,7 +282,7 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
     // Lines typed during an idle compaction: they run once it lands.
     let mut queued: std::collections::VecDeque<String> = Default::default();
     loop {
-        let prompt = format!("{} {} {}% > ", chat.id, chat.model.model, chat.fill_percent());
+        let prompt = prompt_text(&chat);
         let line = if let Some(line) = queued.pop_front() {
             println!("{prompt}{line}");
             line
@@ -353,6 +354,15 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
         println!("to come back: glrs-chat --resume {}", chat.id);
     }
     Ok(code)
+}
+
+/// `ID MODEL [thinking:LEVEL] FILL% > `: the level only when not off.
+fn prompt_text(chat: &Chat) -> String {
+    let thinking = match chat.thinking {
+        crate::provider::cache::Thinking::Off => String::new(),
+        level => format!(" thinking:{}", level.name()),
+    };
+    format!("{} {}{thinking} {}% > ", chat.id, chat.model.model, chat.fill_percent())
 }
 
 /// What runs at idle.
@@ -504,8 +514,9 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
             let trigger = chat.trigger();
             let line = trigger.threshold().map_or("off".to_string(), |t| format!("{t} tokens"));
             println!(
-                "model {} · window {} tokens · trigger {line} · context {} tokens ({}%) · compactions {} · last memory flush: {}",
+                "model {} · thinking {} · window {} tokens · trigger {line} · context {} tokens ({}%) · compactions {} · last memory flush: {}",
                 chat.model.full(),
+                chat.thinking.name(),
                 trigger.window,
                 chat.context_tokens,
                 chat.fill_percent(),
@@ -536,6 +547,14 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
             } else {
                 chat.set_model(crate::provider::select::ModelRef::parse(arg)?)?;
                 println!("model {} for the next turns", chat.model.full());
+            }
+        }
+        "/thinking" => {
+            if arg.is_empty() {
+                println!("thinking {} (off, low, medium or high)", chat.thinking.name());
+            } else {
+                chat.thinking = crate::provider::cache::Thinking::parse(arg).map_err(anyhow::Error::msg)?;
+                println!("thinking {} for the next turns", chat.thinking.name());
             }
         }
         "/resume" => {
@@ -571,6 +590,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
                 chat.cwd.clone(),
             )?;
             next.key = chat.key.clone();
+            next.thinking = chat.thinking;
             leave_loudly(chat);
             if chat.is_saved() {
                 println!("left {} (glrs-chat --resume {})", chat.id, chat.id);

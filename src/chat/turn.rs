@@ -171,6 +171,7 @@ impl Chat {
                     system: system.as_deref(),
                     messages: &self.messages,
                     tools: &tool_specs,
+                    thinking: self.thinking,
                 };
                 let mut on_delta = |d: Delta| match d {
                     Delta::Text(t) => {

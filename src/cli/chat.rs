@@ -47,6 +47,9 @@ pub struct Args {
     /// The system prompt (else "systemPrompt" in the config)
     #[arg(long, value_name = "TEXT")]
     pub system: Option<String>,
+    /// Thinking level: off, low, medium or high (Anthropic budgets 4k/12k/32k tokens; OpenAI reasoning_effort); saved with the session
+    #[arg(long, value_name = "LEVEL", value_parser = ["off", "low", "medium", "high"])]
+    pub thinking: Option<String>,
     /// Run one turn with this prompt: the reply on stdout, the session id on stderr
     #[arg(short = 'p', long = "prompt", value_name = "PROMPT")]
     pub prompt: Option<String>,
@@ -128,6 +131,9 @@ pub fn run(args: Args) -> Result<i32> {
     };
     if let Some(key) = &args.key {
         chat.key = Some(key.clone());
+    }
+    if let Some(level) = &args.thinking {
+        chat.thinking = crate::provider::cache::Thinking::parse(level).map_err(crate::cli::UsageError)?;
     }
     // Maintenance by itself (SPEC 16), with this chat's session already
     // open (so it is never removed).

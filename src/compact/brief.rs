@@ -105,7 +105,8 @@ fn pieces(blocks: &[Block], budget: usize) -> Vec<Vec<Block>> {
 
 async fn ask(provider: &Provider, model: &str, text: String, cancel: &Cancel) -> Result<String> {
     let messages = [Message::User { content: text }];
-    let request = Request { model, system: Some(SYSTEM_PROMPT), messages: &messages, tools: &[] };
+    let request =
+        Request { model, system: Some(SYSTEM_PROMPT), messages: &messages, tools: &[], thinking: Default::default() };
     let response = provider.complete(&request, &mut |_| {}, cancel).await.map_err(|e| match e {
         CallError::Cancelled { .. } => anyhow::anyhow!("stopped; nothing was written"),
         other => anyhow::anyhow!("the compact model failed ({other}); nothing was written"),

@@ -322,7 +322,13 @@ mod tests {
             Message::Tool { tool_call_id: "t1".into(), name: "n".into(), content: "r".into(), is_error: false },
             Message::User { content: "steer".into() },
         ];
-        let body = request_body(&Request { model: "m", system: None, messages: &messages, tools: &[] });
+        let body = request_body(&Request {
+            model: "m",
+            system: None,
+            messages: &messages,
+            tools: &[],
+            thinking: Default::default(),
+        });
         let m = body["messages"].as_array().unwrap();
         assert_eq!(m.len(), 3);
         assert_eq!(m[1]["content"], json!([{"type": "tool_use", "id": "t1", "name": "n", "input": {}}]));

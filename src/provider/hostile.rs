@@ -62,12 +62,13 @@ fn provider(url: &str, protocol: Protocol) -> Provider {
         base_delay: Duration::from_millis(10),
         timeout: Duration::from_millis(600),
         costs: Default::default(),
+        cache: Default::default(),
     }
 }
 
 async fn call(provider: &Provider, cancel: &Cancel) -> Result<Response, CallError> {
     let messages = [Message::User { content: "hi".into() }];
-    let request = Request { model: "m", system: None, messages: &messages, tools: &[] };
+    let request = Request { model: "m", system: None, messages: &messages, tools: &[], thinking: Default::default() };
     provider.complete(&request, &mut |_| {}, cancel).await
 }
 

@@ -8,6 +8,7 @@
 //! leaves this module is scrubbed of the key.
 
 pub mod anthropic;
+pub mod cache;
 pub mod catalogue;
 pub mod openai;
 pub mod secret;
@@ -122,6 +123,8 @@ pub struct Request<'a> {
     pub system: Option<&'a str>,
     pub messages: &'a [Message],
     pub tools: &'a [ToolSpec],
+    /// The thinking level (SPEC 16); `Off` sends no thinking parameter.
+    pub thinking: cache::Thinking,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,6 +147,8 @@ pub struct Provider {
     /// See [`STREAM_TIMEOUT`]; shorter in tests.
     timeout: Duration,
     costs: std::collections::BTreeMap<String, (Option<f64>, Option<f64>)>,
+    /// `providers.<id>.cache`: prompt caching for Claude models.
+    pub cache: cache::CacheTtl,
 }
 
 impl Provider {
@@ -192,6 +197,7 @@ impl Provider {
             base_delay: Duration::from_millis(config.retry.base_delay_ms.unwrap_or(500)),
             timeout: STREAM_TIMEOUT,
             costs,
+            cache: pc.cache.unwrap_or_default(),
         })
     }
 
@@ -260,10 +266,7 @@ impl Provider {
         on_delta: &mut (dyn FnMut(Delta) + Send),
         cancel: &Cancel,
     ) -> Result<Response, CallError> {
-        let body = match self.protocol {
-            Protocol::OpenAi => openai::request_body(request),
-            Protocol::Anthropic => anthropic::request_body(request),
-        };
+        let body = self.request_body(request);
         let url = self.url(request.model);
         let mut attempt = 0;
         let response = loop {
@@ -324,6 +327,27 @@ impl Provider {
         result
     }
 
+    /// The body of a call: the protocol's own, then thinking and cache
+    /// breakpoints (SPEC 16).
+    pub fn request_body(&self, request: &Request<'_>) -> serde_json::Value {
+        match self.protocol {
+            Protocol::OpenAi => {
+                let mut body = openai::request_body(request);
+                cache::think_openai(&mut body, request.model, request.thinking);
+                if cache::is_claude(request.model) {
+                    cache::mark_openai_compatible(&mut body, self.cache);
+                }
+                body
+            }
+            Protocol::Anthropic => {
+                let mut body = anthropic::request_body(request);
+                cache::think_anthropic(&mut body, request.thinking);
+                cache::mark_anthropic(&mut body, self.cache);
+                body
+            }
+        }
+    }
+
     /// Fill in the cost from configured prices when the provider gave none.
     fn price(&self, model: &str, response: &mut Response) {
         let Some(usage) = response.usage.as_mut() else { return };
@@ -331,7 +355,18 @@ impl Provider {
             return;
         }
         if let Some((Some(input), Some(output))) = self.costs.get(model) {
-            let tokens_in = (usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens) as f64;
+            // Claude bills cache reads at a tenth of the input price and
+            // writes at 1.25 times (2 times for the 1-hour cache); other
+            // providers' cached tokens are counted at the full price, an
+            // upper bound.
+            let (read, write) = match (cache::is_claude(model), self.cache) {
+                (true, cache::CacheTtl::OneHour) => (0.1, 2.0),
+                (true, _) => (0.1, 1.25),
+                (false, _) => (1.0, 1.0),
+            };
+            let tokens_in = usage.input_tokens as f64
+                + usage.cache_read_tokens as f64 * read
+                + usage.cache_write_tokens as f64 * write;
             usage.cost_usd = Some((tokens_in * input + usage.output_tokens as f64 * output) / 1e6);
         }
     }
@@ -501,6 +536,27 @@ mod tests {
         }
         h.insert("retry-after", HeaderValue::from_static("NaN"));
         assert_eq!(retry_after(&h), None);
+    }
+
+    #[test]
+    fn claude_cache_tokens_are_priced_as_billed() {
+        let config = Config::parse(
+            r#"{"providers": {"x": {"type": "anthropic", "baseUrl": "http://127.0.0.1:9",
+                "models": {"claude-a": {"metadata": {"costPerMTokIn": 3, "costPerMTokOut": 15}}}}}}"#,
+        )
+        .unwrap();
+        let provider = Provider::from_config(&config, "x").unwrap();
+        let usage = Usage {
+            input_tokens: 1_000_000,
+            output_tokens: 0,
+            cache_read_tokens: 1_000_000,
+            cache_write_tokens: 1_000_000,
+            cost_usd: None,
+        };
+        let mut r = Response { usage: Some(usage), ..Response::default() };
+        provider.price("claude-a", &mut r);
+        // $3 input + $0.30 of reads + $3.75 of writes.
+        assert!((r.usage.unwrap().cost_usd.unwrap() - 7.05).abs() < 1e-9);
     }
 
     #[test]

@@ -325,7 +325,13 @@ mod tests {
             reasoning: vec![],
             tool_calls: vec![ToolCall { id: "c".into(), name: "n".into(), input: Value::String("{oops".into()) }],
         }];
-        let body = request_body(&Request { model: "m", system: Some("s"), messages: &messages, tools: &[] });
+        let body = request_body(&Request {
+            model: "m",
+            system: Some("s"),
+            messages: &messages,
+            tools: &[],
+            thinking: Default::default(),
+        });
         assert_eq!(body["messages"][0], json!({"role": "system", "content": "s"}));
         assert_eq!(body["messages"][1]["tool_calls"][0]["function"]["arguments"], "{oops");
         assert!(body.get("tools").is_none());

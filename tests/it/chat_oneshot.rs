@@ -253,8 +253,13 @@ fn anthropic_thinking_and_tool_use_round_trip() {
     assert_eq!(first.path, "/v1/messages");
     assert_eq!(first.header("x-api-key"), Some(ANTHROPIC_KEY));
     assert_eq!(first.header("anthropic-version"), Some("2023-06-01"));
-    assert_eq!(first.body["system"], "be brief");
-    assert_eq!(first.body["messages"], json!([{"role": "user", "content": [{"type": "text", "text": "version?"}]}]));
+    // Prompt caching (SPEC 16) marks the system prompt and the newest message.
+    let mark = json!({"type": "ephemeral"});
+    assert_eq!(first.body["system"], json!([{"type": "text", "text": "be brief", "cache_control": mark}]));
+    assert_eq!(
+        first.body["messages"],
+        json!([{"role": "user", "content": [{"type": "text", "text": "version?", "cache_control": mark}]}])
+    );
     let second = &requests[1].body["messages"];
     assert_eq!(
         second[1]["content"][1],
@@ -263,6 +268,7 @@ fn anthropic_thinking_and_tool_use_round_trip() {
     assert_eq!(second[2]["role"], "user");
     assert_eq!(second[2]["content"][0]["tool_use_id"], "toolu_01");
     assert_eq!(second[2]["content"][0]["is_error"], true);
+    assert_eq!(second[2]["content"][0]["cache_control"], json!({"type": "ephemeral"}));
 
     // The next turn sends the thinking back with its signature.
     server.push(Reply::sse(anthropic_text(&["sure"])));

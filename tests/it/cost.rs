@@ -147,3 +147,180 @@ fn false_turns_rules_off_and_huge_or_zero_durations_never_delete_anything() {
         assert!(ts.store.session_path(id).exists(), "{id} was removed");
     }
 }
+
+/// Every `cache_control` in a request body.
+fn marks(v: &Value) -> usize {
+    match v {
+        Value::Object(m) => m.iter().map(|(k, v)| usize::from(k == "cache_control") + marks(v)).sum(),
+        Value::Array(a) => a.iter().map(marks).sum(),
+        _ => 0,
+    }
+}
+
+/// An Anthropic body as the sequence the cache sees: tools, system blocks,
+/// then every message block with its role; each with whether it carries a
+/// breakpoint, the mark itself left out so prefixes compare by content.
+fn cache_sequence(body: &Value) -> Vec<(Value, bool)> {
+    let strip = |v: &Value| {
+        let mut v = v.clone();
+        let marked = v.as_object_mut().and_then(|o| o.remove("cache_control")).is_some();
+        (v, marked)
+    };
+    let mut out: Vec<(Value, bool)> = body["tools"].as_array().into_iter().flatten().map(strip).collect();
+    out.extend(body["system"].as_array().into_iter().flatten().map(strip));
+    for m in body["messages"].as_array().expect("messages") {
+        for block in m["content"].as_array().expect("content blocks") {
+            let (b, marked) = strip(block);
+            out.push((json!({"role": m["role"], "block": b}), marked));
+        }
+    }
+    out
+}
+
+/// Call `next` re-sends call `prev`'s content unchanged up to `prev`'s last
+/// breakpoint, and marks that place again: it reads what `prev` wrote.
+fn assert_reuses_prefix(prev: &Value, next: &Value) {
+    let (a, b) = (cache_sequence(prev), cache_sequence(next));
+    let last = a.iter().rposition(|(_, m)| *m).expect("the earlier call has a breakpoint");
+    assert!(b.len() > last, "the later call is shorter than the cached prefix");
+    for i in 0..=last {
+        assert_eq!(a[i].0, b[i].0, "block {i} differs: the cached prefix is not reused");
+    }
+    assert!(b[last].1, "the later call does not mark where the earlier one's prefix ended");
+}
+
+#[test]
+fn anthropic_requests_mark_tools_system_and_newest_messages_and_reuse_the_prefix() {
+    let ts = TestStore::new();
+    let server = MockServer::start();
+    config_with(&ts, &server, json!({}));
+    // A session with an artifact is offered the compaction tools.
+    server.push(Reply::sse(anthropic_text(&["earlier answer"])));
+    ts.chat().args(["-p", "earlier question", "-m", "anthropic/claude-sonnet-4-5"]).assert().success();
+    let id = SessionId::parse(&ts.only_session().0).unwrap();
+    let artifacts = ts.store.paths.artifacts_of(&id);
+    std::fs::create_dir_all(&artifacts).unwrap();
+    std::fs::write(artifacts.join("2026-11-01T10-00-00-000Z.md"), "---\nlabel: x\n---\n[user]\nhi\n").unwrap();
+    server.push(Reply::sse(anthropic_tool_use("toolu_1", "nosuch", &["{}"])));
+    server.push(Reply::sse(anthropic_text(&["done"])));
+    server.push(Reply::sse(anthropic_text(&["again"])));
+    let run = |prompt: &str| {
+        let out = ts
+            .chat()
+            .args(["--resume", id.as_str(), "-p", prompt, "-m", "anthropic/claude-sonnet-4-5", "--system", "be brief"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr_of(&out));
+    };
+    run("first");
+    run("second");
+    let bodies: Vec<Value> = server.model_requests().into_iter().skip(1).map(|r| r.body).collect();
+    assert_eq!(bodies.len(), 3);
+    let mark = json!({"type": "ephemeral"});
+    for body in &bodies {
+        assert!(marks(body) <= 4, "more than four breakpoints: {body}");
+        let tools = body["tools"].as_array().expect("tools offered");
+        assert_eq!(tools.last().unwrap()["cache_control"], mark, "the tools are cached");
+        assert_eq!(body["system"][0]["cache_control"], mark, "the system prompt is cached");
+        let last = body["messages"].as_array().unwrap().last().unwrap();
+        assert_eq!(last["content"].as_array().unwrap().last().unwrap()["cache_control"], mark, "the newest message");
+    }
+    assert_eq!(marks(&bodies[0]), 4, "tools, system and the two newest user messages");
+    assert_eq!(marks(&bodies[1]), 4);
+    assert_eq!(marks(&bodies[2]), 4);
+    assert_reuses_prefix(&bodies[0], &bodies[1]);
+    assert_reuses_prefix(&bodies[1], &bodies[2]);
+
+    // "1h" asks for the longer TTL; "off" sends no breakpoint at all.
+    config_with(&ts, &server, json!({"providers": {"anthropic": {"baseUrl": server.url(), "cache": "1h"}}}));
+    server.push(Reply::sse(anthropic_text(&["hour"])));
+    run("third");
+    let body = &server.model_requests()[4].body;
+    assert_eq!(body["system"][0]["cache_control"], json!({"type": "ephemeral", "ttl": "1h"}));
+    assert_eq!(marks(body), 4);
+    config_with(&ts, &server, json!({"providers": {"anthropic": {"baseUrl": server.url(), "cache": "off"}}}));
+    server.push(Reply::sse(anthropic_text(&["none"])));
+    run("fourth");
+    let body = &server.model_requests()[5].body;
+    assert_eq!(marks(body), 0);
+    assert_eq!(body["system"], "be brief");
+}
+
+#[test]
+fn claude_behind_openrouter_is_cached_too_and_other_models_are_not() {
+    let ts = TestStore::new();
+    let server = MockServer::start();
+    config_with(
+        &ts,
+        &server,
+        json!({"providers": {"openrouter": {"type": "openai", "baseUrl": format!("{}/v1", server.url()), "apiKeyEnv": "OPENAI_API_KEY"}}}),
+    );
+    server.push(Reply::sse(openai_text(&["hi"], 5, 1, 0)));
+    server.push(Reply::sse(openai_text(&["hi"], 5, 1, 0)));
+    let out = ts
+        .chat()
+        .args(["-p", "hello", "-m", "openrouter/anthropic/claude-sonnet-4.5", "--system", "be brief"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let body = &server.model_requests()[0].body;
+    let mark = json!({"type": "ephemeral"});
+    assert_eq!(
+        body["messages"][0],
+        json!({"role": "system", "content": [{"type": "text", "text": "be brief", "cache_control": mark}]})
+    );
+    assert_eq!(
+        body["messages"][1],
+        json!({"role": "user", "content": [{"type": "text", "text": "hello", "cache_control": mark}]})
+    );
+    let out = ts.chat().args(["-p", "hello", "-m", "openrouter/openai/gpt-4.1", "--system", "s"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(marks(&server.model_requests()[1].body), 0);
+}
+
+#[test]
+fn thinking_levels_per_provider_saved_in_the_header_and_kept_on_resume() {
+    let ts = TestStore::new();
+    let server = MockServer::start();
+    config_with(&ts, &server, json!({}));
+    server.push(Reply::sse(anthropic_thinking_text(&["hmm"], "sig==", &["ok"])));
+    let out =
+        ts.chat().args(["-p", "think", "-m", "anthropic/claude-sonnet-4-5", "--thinking", "high"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let (id, session) = ts.only_session();
+    assert_eq!(session["thinking"], "high");
+    assert_eq!(session["events"][1]["signature"], "sig==");
+    let body = &server.model_requests()[0].body;
+    assert_eq!(body["thinking"], json!({"type": "enabled", "budget_tokens": 32000}));
+    assert_eq!(body["max_tokens"], 32000 + 8192, "max_tokens raised to fit the budget");
+    // Resumed without --thinking: the saved level; the thinking goes back signed.
+    server.push(Reply::sse(anthropic_text(&["again"])));
+    ts.chat().args(["--resume", &id, "-p", "more"]).assert().success();
+    let body = &server.model_requests()[1].body;
+    assert_eq!(body["thinking"]["budget_tokens"], 32000);
+    assert_eq!(body["messages"][1]["content"][0]["type"], "thinking");
+    assert_eq!(body["messages"][1]["content"][0]["signature"], "sig==");
+    // Back to off: no thinking parameter, and the header says off.
+    server.push(Reply::sse(anthropic_text(&["plain"])));
+    ts.chat().args(["--resume", &id, "-p", "plain", "--thinking", "off"]).assert().success();
+    let body = &server.model_requests()[2].body;
+    assert!(body.get("thinking").is_none() && body["max_tokens"] == 8192, "{body}");
+    let (_, session) = ts.only_session();
+    assert_eq!(session["thinking"], "off");
+
+    // OpenAI reasoning models get reasoning_effort; others never do.
+    server.push(Reply::sse(openai_text(&["r"], 5, 1, 0)));
+    server.push(Reply::sse(openai_text(&["r"], 5, 1, 0)));
+    ts.chat().args(["-p", "x", "-m", "openai/o4-mini", "--thinking", "medium"]).assert().success();
+    ts.chat().args(["-p", "x", "-m", "openai/gpt-4.1", "--thinking", "medium"]).assert().success();
+    let requests = server.model_requests();
+    assert_eq!(requests[3].body["reasoning_effort"], "medium");
+    assert!(requests[4].body.get("reasoning_effort").is_none());
+    // The config's level applies to new sessions; a bad level is a usage error.
+    config_with(&ts, &server, json!({"thinking": "low"}));
+    server.push(Reply::sse(anthropic_text(&["low"])));
+    ts.chat().args(["-p", "x", "-m", "anthropic/claude-sonnet-4-5"]).assert().success();
+    assert_eq!(server.model_requests()[5].body["thinking"]["budget_tokens"], 4000);
+    let out = ts.chat().args(["-p", "x", "--thinking", "max"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -102,7 +102,7 @@ fn status_reports_usage_compactions_flush_artifacts_and_the_holder() {
     std::fs::write(artifacts.join("2026-11-01T10-00-06-000Z.md"), "---\n").unwrap();
     let expected = |open: bool, pid: Option<u32>| {
         json!({
-            "id": "aaaa0001", "path": path, "legacy": false, "title": null, "key": null, "model": null,
+            "id": "aaaa0001", "path": path, "legacy": false, "title": null, "key": null, "model": null, "thinking": null,
             "cwd": "/w", "createdAt": "2026-11-01T10:00:00.000Z", "updatedAt": "2026-11-02T10:00:00.000Z",
             "parent": null, "pinned": false, "bytes": std::fs::metadata(&path).unwrap().len(),
             "entries": 7, "contextTokens": 70, "window": 256000, "trigger": 192000, "compactions": 1,

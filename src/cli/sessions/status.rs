@@ -33,6 +33,8 @@ pub struct Status {
     pub title: Option<String>,
     pub key: Option<String>,
     pub model: Option<String>,
+    /// The thinking level saved in the header (SPEC 16), when set.
+    pub thinking: Option<String>,
     pub cwd: Option<String>,
     pub created_at: Option<String>,
     pub updated_at: Option<String>,
@@ -105,6 +107,7 @@ pub fn run(store: &Store, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
         title: text("title"),
         key: text("key"),
         model: text("model"),
+        thinking: text("thinking"),
         cwd: text("cwd"),
         created_at: text("createdAt"),
         updated_at: text("updatedAt"),
@@ -145,6 +148,7 @@ fn write_plain(out: &mut dyn Write, s: &Status) -> Result<()> {
     opt("title", &s.title);
     opt("key", &s.key);
     opt("model", &s.model);
+    opt("thinking", &s.thinking);
     opt("cwd", &s.cwd);
     opt("createdAt", &s.created_at);
     opt("updatedAt", &s.updated_at);
