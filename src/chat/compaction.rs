@@ -167,8 +167,10 @@ impl Chat {
         ui: &mut dyn TurnUi,
     ) -> CompactOutcome {
         self.auto_compactions += 1;
-        if let Some(problem) = self.save_pending() {
-            return CompactOutcome::Failed(problem);
+        match self.save_pending() {
+            Err(problem) => return CompactOutcome::Failed(problem),
+            Ok(Some(warning)) => ui.notice(&warning),
+            Ok(None) => {}
         }
         ui.notice(&format!("(compacting {}…)", self.id));
         let mut cmd = tokio::process::Command::from(compact_command(&self.id, instruction));
@@ -219,9 +221,13 @@ impl Chat {
 
     /// Start `glrs-compact` without waiting: `/compact` typed during a turn.
     pub fn compact_in_background(&mut self, instruction: Option<&str>, ui: &mut dyn TurnUi) {
-        if let Some(problem) = self.save_pending() {
-            ui.notice(&problem);
-            return;
+        match self.save_pending() {
+            Err(problem) => {
+                ui.notice(&problem);
+                return;
+            }
+            Ok(Some(warning)) => ui.notice(&warning),
+            Ok(None) => {}
         }
         let mut cmd = compact_command(&self.id, instruction);
         cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());

@@ -178,7 +178,7 @@ impl Chat {
         // saves it there.
         if !at.legacy {
             chat.stamp = Some(stamp);
-            chat.known = Some(crate::store::Written { file, stamp });
+            chat.known = Some(crate::store::Written { file, stamp, warning: None });
         }
         Ok(chat)
     }
@@ -226,7 +226,7 @@ impl Chat {
         self.stamp = Some(now);
         // Read after `now` was taken: if it changed meanwhile, the stamps
         // differ at the next write and the file is read again.
-        self.known = Some(crate::store::Written { file, stamp: now });
+        self.known = Some(crate::store::Written { file, stamp: now, warning: None });
         Ok(true)
     }
 
@@ -262,8 +262,10 @@ impl Chat {
 
     /// A write point: every unwritten entry, `contextTokens` and `model`,
     /// in one atomic locked write. On failure the entries stay queued for
-    /// the next write point, and the error is returned to be shown.
-    pub fn save(&mut self) -> Result<(), StoreError> {
+    /// the next write point, and the error is returned to be shown. A write
+    /// that took effect but warned (the folder could not be synced) is done:
+    /// its entries are not queued again, and the warning is returned.
+    pub fn save(&mut self) -> Result<Option<String>, StoreError> {
         if self.stamp.is_none() && self.store.locate(&self.id).is_none() {
             self.store.create_as(&self.id, &self.cwd)?;
         }
@@ -300,6 +302,7 @@ impl Chat {
             Ok(())
         })?;
         self.unwritten.clear();
+        let warning = written.warning.clone().map(|w| format!("the session was saved, but {w}"));
         self.stamp = Some(written.stamp);
         self.known_len = written.file.events.len();
         if let Some(messages) = merged {
@@ -312,7 +315,7 @@ impl Chat {
             self.store.set_key(key, &self.id)?;
             self.key_recorded = true;
         }
-        Ok(())
+        Ok(warning)
     }
 
     /// True when entries wait to be written (a write failed, or they wait
@@ -329,7 +332,7 @@ impl Chat {
             return Ok(());
         }
         let error = match self.save() {
-            Ok(()) => return Ok(()),
+            Ok(_) => return Ok(()),
             Err(e) => e,
         };
         let entries: Vec<_> = self.unwritten.iter().filter_map(|e| e.to_raw().ok()).collect();
@@ -346,22 +349,26 @@ impl Chat {
         Err(Unsaved { id: self.id.clone(), count: entries.len(), error, recovery })
     }
 
-    /// Save only what is not on disk yet (compaction must see it all).
-    pub fn save_pending(&mut self) -> Option<String> {
-        if self.unwritten.is_empty() && self.is_saved() { None } else { self.save_or_report() }
+    /// Save only what is not on disk yet (compaction must see it all): the
+    /// failure to show, or `Ok` with a warning to show.
+    pub fn save_pending(&mut self) -> Result<Option<String>, String> {
+        if self.unwritten.is_empty() && self.is_saved() {
+            return Ok(None);
+        }
+        self.save().map_err(|e| self.report_failure(&e))
     }
 
     /// Save, and on failure record the failure (it is written with the next
-    /// write that works) and describe it for the user.
+    /// write that works) and describe it for the user. A warning about a
+    /// save that took effect is returned too, to be shown the same way.
     pub fn save_or_report(&mut self) -> Option<String> {
-        match self.save() {
-            Ok(()) => None,
-            Err(e) => {
-                let text = format!("could not save the session (will retry): {e}");
-                self.record(Entry::Error { at: time::now(), text: text.clone(), kind: "io".into() });
-                Some(text)
-            }
-        }
+        self.save().unwrap_or_else(|e| Some(self.report_failure(&e)))
+    }
+
+    fn report_failure(&mut self, e: &StoreError) -> String {
+        let text = format!("could not save the session (will retry): {e}");
+        self.record(Entry::Error { at: time::now(), text: text.clone(), kind: "io".into() });
+        text
     }
 }
 

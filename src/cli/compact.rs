@@ -7,7 +7,7 @@ use anyhow::{Result, bail};
 use clap::Parser;
 
 use crate::compact::Trigger;
-use crate::compact::run::{self, Options, Outcome};
+use crate::compact::run::{self, Landed, Options, Outcome};
 use crate::config::Config;
 use crate::provider::Cancel;
 use crate::provider::select::ModelRef;
@@ -172,6 +172,9 @@ fn compact_one(job: &Job<'_>, at: &Located, file: SessionFile) -> Result<Outcome
 }
 
 fn report(at: &Located, outcome: &Outcome) {
+    if let Outcome::Compacted(Landed { warning: Some(warning), .. }) = outcome {
+        crate::cli::warn(PROGRAM_NAME, &format!("{}: the brief landed, but {warning}", at.id));
+    }
     match outcome {
         Outcome::Nothing => println!("{}: nothing to compact", at.id),
         Outcome::Compacted(l) => println!(

@@ -42,6 +42,8 @@ pub struct Landed {
     pub label: String,
     pub first_kept: u64,
     pub model: String,
+    /// The brief landed, but the folder could not be synced after.
+    pub warning: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -184,14 +186,18 @@ pub fn land(
         file.set("updatedAt", Value::from(now));
         Ok(())
     });
-    if let Err(e) = result {
-        // The session did not take the brief: its artifact goes too.
-        if let Some(p) = written {
-            let _ = std::fs::remove_file(p);
+    let landed = match result {
+        Ok(landed) => landed,
+        Err(e) => {
+            // The session did not take the brief: its artifact goes too.
+            if let Some(p) = written {
+                let _ = std::fs::remove_file(p);
+            }
+            return Err(e).with_context(|| format!("compaction of {} not landed", at.id));
         }
-        return Err(e).with_context(|| format!("compaction of {} not landed", at.id));
-    }
+    };
     Ok(Landed {
+        warning: landed.warning,
         tokens_before,
         tokens_after,
         artifact: written.unwrap_or_default(),

@@ -15,17 +15,36 @@ use std::path::{Path, PathBuf};
 
 use crate::error::StoreError;
 
+/// A replacement that took effect.
+#[derive(Debug, Clone)]
+pub struct Landed {
+    /// The stamp of the new file.
+    pub stamp: Stamp,
+    /// Set when the folder could not be synced after the rename: the new
+    /// file is in place (readers see it, the write must not be repeated),
+    /// but a power cut could still bring back the old one.
+    pub warning: Option<String>,
+}
+
 /// Replace `path` atomically with what `fill` writes: a temporary file in
-/// the same folder (0600), fsync, rename over `path`, fsync the folder.
-/// Readers see the old file or the new one, never a part. On any error the
-/// old file is left as it was and the temporary file is removed.
+/// the same folder (0600), fdatasync, rename over `path`, fsync the folder.
+/// Readers see the old file or the new one, never a part. On any error
+/// before the rename the old file is left as it was and the temporary file
+/// is removed. Once the rename succeeded the write is done: a failing
+/// folder sync is only a [`Landed::warning`], so a caller never writes the
+/// same entries twice.
 ///
-/// `durable: false` skips both fsyncs, for caches whose loss costs nothing.
+/// The file's data is synced with `fdatasync` (the data and its size) and
+/// the folder with `fsync`: the rename is made durable by the folder's sync.
+/// Keeping the two distinct also lets a test inject a failure into the
+/// folder sync alone (`strace -e inject=fsync`).
+///
+/// `durable: false` skips both syncs, for caches whose loss costs nothing.
 pub fn write_atomic(
     path: &Path,
     durable: bool,
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
-) -> Result<Stamp, StoreError> {
+) -> Result<Landed, StoreError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     let fail = |e| StoreError::io(path, "write", e);
@@ -36,16 +55,19 @@ pub fn write_atomic(
         out.flush().map_err(fail)?;
     }
     if durable {
-        tmp.as_file().sync_all().map_err(fail)?;
+        tmp.as_file().sync_data().map_err(fail)?;
     }
     // The stamp of the file we wrote, taken before the rename makes it
     // visible: a later change by anyone else cannot be mistaken for ours.
     let stamp = tmp.as_file().metadata().map(|m| Stamp::from_metadata(&m)).map_err(fail)?;
     tmp.persist(path).map_err(|e| fail(e.error))?;
-    if durable {
-        File::open(dir).and_then(|d| d.sync_all()).map_err(|e| StoreError::io(dir, "sync folder", e))?;
-    }
-    Ok(stamp)
+    let warning = if durable { sync_folder(dir).err().map(|e| e.to_string()) } else { None };
+    Ok(Landed { stamp, warning })
+}
+
+/// fsync a folder, so the names created or renamed in it survive a power cut.
+pub fn sync_folder(dir: &Path) -> Result<(), StoreError> {
+    File::open(dir).and_then(|d| d.sync_all()).map_err(|e| StoreError::io(dir, "sync folder", e))
 }
 
 /// What identifies one version of a file: every write renames a new inode
@@ -201,8 +223,9 @@ mod tests {
         let path = dir.path().join("a.json");
         let one = write_atomic(&path, true, |w| w.write_all(b"one")).unwrap();
         let two = write_atomic(&path, true, |w| w.write_all(b"two")).unwrap();
-        assert_ne!(one, two);
-        assert_eq!(Stamp::of(&path).unwrap(), two);
+        assert_ne!(one.stamp, two.stamp);
+        assert!(two.warning.is_none());
+        assert_eq!(Stamp::of(&path).unwrap(), two.stamp);
         assert_eq!(std::fs::read(&path).unwrap(), b"two");
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temp file left");

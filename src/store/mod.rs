@@ -45,6 +45,9 @@ pub struct Written {
     /// The stamp of the file written: if the file's stamp differs later,
     /// another program changed it.
     pub stamp: Stamp,
+    /// The write is done, but something after it failed (the folder sync):
+    /// worth telling the user, never a reason to write again.
+    pub warning: Option<String>,
 }
 
 /// What one [`Store::append`] adds: entries, and header fields to set.
@@ -232,6 +235,8 @@ impl Store {
         if self.locate(id).is_some() {
             return Ok(false);
         }
+        // A failed folder sync is not reported here: the new session's
+        // first append follows at once and is the write the user hears about.
         lock::write_atomic(&self.session_path(id), true, |w| file.write_to(w))?;
         Ok(true)
     }
@@ -286,8 +291,8 @@ impl Store {
             }
         };
         change(&mut file)?;
-        let stamp = lock::write_atomic(&path, true, |w| file.write_to(w))?;
-        Ok(Written { file, stamp })
+        let landed = lock::write_atomic(&path, true, |w| file.write_to(w))?;
+        Ok(Written { file, stamp: landed.stamp, warning: landed.warning })
     }
 
     /// Take the session's open lock (held by a chat while it is open).
@@ -388,6 +393,8 @@ impl Store {
         let _lock = WriteLock::acquire(&self.paths.sessions.join(format!("{stem}.lock")))?;
         let mut value: T = self.read_json_file(name, what)?;
         change(&mut value);
+        // History and keys: a failed folder sync after the rename is not
+        // worth a message (the change is in place for every reader).
         lock::write_atomic(&self.paths.sessions.join(name), true, |w| {
             serde_json::to_writer_pretty(&mut *w, &value).map_err(std::io::Error::other)?;
             w.write_all(b"\n")

@@ -101,9 +101,10 @@ fn write_new(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
     ensure_private_dir(dir)?;
     let path = dir.join(name);
     let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path)?;
-    // fdatasync is enough for a new file's bytes; it also keeps a recovery
-    // working when the fault that broke the session's write is its fsync.
-    let written = file.write_all(bytes).and_then(|()| file.sync_data());
+    // fsync, where the session's own writes sync their data with fdatasync:
+    // a recovery then still works when the fault that broke the session's
+    // write is in that call (and tests can inject one without the other).
+    let written = file.write_all(bytes).and_then(|()| file.sync_all());
     if let Err(e) = written {
         let _ = std::fs::remove_file(&path);
         return Err(e);

@@ -185,7 +185,8 @@ fn strace_available() -> bool {
     }
 }
 
-/// `glrs-chat ARGS` under strace with `inject` (e.g. `fsync:error=EIO`).
+/// `glrs-chat ARGS` under strace with `inject` (e.g. `fdatasync:error=EIO`:
+/// the session's data sync; folders and recovery files use `fsync`).
 fn chat_with_fault(ts: &TestStore, syscalls: &str, error: &str, args: &[&str]) -> Command {
     let mut all = vec![
         "-f".to_string(),
@@ -262,7 +263,7 @@ fn a_turn_whose_fsync_fails_is_recovered() {
     let id = first_turn(&ts, &server);
     server.push(Reply::sse(openai_text(&["Noted."], 10, 2, 0)));
     let out =
-        chat_with_fault(&ts, "fsync", "EIO", &["--resume", &id, "-p", "remember 4217", "--json"]).output().unwrap();
+        chat_with_fault(&ts, "fdatasync", "EIO", &["--resume", &id, "-p", "remember 4217", "--json"]).output().unwrap();
     assert_turn_recovered(&ts, &id, &out);
 }
 
@@ -299,7 +300,7 @@ fn the_repl_saves_once_more_before_new_and_ctrl_d_and_says_where_the_turn_went()
     server.push(Reply::sse(openai_text(&["Noted."], 10, 2, 0)));
     server.push(Reply::sse(openai_text(&["Also noted."], 10, 2, 0)));
     let mut cmd = ts.std_cmd("strace");
-    cmd.args(["-f", "-qq", "-o", "/dev/null", "-e", "trace=fsync", "-e", "inject=fsync:error=EIO", CHAT])
+    cmd.args(["-f", "-qq", "-o", "/dev/null", "-e", "trace=fdatasync", "-e", "inject=fdatasync:error=EIO", CHAT])
         .args(["-m", "openai/gpt-4.1"])
         .env("OPENAI_API_KEY", OPENAI_KEY)
         .env("TMPDIR", ts.dir.path())

@@ -245,3 +245,64 @@ fn a_writer_reusing_what_it_wrote_never_misses_another_writers_entries() {
     let on_disk = ts.store.read(&ts.store.locate(&id).unwrap()).unwrap().file;
     assert_eq!(on_disk.events.len(), 5);
 }
+
+/// Run `args` under `strace`, failing every `fsync` with EIO. The store
+/// syncs file data with `fdatasync` and folders with `fsync`, so this fails
+/// exactly the folder syncs. `None` when strace cannot run here (not
+/// installed, or ptrace not permitted): the caller skips.
+fn with_folder_fsync_failing(ts: &TestStore, exe: &str, args: &[&str]) -> Option<std::process::Output> {
+    let probe = Command::new("strace")
+        .args(["-f", "-qq", "-o", "/dev/null", "-e", "trace=fsync", "-e", "inject=fsync:error=EIO", "true"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    if !probe.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: strace with fault injection is not available here");
+        return None;
+    }
+    let mut cmd = ts.std_cmd("strace");
+    cmd.args(["-f", "-qq", "-o", "/dev/null", "-e", "trace=fsync", "-e", "inject=fsync:error=EIO", exe]).args(args);
+    Some(cmd.output().expect("run strace"))
+}
+
+#[test]
+fn pin_whose_folder_sync_fails_is_applied_and_exits_0() {
+    let ts = TestStore::new();
+    let id = ts.session("/w", &[user("keep me")]);
+    let Some(out) = with_folder_fsync_failing(&ts, env!("CARGO_BIN_EXE_glrs-sessions"), &["pin", id.as_str()]) else {
+        return;
+    };
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.starts_with("glrs-sessions: warning: ") && err.contains("sync folder"), "{err}");
+    let text = std::fs::read_to_string(ts.store.session_path(&id)).unwrap();
+    let session: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(session["pinned"], true);
+}
+
+#[test]
+fn a_chat_whose_folder_sync_fails_writes_each_entry_once() {
+    let ts = TestStore::new();
+    let server = crate::support::mock::MockServer::start();
+    ts.config_for(&server);
+    for _ in 0..2 {
+        server.push(crate::support::mock::Reply::sse(crate::support::sse::openai_text(&["noted"], 10, 2, 0)));
+    }
+    let chat = env!("CARGO_BIN_EXE_glrs-chat");
+    let key = format!("OPENAI_API_KEY={OPENAI_KEY}");
+    let args = ["env", &key, chat, "-p", "remember 4217", "--model", "openai/gpt-4.1"];
+    let Some(out) = with_folder_fsync_failing(&ts, "/usr/bin/env", &args[1..]) else {
+        return;
+    };
+    let err = stderr_of(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("could not save"), "a write that took effect was reported failed: {err}");
+    let (id, _) = ts.only_session();
+    // A second turn, still failing every folder sync: nothing written twice.
+    let args = ["env", &key, chat, "--resume", &id, "-p", "and now?"];
+    let out = with_folder_fsync_failing(&ts, "/usr/bin/env", &args[1..]).expect("strace ran before");
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let (_, session) = ts.only_session();
+    assert_eq!(entry_types(&session), ["user", "assistant", "usage", "turn", "user", "assistant", "usage", "turn"]);
+    assert_eq!(session["events"][0]["text"], "remember 4217");
+}

@@ -226,7 +226,7 @@ fn rm(store: &Store, args: &RmArgs) -> i32 {
 
 fn pin(store: &Store, text: &str, pinned: bool) -> Result<i32> {
     let at = store.resolve(text)?;
-    store.update(&at.id, |file| {
+    let written = store.update(&at.id, |file| {
         if pinned {
             file.set("pinned", Value::Bool(true));
         } else {
@@ -234,5 +234,13 @@ fn pin(store: &Store, text: &str, pinned: bool) -> Result<i32> {
         }
         Ok::<(), StoreError>(())
     })?;
+    // The change is in place; a folder that could not be synced after is
+    // worth saying, never a failure (the pin was applied).
+    if let Some(warning) = written.warning {
+        crate::cli::warn(
+            PROGRAM,
+            &format!("{}: {} applied, but {warning}", at.id, if pinned { "pin" } else { "unpin" }),
+        );
+    }
     Ok(0)
 }
