@@ -19,6 +19,9 @@ _glrs__sessions() {
             glrs__sessions,cleanup)
                 cmd="glrs__sessions__subcmd__cleanup"
                 ;;
+            glrs__sessions,export)
+                cmd="glrs__sessions__subcmd__export"
+                ;;
             glrs__sessions,grep)
                 cmd="glrs__sessions__subcmd__grep"
                 ;;
@@ -54,6 +57,9 @@ _glrs__sessions() {
                 ;;
             glrs__sessions__subcmd__help,cleanup)
                 cmd="glrs__sessions__subcmd__help__subcmd__cleanup"
+                ;;
+            glrs__sessions__subcmd__help,export)
+                cmd="glrs__sessions__subcmd__help__subcmd__export"
                 ;;
             glrs__sessions__subcmd__help,grep)
                 cmd="glrs__sessions__subcmd__help__subcmd__grep"
@@ -95,7 +101,7 @@ _glrs__sessions() {
 
     case "${cmd}" in
         glrs__sessions)
-            opts="-h -V --help --version ls show status grep path rm pin unpin keys cleanup import help"
+            opts="-h -V --help --version ls show status grep path rm pin unpin keys cleanup export import help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -122,6 +128,32 @@ _glrs__sessions() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        glrs__subcmd__sessions__subcmd__export)
+            opts="-o -h --format --output --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "md html jsonl" -- "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         glrs__subcmd__sessions__subcmd__grep)
             opts="-i -h --ignore-case --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -137,7 +169,7 @@ _glrs__sessions() {
             return 0
             ;;
         glrs__subcmd__sessions__subcmd__help)
-            opts="ls show status grep path rm pin unpin keys cleanup import help"
+            opts="ls show status grep path rm pin unpin keys cleanup export import help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -151,6 +183,20 @@ _glrs__sessions() {
             return 0
             ;;
         glrs__subcmd__sessions__subcmd__help__subcmd__cleanup)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        glrs__subcmd__sessions__subcmd__help__subcmd__export)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

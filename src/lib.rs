@@ -12,6 +12,7 @@ pub mod compact;
 pub mod config;
 pub mod context;
 pub mod error;
+pub mod export;
 pub mod fork;
 pub mod id;
 pub mod keys;

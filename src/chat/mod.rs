@@ -10,6 +10,7 @@ pub mod compaction;
 pub mod oneshot;
 pub mod render;
 pub mod repl;
+pub mod reset;
 pub mod session_tools;
 pub mod signals;
 pub mod tools;

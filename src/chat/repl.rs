@@ -40,6 +40,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/compact", "[instruction] compact now, steered by the instruction (glrs-compact)"),
     ("/clear", "the model starts from nothing; the transcript stays in the session"),
     ("/artifacts", "this session's compaction artifacts (glrs-artifacts ls)"),
+    ("/export", "[FILE] write the transcript to FILE (.md, .html or .jsonl; default ID.md)"),
     ("/quit", "leave (Ctrl-D too)"),
 ];
 
@@ -326,6 +327,17 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
                 }
             }
         }
+        // SPEC 16: the key's reset rule, checked before every message.
+        if let Some(why) = chat.reset_due(&jiff::Zoned::now()) {
+            match chat.reset_for(&why) {
+                Ok((next, line)) => {
+                    leave_loudly(&mut chat);
+                    chat = next;
+                    println!("{}", dim(&format!("({line})")));
+                }
+                Err(e) => eprintln!("glrs-chat: error: cannot start the key's new session: {e:#}"),
+            }
+        }
         if let Some(warning) = chat.remember_prompt(&text) {
             eprintln!("glrs-chat: warning: {warning}");
         }
@@ -538,6 +550,17 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
         "/artifacts" => {
             crate::cli::run_program("glrs-artifacts", &["ls", chat.id.as_str()])?;
         }
+        "/export" => {
+            if !chat.is_saved() {
+                println!("nothing to export yet: session {} has nothing saved", chat.id);
+                return Ok(Action::Continue);
+            }
+            let file = if arg.is_empty() { format!("{}.md", chat.id) } else { arg.to_string() };
+            let status = crate::cli::run_program("glrs-sessions", &["export", chat.id.as_str(), "-o", &file])?;
+            if status.success() {
+                println!("exported to {file}");
+            }
+        }
         "/sessions" => {
             crate::cli::run_program("glrs-sessions", &["ls", "-n", "20"])?;
         }
@@ -582,15 +605,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
             show_history(chat, color);
         }
         "/new" | "/reset" => {
-            let mut next = Chat::start(
-                chat.store.clone(),
-                chat.config.clone(),
-                chat.model.clone(),
-                chat.system.clone(),
-                chat.cwd.clone(),
-            )?;
-            next.key = chat.key.clone();
-            next.thinking = chat.thinking;
+            let next = chat.successor()?;
             leave_loudly(chat);
             if chat.is_saved() {
                 println!("left {} (glrs-chat --resume {})", chat.id, chat.id);

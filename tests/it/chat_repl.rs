@@ -293,3 +293,29 @@ fn fork_and_new_from_the_repl_with_a_key() {
     assert_eq!(ts.store.keys().unwrap()["work"].session, fresh, "the key moved to the new session");
     assert_eq!(server.model_requests()[1].body["messages"].as_array().unwrap().len(), 1);
 }
+
+#[test]
+fn export_writes_the_transcript_beside_the_chat() {
+    let (ts, server) = setup();
+    server.push(Reply::sse(openai_text(&["Exported ", "reply."], 10, 4, 0)));
+    let mut p = repl(&ts, &["-m", "openai/gpt-4.1"]);
+    prompt(&mut p);
+    p.send_line("/export").unwrap();
+    p.exp_string("nothing to export yet").unwrap();
+    prompt(&mut p);
+    p.send_line("say it").unwrap();
+    p.exp_string("Exported reply.").unwrap();
+    prompt(&mut p);
+    p.send_line("/export page.html").unwrap();
+    p.exp_string("exported to page.html").unwrap();
+    prompt(&mut p);
+    p.send_line("/export").unwrap();
+    p.exp_string(".md").unwrap();
+    prompt(&mut p);
+    quit(p);
+    let (id, _) = ts.only_session();
+    let page = std::fs::read_to_string(ts.dir.path().join("page.html")).unwrap();
+    assert!(page.contains("Exported reply.") && page.contains("say it"), "{page}");
+    let md = std::fs::read_to_string(ts.dir.path().join(format!("{id}.md"))).unwrap();
+    assert!(md.contains("## [1] User") && md.contains("Exported reply."), "{md}");
+}

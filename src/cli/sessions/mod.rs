@@ -1,6 +1,7 @@
 //! `glrs-sessions`: list, show, search, inspect and remove sessions
 //! (SPEC section 11).
 
+mod export;
 mod grep;
 mod lifecycle;
 pub mod ls;
@@ -61,8 +62,23 @@ pub enum Command {
     Keys(KeysArgs),
     /// Remove stale, excess and leftover files (session.maintenance in the config)
     Cleanup(CleanupArgs),
+    /// Write a session's transcript as Markdown, one self-contained HTML page, or JSON Lines
+    Export(ExportArgs),
     /// Put back what a chat could not save: append a recovery file's entries to its session
     Import(ImportArgs),
+}
+
+#[derive(Debug, ClapArgs)]
+pub struct ExportArgs {
+    /// Session id or unique prefix
+    pub id: String,
+    /// md: a heading per message; html: one page, nothing to fetch; jsonl: one entry a line
+    /// [default: from the -o file's extension, else md]
+    #[arg(long, value_enum)]
+    pub format: Option<crate::export::Format>,
+    /// Write to FILE (created 0600) instead of stdout
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, ClapArgs)]
@@ -191,6 +207,7 @@ pub fn run(args: Args) -> Result<i32> {
         Command::Unpin(a) => pin(&store, &a.id, false)?,
         Command::Keys(a) => lifecycle::keys(&store, &a, &mut out)?,
         Command::Cleanup(a) => lifecycle::cleanup(&store, &a, &mut out)?,
+        Command::Export(a) => export::run(&store, &a, &mut out)?,
         Command::Import(a) => {
             let (id, count) = store.import_recovery(&a.file)?;
             writeln!(out, "{id}: {count} entries imported from {}", a.file.display())?;
