@@ -25,6 +25,11 @@ use super::tools::ToolOutput;
 /// Printed when a turn stops at the compaction line (SPEC 6).
 pub const STOP_MESSAGE: &str = "(compacting to make room: send \"continue\" to resume)";
 
+/// Printed (and recorded) when a turn reaches `maxStepsPerTurn`.
+pub fn steps_message(max: u64) -> String {
+    format!("(the turn stopped after {max} model calls (maxStepsPerTurn): send \"continue\" to let the model go on)")
+}
+
 /// The token that makes a reply silent (SPEC 7).
 pub const NO_REPLY: &str = "NO_REPLY";
 
@@ -155,7 +160,18 @@ impl Chat {
         let mut turn_messages = Vec::new();
         self.add_user(text, false, &mut turn_messages);
         let mut overflow_retried = false;
+        let max_steps = self.config.max_steps_per_turn.unwrap_or(crate::config::DEFAULT_MAX_STEPS);
+        let mut steps = 0u64;
         loop {
+            // A model that never stops calling tools ends here, with every
+            // call answered, rather than running (and billing) for ever.
+            if steps >= max_steps {
+                let text = steps_message(max_steps);
+                ui.notice(&text);
+                self.record(Entry::Notice { at: time::now(), text });
+                break;
+            }
+            steps += 1;
             let mut pending = steers();
             self.take_steers(&mut pending, ui, &mut turn_messages);
             if let Err(e) = self.sync_from_disk() {

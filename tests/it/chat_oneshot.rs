@@ -450,3 +450,30 @@ fn glrs_finds_programs_on_path_when_they_are_not_beside_it() {
         stderr_of(&out)
     );
 }
+
+#[test]
+fn a_model_that_always_calls_a_tool_is_stopped_at_max_steps_per_turn() {
+    // Issue 14: a server that always calls a tool gave 913 model calls in 15 s.
+    let (ts, server) = setup();
+    ts.config(json!({
+        "memoryFlush": {"enabled": false},
+        "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}},
+        "retry": {"attempts": 1},
+        "maxStepsPerTurn": 3,
+    }));
+    // Three scripted calls: a fourth request would be unscripted, which the mock reports.
+    for i in 0..3 {
+        server.push(Reply::sse(openai_tool_call(&format!("call_{i}"), "again", &["{}"])));
+    }
+    let out = ts.chat().args(["-p", "loop", "--model", "openai/gpt-4.1"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(server.model_requests().len(), 3, "three model calls, then the turn ends");
+    let notice = "the turn stopped after 3 model calls (maxStepsPerTurn)";
+    assert!(stderr_of(&out).contains(notice), "{}", stderr_of(&out));
+    let (_, session) = ts.only_session();
+    let types = entry_types(&session);
+    // Every call answered: three tool results, then the notice, then the turn.
+    assert_eq!(types.iter().filter(|t| *t == "tool").count(), 3, "{types:?}");
+    assert_eq!(&types[types.len() - 2..], ["notice", "turn"]);
+    assert!(session["events"][types.len() - 2]["text"].as_str().unwrap().contains(notice));
+}
