@@ -172,7 +172,13 @@ impl Config {
         let config: Config = serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
             let inner = e.into_inner();
-            if path == "." { anyhow::anyhow!("{inner}") } else { anyhow::anyhow!("{path}: {inner}") }
+            // A syntax error has no key path (`?`, or `.` at the top): the
+            // message's line and column say where.
+            if path == "." || path.contains('?') {
+                anyhow::anyhow!("{inner}")
+            } else {
+                anyhow::anyhow!("{path}: {inner}")
+            }
         })?;
         config.validate()?;
         Ok(config)
@@ -419,6 +425,7 @@ mod tests {
             (r#"{"providers": {"vllm": {"baseUrl": "http://h/v1"}}}"#, "providers.vllm.type: required"),
             (r#"{"providers": {"vllm": {"type": "openai", "baseUrl": "h/v1"}}}"#, "providers.vllm.baseUrl"),
             ("{", "EOF"),
+            (r#"{"model": "openai/gpt-4.1",}"#, "trailing comma at line 1"),
         ];
         for (text, expected) in cases {
             let err = format!("{:#}", Config::parse(text).unwrap_err());

@@ -213,6 +213,10 @@ impl Chat {
                         continue;
                     }
                     let error = CallError::Overflow(message);
+                    if self.drop_if_never_saved(&error, ui) {
+                        outcome.error = Some(error);
+                        return outcome;
+                    }
                     self.end_early(&error, &mut turn_messages, &mut outcome);
                     outcome.error = Some(error);
                     break;
@@ -225,6 +229,10 @@ impl Chat {
                         )),
                         other => other,
                     };
+                    if self.drop_if_never_saved(&error, ui) {
+                        outcome.error = Some(error);
+                        return outcome;
+                    }
                     self.end_early(&error, &mut turn_messages, &mut outcome);
                     outcome.error = Some(error);
                     break;
@@ -363,6 +371,28 @@ impl Chat {
             }
             outcome.reply.push_str(&r.text);
         }
+    }
+
+    /// A new session whose first model call failed, with nothing arrived
+    /// (nothing listening, a bad key), is not kept: a file holding only an
+    /// error is clutter. Forgets the turn and says so; true when it did. A
+    /// session already on disk keeps its error entry; a stop by the user or a
+    /// cut answer with text keeps what there is.
+    fn drop_if_never_saved(&mut self, error: &CallError, ui: &mut dyn TurnUi) -> bool {
+        let arrived = match error {
+            CallError::Cancelled { .. } => return false,
+            CallError::Cut { partial, .. } => !partial.text.is_empty() || !partial.reasoning.is_empty(),
+            _ => false,
+        };
+        let answered_before = self.unwritten.iter().any(|e| matches!(e, Entry::Assistant { .. }));
+        if arrived || answered_before || self.is_saved() || self.store.locate(&self.id).is_some() {
+            return false;
+        }
+        self.unwritten.clear();
+        self.messages.clear();
+        self.context_tokens = 0;
+        ui.notice("the new session was not kept: its first model call failed");
+        true
     }
 
     /// Keep what a broken or stopped call produced, and say why it ended.

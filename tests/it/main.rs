@@ -13,6 +13,7 @@ mod compact;
 mod cost;
 mod escapes;
 mod export;
+mod front;
 mod generated;
 mod harness;
 mod lifecycle;
