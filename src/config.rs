@@ -9,6 +9,38 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
+/// The built-in provider ids: a provider configured under one of these
+/// needs no `type`.
+pub const BUILTIN_PROVIDERS: &[&str] = &["openai", "anthropic", "azure", "ollama"];
+
+/// Whether `id` is a built-in provider.
+pub fn is_builtin_provider(id: &str) -> bool {
+    BUILTIN_PROVIDERS.contains(&id)
+}
+
+/// `providers.<id>.cache` (what it does: `provider::cache`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+pub enum CacheTtl {
+    #[default]
+    #[serde(rename = "5m")]
+    FiveMinutes,
+    #[serde(rename = "1h")]
+    OneHour,
+    #[serde(rename = "off")]
+    Off,
+}
+
+/// A thinking level: `--thinking`, `/thinking`, config `thinking`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Thinking {
+    #[default]
+    Off,
+    Low,
+    Medium,
+    High,
+}
+
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Config {
@@ -32,7 +64,7 @@ pub struct Config {
     /// Model calls in one turn before it ends with a notice (SPEC 13).
     pub max_steps_per_turn: Option<u64>,
     /// The thinking level of new sessions (SPEC 16).
-    pub thinking: Option<crate::provider::cache::Thinking>,
+    pub thinking: Option<Thinking>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -118,7 +150,7 @@ pub struct ProviderConfig {
     #[serde(default)]
     pub models: BTreeMap<String, ModelConfig>,
     /// Prompt caching for Claude models: `"5m"` (default), `"1h"`, `"off"`.
-    pub cache: Option<crate::provider::cache::CacheTtl>,
+    pub cache: Option<CacheTtl>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -228,7 +260,7 @@ impl Config {
                     bail!("providers.{id}.{key}: must be an http:// or https:// URL, got {url:?}");
                 }
             }
-            if p.kind.is_none() && !crate::provider::is_builtin(id) {
+            if p.kind.is_none() && !is_builtin_provider(id) {
                 bail!(
                     "providers.{id}.type: required for a provider that is not built in (\"openai\" or \"anthropic\")"
                 );

@@ -537,7 +537,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
                 chat.flushed_cycle.map_or("none this session".to_string(), |c| format!("after compaction {c}"))
             );
             if chat.is_saved() {
-                crate::cli::run_program("glrs-sessions", &["status", chat.id.as_str()])?;
+                crate::programs::run_program("glrs-sessions", &["status", chat.id.as_str()])?;
             } else {
                 println!("session {} has nothing saved yet", chat.id);
             }
@@ -549,7 +549,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
             println!("(cleared: the model starts from nothing; the transcript stays in the session)");
         }
         "/artifacts" => {
-            crate::cli::run_program("glrs-artifacts", &["ls", chat.id.as_str()])?;
+            crate::programs::run_program("glrs-artifacts", &["ls", chat.id.as_str()])?;
         }
         "/export" => {
             if !chat.is_saved() {
@@ -563,7 +563,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
             }
         }
         "/sessions" => {
-            crate::cli::run_program("glrs-sessions", &["ls", "-n", "20"])?;
+            crate::programs::run_program("glrs-sessions", &["ls", "-n", "20"])?;
         }
         "/model" => {
             if arg.is_empty() {
@@ -583,7 +583,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
         }
         "/resume" => {
             let at = if arg.is_empty() {
-                match crate::cli::chat::pick_session(&chat.store)? {
+                match super::picker::pick_session(&chat.store)? {
                     Some(at) => at,
                     None => return Ok(Action::Continue),
                 }
@@ -626,7 +626,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
             if !arg.is_empty() {
                 args.push(arg.to_string());
             }
-            let out = std::process::Command::new(crate::cli::program_path("glrs-fork")).args(&args).output()?;
+            let out = std::process::Command::new(crate::programs::program_path("glrs-fork")).args(&args).output()?;
             if out.status.success() {
                 let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
                 println!("forked to {id}: /resume {id} opens it");

@@ -16,6 +16,7 @@ mod export;
 mod front;
 mod generated;
 mod harness;
+mod layering;
 mod lifecycle;
 mod reliability;
 mod resets;
