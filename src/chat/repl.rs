@@ -557,7 +557,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
                 return Ok(Action::Continue);
             }
             let file = if arg.is_empty() { format!("{}.md", chat.id) } else { arg.to_string() };
-            let status = crate::cli::run_program("glrs-sessions", &["export", chat.id.as_str(), "-o", &file])?;
+            let status = crate::programs::run_program("glrs-sessions", &["export", chat.id.as_str(), "-o", &file])?;
             if status.success() {
                 println!("exported to {file}");
             }
