@@ -22,8 +22,10 @@ pub mod output;
 pub mod paths;
 pub mod programs;
 pub mod provider;
+pub mod redact;
 pub mod store;
 pub mod time;
+pub mod tools;
 
 pub use error::StoreError;
 pub use id::SessionId;
