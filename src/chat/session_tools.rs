@@ -166,7 +166,8 @@ impl Tool for CompactionTool {
 }
 
 impl CompactionTool {
-    fn act(&self, input: &Value) -> ToolOutput {
+    /// Run the tool (its `run` without the async wrapper).
+    pub fn act(&self, input: &Value) -> ToolOutput {
         let result = (|| -> Result<ToolOutput, ToolOutput> {
             match self.kind {
                 "compaction_list" => {

@@ -8,7 +8,6 @@ use std::os::unix::fs::symlink;
 use std::path::Path;
 
 use glrs::chat::session_tools::CompactionTool;
-use glrs::chat::tools::Tool;
 use glrs::compact::artifact::{self, ArtifactInfo};
 use glrs::compact::plan::Block;
 use serde_json::json;
@@ -66,7 +65,7 @@ fn a_linked_artifacts_folder_is_refused_everywhere() {
         ("compaction_annotate", json!({"file": "x.md", "note": "pwned"})),
         ("compaction_delete", json!({"file": "x.md"})),
     ] {
-        let out = tool(&ts, &id, kind).run(&input);
+        let out = tool(&ts, &id, kind).act(&input);
         assert!(out.is_error, "{kind}: {out:?}");
         assert!(!out.content.contains("secret"), "{kind}: {out:?}");
     }
@@ -99,9 +98,9 @@ fn a_linked_artifact_is_never_read_back() {
     let dir = ts.store.paths.artifacts_of(&id);
     std::fs::create_dir_all(&dir).unwrap();
     symlink(&secret, dir.join("2026-11-29T10-00-00-000Z.md")).unwrap();
-    let out = tool(&ts, &id, "compaction_read").run(&json!({"file": "2026-11-29T10-00-00-000Z.md"}));
+    let out = tool(&ts, &id, "compaction_read").act(&json!({"file": "2026-11-29T10-00-00-000Z.md"}));
     assert!(out.is_error && !out.content.contains("secret"), "{out:?}");
-    let listed = tool(&ts, &id, "compaction_list").run(&json!({}));
+    let listed = tool(&ts, &id, "compaction_list").act(&json!({}));
     assert!(!listed.content.contains("outside"), "{listed:?}");
     let out = artifacts(&ts, &["ls", id.as_str()]);
     assert!(out.status.success() && stdout_of(&out).is_empty(), "{}", stdout_of(&out));
