@@ -24,3 +24,4 @@ mod resets;
 mod sessions_commands;
 mod sessions_ls;
 mod store_durability;
+mod terminal_escapes;
