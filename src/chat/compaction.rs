@@ -118,6 +118,25 @@ pub fn cycle_of<E: crate::store::EntryText>(events: &[E]) -> (u64, Option<u64>) 
     (compactions, flushed)
 }
 
+/// `<cwd>/memory`, created 0700 when missing (notes are private), inside a
+/// cwd that must exist already: a session's recorded cwd that is gone is
+/// never recreated.
+pub fn memory_folder(cwd: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    if !cwd.is_dir() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("{} does not exist (any more)", cwd.display()),
+        ));
+    }
+    let memory = cwd.join("memory");
+    match std::fs::DirBuilder::new().mode(0o700).create(&memory) {
+        Ok(()) => Ok(memory),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && memory.is_dir() => Ok(memory),
+        Err(e) => Err(e),
+    }
+}
+
 impl Chat {
     /// The trigger for the current model.
     pub fn trigger(&self) -> Trigger {
@@ -288,7 +307,9 @@ impl Chat {
     pub async fn memory_flush(&mut self, cancel: &Cancel, ui: &mut dyn TurnUi) {
         let cycle = self.compactions;
         let memory = std::path::Path::new(&self.cwd).join("memory");
-        let writable = std::fs::create_dir_all(&memory).is_ok() && tempfile::NamedTempFile::new_in(&memory).is_ok();
+        // A cwd that no longer exists is not writable: it is never created.
+        let writable =
+            memory_folder(std::path::Path::new(&self.cwd)).is_ok() && tempfile::NamedTempFile::new_in(&memory).is_ok();
         let data = if writable {
             let prompt = self.config.memory_flush.prompt.clone().unwrap_or_else(|| FLUSH_PROMPT.to_string());
             let mut none = Vec::new;

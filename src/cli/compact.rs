@@ -136,7 +136,15 @@ fn flush_first(job: &Job<'_>, at: &Located, file: SessionFile) -> Option<Session
         return Some(file);
     }
     let no_model = || anyhow::bail!("the session names no model");
-    match crate::chat::Chat::resume(store.clone(), config.clone(), at, None, no_model, config.system_prompt.clone()) {
+    // Marked as a compaction: a chat refused meanwhile is told so, not to fork.
+    let chat = store
+        .open_lock_as(&at.id, crate::store::lock::Holder::Compaction)
+        .map_err(anyhow::Error::from)
+        .and_then(|open| {
+            let system = config.system_prompt.clone();
+            crate::chat::Chat::resume_locked(open, store.clone(), config.clone(), at, None, no_model, system)
+        });
+    match chat {
         Ok(mut chat) => job.runtime.block_on(chat.memory_flush(job.cancel, &mut crate::chat::turn::SilentUi)),
         Err(e) => crate::cli::warn(PROGRAM_NAME, &format!("{}: memory flush skipped: {e:#}", at.id)),
     }
