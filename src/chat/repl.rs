@@ -12,7 +12,7 @@ use rustyline::completion::{Completer, Pair};
 use rustyline::error::ReadlineError;
 use rustyline::highlight::Highlighter;
 use rustyline::hint::Hinter;
-use rustyline::validate::Validator;
+use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{Context, Editor, Helper};
 
 use super::Chat;
@@ -82,22 +82,12 @@ impl Hinter for ReplHelper {
 impl Highlighter for ReplHelper {}
 impl Helper for ReplHelper {}
 
-// A line ending in `\\` continues under its own prompt (see `run`), not here.
-impl Validator for ReplHelper {}
-
-/// A line ending in `\\` goes on under a `... ` prompt until a line does
-/// not; Ctrl-C there drops the whole input (`None`), Ctrl-D sends it.
-fn continued(editor: &mut Editor<ReplHelper, rustyline::history::DefaultHistory>, mut line: String) -> Option<String> {
-    while line.ends_with('\\') {
-        line.pop();
-        line.push('\n');
-        match editor.readline("... ") {
-            Ok(more) => line.push_str(&more),
-            Err(ReadlineError::Interrupted) => return None,
-            Err(_) => break,
-        }
+impl Validator for ReplHelper {
+    fn validate(&self, ctx: &mut ValidationContext<'_>) -> rustyline::Result<ValidationResult> {
+        // A line ending in a backslash continues on the next line, within
+        // one read, so text typed or pasted ahead is never lost.
+        if ctx.input().ends_with('\\') { Ok(ValidationResult::Incomplete) } else { Ok(ValidationResult::Valid(None)) }
     }
-    Some(line)
 }
 
 enum Action {
@@ -132,13 +122,7 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
             line
         } else {
             match editor.readline_with_initial(&prompt, (&initial, "")) {
-                Ok(line) => match continued(&mut editor, line) {
-                    Some(line) => line,
-                    None => {
-                        initial.clear();
-                        continue;
-                    }
-                },
+                Ok(line) => line,
                 Err(ReadlineError::Interrupted) => {
                     initial.clear();
                     continue;

@@ -1,14 +1,12 @@
 //! The REPL's prompts, through a pseudo-terminal: the resume picker (a
 //! wrong number said as such, Ctrl-C exits 130, forks marked), `/model`
-//! listing and completing the configured models, the `... ` continuation
-//! prompt after a line ending in `\`, and `/compact` saying why there is
-//! nothing to compact.
+//! listing and completing the configured models, and `/compact` saying why
+//! there is nothing to compact.
 
 use serde_json::json;
 
-use crate::support::mock::{MockServer, Reply};
+use crate::support::mock::MockServer;
 use crate::support::pty::{chat, prompt};
-use crate::support::sse::*;
 use crate::support::*;
 
 const U1: &str = r#"{"type":"user","at":"2026-11-01T10:00:01.000Z","text":"same title"}"#;
@@ -39,7 +37,7 @@ fn the_picker_says_no_entry_marks_forks_and_ctrl_c_exits_130() {
 }
 
 #[test]
-fn model_list_and_completion_continuation_and_nothing_to_compact() {
+fn model_list_and_completion_and_nothing_to_compact() {
     let ts = TestStore::new();
     let server = MockServer::start();
     ts.config(json!({
@@ -50,7 +48,6 @@ fn model_list_and_completion_continuation_and_nothing_to_compact() {
             "local": {"type": "openai", "baseUrl": format!("{}/v1", server.url()), "models": {"qwen-7b": {}}},
         },
     }));
-    server.push(Reply::sse(openai_text(&["joined"], 10, 2, 0)));
     let mut p = chat(&ts, &["-m", "openai/gpt-4.1"], &[], false);
     prompt(&mut p);
     p.send_line("/model").unwrap();
@@ -66,16 +63,6 @@ fn model_list_and_completion_continuation_and_nothing_to_compact() {
     p.send("\x03").unwrap();
     p.flush().unwrap();
     prompt(&mut p);
-
-    // A line ending in a backslash continues under its own prompt.
-    p.send_line("first line \\").unwrap();
-    p.exp_string("... ").unwrap();
-    p.send_line("second line").unwrap();
-    p.exp_string("joined").unwrap();
-    prompt(&mut p);
-    let sent = &server.model_requests()[0].body["messages"];
-    let last = sent.as_array().unwrap().last().unwrap();
-    assert_eq!(last["content"], "first line \nsecond line");
 
     p.send_line("/compact").unwrap();
     p.exp_string("nothing to compact: the context is").unwrap();
