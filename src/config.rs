@@ -31,6 +31,9 @@ pub struct Config {
     pub retry: Retry,
     /// The thinking level of new sessions (SPEC 16).
     pub thinking: Option<crate::provider::cache::Thinking>,
+    /// Session pruning (SPEC 16).
+    #[serde(default)]
+    pub context_pruning: crate::prune::PruningConfig,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -226,6 +229,7 @@ impl Config {
                 );
             }
         }
+        crate::prune::validate(&self.context_pruning)?;
         if self.retry.attempts == Some(0) {
             bail!("retry.attempts: must be at least 1");
         }
@@ -344,7 +348,12 @@ mod tests {
                                   "models": {"qwen": {"metadata": {"context": 32768, "costPerMTokIn": 0.1, "costPerMTokOut": 0.2}}}},
                         "azure": {"endpoint": "https://x.openai.azure.com", "apiVersion": "2024-10-21", "apiKeyCommand": "pass azure"},
                         "anthropic": {"cache": "1h"}},
-          "retry": {"attempts": 3, "baseDelayMs": 200}, "thinking": "medium"
+          "retry": {"attempts": 3, "baseDelayMs": 200}, "thinking": "medium",
+          "contextPruning": {"mode": "cache-ttl", "ttl": "5m", "keepLastAssistants": 3, "softTrimRatio": 0.3,
+                             "hardClearRatio": 0.5, "minPrunableToolChars": 50000,
+                             "softTrim": {"maxChars": 4000, "headChars": 1500, "tailChars": 1500},
+                             "hardClear": {"enabled": true, "placeholder": "[cleared]"},
+                             "tools": {"allow": ["*"], "deny": ["memory_*"]}}
         }"#;
         let c = Config::parse(text).unwrap();
         assert_eq!(c.model_metadata("local", "qwen").unwrap().context, Some(32768));
@@ -400,6 +409,9 @@ mod tests {
             (r#"{"session": {"maintenance": {"pruneAfter": "99999999999999999w"}}}"#, "longer than 100 years"),
             (r#"{"session": {"maintenance": {"pruneAfter": "1e400"}}}"#, "not a duration"),
             (r#"{"session": {"maintenance": {"pruneAfter": true}}}"#, "false to turn the rule off"),
+            (r#"{"contextPruning": {"softTrimRatio": 2}}"#, "contextPruning.softTrimRatio: must be between 0 and 1"),
+            (r#"{"contextPruning": {"ttl": 0}}"#, "contextPruning.ttl"),
+            (r#"{"contextPruning": {"mode": "adaptive"}}"#, "contextPruning.mode: unknown variant"),
         ] {
             let err = format!("{:#}", Config::parse(text).unwrap_err());
             assert!(err.contains(expected), "{text}: {err}");

@@ -20,6 +20,7 @@ pub mod maintenance;
 pub mod output;
 pub mod paths;
 pub mod provider;
+pub mod prune;
 pub mod store;
 pub mod time;
 

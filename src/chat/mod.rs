@@ -8,6 +8,7 @@
 
 pub mod compaction;
 pub mod oneshot;
+pub mod pruning;
 pub mod render;
 pub mod repl;
 pub mod reset;
@@ -43,6 +44,11 @@ pub struct Chat {
     pub window: u64,
     /// The thinking level (SPEC 16): saved in the header as `thinking`.
     pub thinking: crate::provider::cache::Thinking,
+    /// When the session's last model call was (its `updatedAt` on resume):
+    /// pruning waits until it is older than `contextPruning.ttl`.
+    pub last_call: Option<jiff::Timestamp>,
+    /// The last pruning pass that changed the context.
+    pub last_prune: Option<pruning::LastPrune>,
     /// The stamp of the file as this chat last wrote or read it; `None`
     /// before the session's first write.
     stamp: Option<Stamp>,
@@ -107,6 +113,8 @@ impl Chat {
             provider,
             window,
             thinking: config.thinking.unwrap_or_default(),
+            last_call: None,
+            last_prune: None,
             system,
             tools: tools::ToolRegistry::default(),
             messages: Vec::new(),
@@ -156,6 +164,7 @@ impl Chat {
         chat.context_tokens = file.get_u64("contextTokens").unwrap_or(0);
         chat.key = file.get_str("key").map(str::to_string);
         chat.key_recorded = true;
+        chat.last_call = file.get_str("updatedAt").and_then(|t| t.parse().ok());
         if let Some(level) = file.get_str("thinking").and_then(|t| crate::provider::cache::Thinking::parse(t).ok()) {
             chat.thinking = level;
         }
