@@ -32,7 +32,7 @@ fn ms(d: Duration) -> f64 {
 /// Time to the first stdout byte, and to the end, of a command.
 fn timed(mut cmd: Command) -> (Duration, Duration) {
     let start = Instant::now();
-    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("spawn");
+    let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("spawn");
     let mut stdout = child.stdout.take().expect("stdout");
     let mut first = [0u8; 1];
     stdout.read_exact(&mut first).expect("a first byte");

@@ -29,6 +29,8 @@ pub struct Config {
     pub providers: BTreeMap<String, ProviderConfig>,
     #[serde(default)]
     pub retry: Retry,
+    /// Model calls in one turn before it ends with a notice (SPEC 13).
+    pub max_steps_per_turn: Option<u64>,
     /// The thinking level of new sessions (SPEC 16).
     pub thinking: Option<crate::provider::cache::Thinking>,
     /// Session pruning (SPEC 16).
@@ -173,7 +175,13 @@ impl Config {
         let config: Config = serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
             let inner = e.into_inner();
-            if path == "." { anyhow::anyhow!("{inner}") } else { anyhow::anyhow!("{path}: {inner}") }
+            // A syntax error has no key path (`?`, or `.` at the top): the
+            // message's line and column say where.
+            if path == "." || path.contains('?') {
+                anyhow::anyhow!("{inner}")
+            } else {
+                anyhow::anyhow!("{path}: {inner}")
+            }
         })?;
         config.validate()?;
         Ok(config)
@@ -230,8 +238,47 @@ impl Config {
             }
         }
         crate::prune::validate(&self.context_pruning)?;
-        if self.retry.attempts == Some(0) {
-            bail!("retry.attempts: must be at least 1");
+        self.check_ranges()
+    }
+
+    /// Every number in its range, so no arithmetic on a config value can
+    /// overflow, wrap or panic (issue 14: `idleMinutes: 1000000000000`
+    /// panicked, `retry.baseDelayMs` at its maximum overflowed a duration,
+    /// `compactWindow: 0` compacted at every turn).
+    fn check_ranges(&self) -> Result<()> {
+        let mut numbers: Vec<(String, Option<u64>, u64, u64)> = vec![
+            ("compactWindow".into(), self.compact_window, MIN_WINDOW, MAX_TOKENS),
+            ("keepRecentTokens".into(), self.keep_recent_tokens, 0, MAX_TOKENS),
+            ("reserveTokens".into(), self.reserve_tokens, 0, MAX_TOKENS),
+            ("reserveTokensFloor".into(), self.reserve_tokens_floor, 0, MAX_TOKENS),
+            ("parentForkMaxTokens".into(), self.parent_fork_max_tokens, 0, MAX_TOKENS),
+            ("memoryFlush.softThresholdTokens".into(), self.memory_flush.soft_threshold_tokens, 0, MAX_TOKENS),
+            ("session.reset.idleMinutes".into(), self.session.reset.idle_minutes, 1, MAX_DURATION_SECS / 60),
+            ("retry.attempts".into(), self.retry.attempts.map(u64::from), 1, MAX_ATTEMPTS),
+            ("retry.baseDelayMs".into(), self.retry.base_delay_ms, 0, MAX_BASE_DELAY_MS),
+            ("maxStepsPerTurn".into(), self.max_steps_per_turn, 1, MAX_STEPS),
+        ];
+        for (id, p) in &self.providers {
+            for (model, m) in &p.models {
+                let key = format!("providers.{id}.models.{model}.metadata");
+                numbers.push((format!("{key}.context"), m.metadata.context, MIN_WINDOW, MAX_TOKENS));
+                for (name, cost) in
+                    [("costPerMTokIn", m.metadata.cost_per_m_tok_in), ("costPerMTokOut", m.metadata.cost_per_m_tok_out)]
+                {
+                    if let Some(c) = cost
+                        && !(c.is_finite() && (0.0..=MAX_COST_PER_M).contains(&c))
+                    {
+                        bail!("{key}.{name}: must be a price in USD from 0 to {MAX_COST_PER_M}, got {c}");
+                    }
+                }
+            }
+        }
+        for (key, value, min, max) in numbers {
+            if let Some(v) = value
+                && !(min..=max).contains(&v)
+            {
+                bail!("{key}: must be from {min} to {max}, got {v}");
+            }
         }
         Ok(())
     }
@@ -241,6 +288,20 @@ impl Config {
         self.providers.get(provider)?.models.get(model).map(|m| &m.metadata)
     }
 }
+
+/// The largest token count a key takes (a hundred times today's largest
+/// windows): token arithmetic stays far from overflow.
+pub const MAX_TOKENS: u64 = 100_000_000;
+/// The smallest context window that leaves room to work in.
+pub const MIN_WINDOW: u64 = 1_000;
+const MAX_ATTEMPTS: u64 = 100;
+/// Two minutes: the longest wait between attempts anyway.
+const MAX_BASE_DELAY_MS: u64 = 120_000;
+const MAX_STEPS: u64 = 100_000;
+const MAX_COST_PER_M: f64 = 1_000_000.0;
+
+/// `maxStepsPerTurn` when not configured.
+pub const DEFAULT_MAX_STEPS: u64 = 100;
 
 fn check_model_name(key: &str, name: &str) -> Result<()> {
     match name.split_once('/') {
@@ -373,6 +434,7 @@ mod tests {
             (r#"{"providers": {"vllm": {"baseUrl": "http://h/v1"}}}"#, "providers.vllm.type: required"),
             (r#"{"providers": {"vllm": {"type": "openai", "baseUrl": "h/v1"}}}"#, "providers.vllm.baseUrl"),
             ("{", "EOF"),
+            (r#"{"model": "openai/gpt-4.1",}"#, "trailing comma at line 1"),
         ];
         for (text, expected) in cases {
             let err = format!("{:#}", Config::parse(text).unwrap_err());
@@ -393,6 +455,48 @@ mod tests {
         assert!(parse_size_bytes(&t("lots")).is_err());
         assert_eq!(parse_count_rule(&Amount::Switch(false)).unwrap(), None);
         assert_eq!(parse_count_rule(&Amount::Number(3)).unwrap(), Some(3));
+    }
+
+    #[test]
+    fn numbers_out_of_range_name_their_key() {
+        for (text, expected) in [
+            (
+                r#"{"session": {"reset": {"idleMinutes": 1000000000000}}}"#,
+                "session.reset.idleMinutes: must be from 1 to",
+            ),
+            (r#"{"session": {"reset": {"idleMinutes": 18446744073709551615}}}"#, "session.reset.idleMinutes"),
+            (r#"{"session": {"reset": {"idleMinutes": 0}}}"#, "session.reset.idleMinutes"),
+            (r#"{"retry": {"baseDelayMs": 18446744073709551615}}"#, "retry.baseDelayMs: must be from 0 to 120000"),
+            (r#"{"retry": {"attempts": 0}}"#, "retry.attempts: must be from 1 to 100"),
+            (r#"{"retry": {"attempts": 4294967295}}"#, "retry.attempts"),
+            (r#"{"compactWindow": 0}"#, "compactWindow: must be from 1000 to 100000000, got 0"),
+            (r#"{"compactWindow": 18446744073709551615}"#, "compactWindow"),
+            (r#"{"keepRecentTokens": 18446744073709551615}"#, "keepRecentTokens"),
+            (r#"{"reserveTokens": 18446744073709551615}"#, "reserveTokens"),
+            (r#"{"reserveTokensFloor": 18446744073709551615}"#, "reserveTokensFloor"),
+            (r#"{"parentForkMaxTokens": 18446744073709551615}"#, "parentForkMaxTokens"),
+            (r#"{"memoryFlush": {"softThresholdTokens": 18446744073709551615}}"#, "memoryFlush.softThresholdTokens"),
+            (r#"{"maxStepsPerTurn": 0}"#, "maxStepsPerTurn: must be from 1"),
+            (
+                r#"{"providers": {"openai": {"models": {"m": {"metadata": {"context": 0}}}}}}"#,
+                "providers.openai.models.m.metadata.context",
+            ),
+            (
+                r#"{"providers": {"openai": {"models": {"m": {"metadata": {"costPerMTokIn": -1}}}}}}"#,
+                "providers.openai.models.m.metadata.costPerMTokIn",
+            ),
+            (
+                r#"{"providers": {"openai": {"models": {"m": {"metadata": {"costPerMTokOut": 1e300}}}}}}"#,
+                "costPerMTokOut",
+            ),
+            (r#"{"maxStepsPerTurn": -1}"#, "maxStepsPerTurn: invalid value"),
+        ] {
+            let err = format!("{:#}", Config::parse(text).unwrap_err());
+            assert!(err.contains(expected), "{text}: {err}");
+        }
+        let edges = r#"{"compactWindow": 1000, "session": {"reset": {"idleMinutes": 52560000}},
+                        "retry": {"attempts": 100, "baseDelayMs": 120000}, "maxStepsPerTurn": 1}"#;
+        assert!(Config::parse(edges).is_ok());
     }
 
     #[test]

@@ -85,11 +85,11 @@ impl ResetRule {
             return None;
         }
         let mut reasons: Vec<(Timestamp, String)> = Vec::new();
-        if let Some(minutes) = self.idle_minutes {
-            let deadline = last.checked_add((minutes as i64).minutes()).ok()?;
-            if deadline <= now.timestamp() {
-                reasons.push((deadline, format!("idle for more than {minutes} minutes")));
-            }
+        if let Some(minutes) = self.idle_minutes
+            && let Some(deadline) = idle_deadline(last, minutes)
+            && deadline <= now.timestamp()
+        {
+            reasons.push((deadline, format!("idle for more than {minutes} minutes")));
         }
         if self.mode == ResetMode::Daily
             && let Some(boundary) = self.last_boundary(now)
@@ -105,7 +105,7 @@ impl ResetRule {
         let zone = jiff::tz::TimeZone::system();
         let mut times: Vec<(Timestamp, String)> = Vec::new();
         if let Some(minutes) = self.idle_minutes
-            && let Ok(t) = last.checked_add((minutes as i64).minutes())
+            && let Some(t) = idle_deadline(last, minutes)
         {
             times.push((t, "idle".into()));
         }
@@ -129,6 +129,14 @@ impl ResetRule {
             None => "manual".into(),
         }
     }
+}
+
+/// `last` plus `minutes`; `None` past the end of time (never idle), never a
+/// panic or a wrapped value (`idleMinutes` is range-checked at load; this
+/// holds for any value).
+fn idle_deadline(last: Timestamp, minutes: u64) -> Option<Timestamp> {
+    let span = jiff::Span::new().try_minutes(i64::try_from(minutes).ok()?).ok()?;
+    last.checked_add(span).ok()
 }
 
 /// What `--key K` does now.
@@ -195,6 +203,12 @@ mod tests {
         // Last active 05:00: idle after 06:00; no daily boundary since.
         assert_eq!(both.due(ts("2026-11-29T05:00:00Z"), &now).as_deref(), Some("idle for more than 60 minutes"));
         assert_eq!(rule(ResetMode::Manual, Some(1)).due(ts("2020-01-01T00:00:00Z"), &now), None);
+        // Values that once panicked (jiff's range) or wrapped (every message reset).
+        for huge in [1_000_000_000_000, u64::MAX] {
+            let r = rule(ResetMode::Idle, Some(huge));
+            assert_eq!(r.due(ts("2026-11-29T09:00:00Z"), &now), None, "{huge}");
+            assert!(!r.next(ts("2026-11-29T09:00:00Z")).is_empty());
+        }
     }
 
     #[test]

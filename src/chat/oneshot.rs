@@ -96,7 +96,8 @@ pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool) -> Result<i32
             130
         }
         Some(e) => {
-            eprintln!("glrs-chat: error: {e}");
+            // Named with the model: behind a gateway, which one refused matters.
+            eprintln!("glrs-chat: error: {}: {e}", chat.model.full());
             1
         }
     };

@@ -477,7 +477,8 @@ fn run_turn(
     match &outcome.error {
         None => {}
         Some(e) if outcome.stopped() => println!("{}", ui.dim(&format!("({e}: what arrived is kept)"))),
-        Some(e) => eprintln!("glrs-chat: error: {e}"),
+        // Named with the model: behind a gateway, which one refused matters.
+        Some(e) => eprintln!("glrs-chat: error: {}: {e}", chat.model.full()),
     }
     let mut next = late.join("\n");
     if !leftover.is_empty() {

@@ -25,6 +25,11 @@ use super::tools::ToolOutput;
 /// Printed when a turn stops at the compaction line (SPEC 6).
 pub const STOP_MESSAGE: &str = "(compacting to make room: send \"continue\" to resume)";
 
+/// Printed (and recorded) when a turn reaches `maxStepsPerTurn`.
+pub fn steps_message(max: u64) -> String {
+    format!("(the turn stopped after {max} model calls (maxStepsPerTurn): send \"continue\" to let the model go on)")
+}
+
 /// The token that makes a reply silent (SPEC 7).
 pub const NO_REPLY: &str = "NO_REPLY";
 
@@ -155,7 +160,18 @@ impl Chat {
         let mut turn_messages = Vec::new();
         self.add_user(text, false, &mut turn_messages);
         let mut overflow_retried = false;
+        let max_steps = self.config.max_steps_per_turn.unwrap_or(crate::config::DEFAULT_MAX_STEPS);
+        let mut steps = 0u64;
         loop {
+            // A model that never stops calling tools ends here, with every
+            // call answered, rather than running (and billing) for ever.
+            if steps >= max_steps {
+                let text = steps_message(max_steps);
+                ui.notice(&text);
+                self.record(Entry::Notice { at: time::now(), text });
+                break;
+            }
+            steps += 1;
             let mut pending = steers();
             self.take_steers(&mut pending, ui, &mut turn_messages);
             if let Err(e) = self.sync_from_disk() {
@@ -199,6 +215,10 @@ impl Chat {
                         continue;
                     }
                     let error = CallError::Overflow(message);
+                    if self.drop_if_never_saved(&error, ui) {
+                        outcome.error = Some(error);
+                        return outcome;
+                    }
                     self.end_early(&error, &mut turn_messages, &mut outcome);
                     outcome.error = Some(error);
                     break;
@@ -211,6 +231,10 @@ impl Chat {
                         )),
                         other => other,
                     };
+                    if self.drop_if_never_saved(&error, ui) {
+                        outcome.error = Some(error);
+                        return outcome;
+                    }
                     self.end_early(&error, &mut turn_messages, &mut outcome);
                     outcome.error = Some(error);
                     break;
@@ -349,6 +373,28 @@ impl Chat {
             }
             outcome.reply.push_str(&r.text);
         }
+    }
+
+    /// A new session whose first model call failed, with nothing arrived
+    /// (nothing listening, a bad key), is not kept: a file holding only an
+    /// error is clutter. Forgets the turn and says so; true when it did. A
+    /// session already on disk keeps its error entry; a stop by the user or a
+    /// cut answer with text keeps what there is.
+    fn drop_if_never_saved(&mut self, error: &CallError, ui: &mut dyn TurnUi) -> bool {
+        let arrived = match error {
+            CallError::Cancelled { .. } => return false,
+            CallError::Cut { partial, .. } => !partial.text.is_empty() || !partial.reasoning.is_empty(),
+            _ => false,
+        };
+        let answered_before = self.unwritten.iter().any(|e| matches!(e, Entry::Assistant { .. }));
+        if arrived || answered_before || self.is_saved() || self.store.locate(&self.id).is_some() {
+            return false;
+        }
+        self.unwritten.clear();
+        self.messages.clear();
+        self.context_tokens = 0;
+        ui.notice("the new session was not kept: its first model call failed");
+        true
     }
 
     /// Keep what a broken or stopped call produced, and say why it ended.

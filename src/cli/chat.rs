@@ -6,6 +6,7 @@ use anyhow::{Context, Result, bail};
 use clap::Parser;
 
 use crate::chat::{self, Chat};
+use crate::cli::UsageError;
 use crate::config::Config;
 use crate::provider::select::{self, ModelRef};
 use crate::store::{Located, Store, listing};
@@ -42,7 +43,7 @@ pub struct Args {
     #[arg(long, value_name = "ID", requires = "key")]
     pub parent: Option<String>,
     /// The model, as provider/model-id (openai/gpt-4.1, anthropic/claude-sonnet-4-5, ollama/llama3.2)
-    #[arg(short = 'm', long, value_name = "PROVIDER/MODEL")]
+    #[arg(short = 'm', long, value_name = "PROVIDER/MODEL", value_parser = ModelRef::check_arg)]
     pub model: Option<String>,
     /// The system prompt (else "systemPrompt" in the config)
     #[arg(long, value_name = "TEXT")]
@@ -53,6 +54,9 @@ pub struct Args {
     /// Run one turn with this prompt: the reply on stdout, the session id on stderr
     #[arg(short = 'p', long = "prompt", value_name = "PROMPT")]
     pub prompt: Option<String>,
+    /// The same as -p PROMPT. Text piped on stdin is attached after the prompt
+    #[arg(value_name = "PROMPT", conflicts_with = "prompt")]
+    pub text: Option<String>,
     /// With a one-shot turn: print {id, reply, usage} as JSON
     #[arg(long)]
     pub json: bool,
@@ -62,20 +66,9 @@ pub struct Args {
 pub fn run(args: Args) -> Result<i32> {
     let store = Store::from_env()?;
     let config = Config::load_env(&store.paths)?;
-    let prompt = match args.prompt.clone() {
-        Some(p) => Some(p),
-        None if !std::io::stdin().is_terminal() => {
-            let mut text = String::new();
-            std::io::stdin().read_to_string(&mut text).context("cannot read the prompt from stdin")?;
-            if text.trim().is_empty() {
-                bail!("no prompt: stdin was empty (give one with -p, or run in a terminal for the REPL)");
-            }
-            Some(text)
-        }
-        None => None,
-    };
+    let prompt = one_shot_prompt(args.prompt.clone().or(args.text.clone()))?;
     if args.json && prompt.is_none() {
-        return Err(crate::cli::UsageError("--json goes with a one-shot turn (-p PROMPT)".into()).into());
+        return Err(UsageError("--json goes with a one-shot turn (-p PROMPT)".into()).into());
     }
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let explicit = args.model.as_deref().map(ModelRef::parse).transpose()?;
@@ -108,7 +101,7 @@ pub fn run(args: Args) -> Result<i32> {
         (Some(id), _) if !id.is_empty() => Some(store.resolve(id)?),
         (Some(_), _) => {
             if prompt.is_some() || !std::io::stdin().is_terminal() {
-                return Err(crate::cli::UsageError("--resume needs an ID in one-shot mode".into()).into());
+                return Err(UsageError("--resume needs an ID in one-shot mode".into()).into());
             }
             match pick_session(&store)? {
                 Some(at) => Some(at),
@@ -150,6 +143,32 @@ pub fn run(args: Args) -> Result<i32> {
         Some(prompt) => runtime.block_on(chat::oneshot::run(&mut chat, &prompt, args.json)),
         None => chat::repl::run(chat, &runtime, resumed),
     }
+}
+
+/// The message of a one-shot turn, if this is one: the prompt argument,
+/// with a non-terminal stdin's text attached after it (SPEC 11), or stdin's
+/// text alone. An empty prompt is a usage error: it would make a session
+/// holding nothing.
+fn one_shot_prompt(argument: Option<String>) -> Result<Option<String>> {
+    if argument.as_deref().is_some_and(|p| p.trim().is_empty()) {
+        return Err(UsageError("the prompt is empty (-p \"\" sends nothing; give the text to send)".into()).into());
+    }
+    if std::io::stdin().is_terminal() {
+        return Ok(argument);
+    }
+    let mut piped = String::new();
+    std::io::stdin().read_to_string(&mut piped).context("cannot read stdin")?;
+    Ok(match argument {
+        Some(prompt) if piped.trim().is_empty() => Some(prompt),
+        Some(prompt) => Some(format!("{prompt}\n\n{}", piped.trim_end())),
+        None if piped.trim().is_empty() => {
+            return Err(UsageError(
+                "no prompt: stdin was empty (give one with -p, or run in a terminal for the REPL)".into(),
+            )
+            .into());
+        }
+        None => Some(piped),
+    })
 }
 
 /// A new keyed session that begins as a copy of `parent`, unless the parent

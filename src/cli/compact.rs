@@ -26,7 +26,7 @@ pub const PROGRAM_NAME: &str = "glrs-compact";
         verbatim, and write the replaced messages, whole, to an artifact in \
         $XDG_DATA_HOME/glrs/sessions/artifacts/ID/. Nothing is deleted from the session.\n\n\
         With --all (for cron), every session over its compaction trigger is compacted; sessions open in a chat \
-        are skipped with a note, and one failure never stops the rest.",
+        are skipped with a note (none with --quiet), and one failure never stops the rest.",
     after_help = "Exit status: 0 success (also when there was nothing to compact), 1 failure, 2 usage error."
 )]
 pub struct Args {
@@ -39,14 +39,14 @@ pub struct Args {
     /// Only when over the trigger (always so with --all)
     #[arg(long)]
     pub if_needed: bool,
-    /// Print only errors
+    /// Print nothing unless something failed (no result lines, no notes of skipped sessions)
     #[arg(short, long)]
     pub quiet: bool,
     /// Steer the brief: what it should keep ("Additional focus: …")
     #[arg(long, value_name = "TEXT")]
     pub instruction: Option<String>,
     /// The model that writes the brief (else compactModel, else the session's model)
-    #[arg(short = 'm', long, value_name = "PROVIDER/MODEL")]
+    #[arg(short = 'm', long, value_name = "PROVIDER/MODEL", value_parser = ModelRef::check_arg)]
     pub model: Option<String>,
     /// Skip the memory flush (the silent turn that saves notes before compacting)
     #[arg(long)]
@@ -210,8 +210,12 @@ fn compact_all(job: &Job<'_>, quiet: bool) -> Result<i32> {
             }
         };
         if let Ok(Some(holder)) = store.open_holder(&at.id) {
-            let who = holder.map_or(String::new(), |pid| format!(" (pid {pid})"));
-            eprintln!("{cr}{PROGRAM_NAME}: note: skipped {}: open in a chat{who}", at.id);
+            // A skip is not a failure: `--quiet` (cron mails any output)
+            // keeps it to itself, and the next run catches the session.
+            if !quiet {
+                let who = holder.map_or(String::new(), |pid| format!(" (pid {pid})"));
+                eprintln!("{cr}{PROGRAM_NAME}: note: skipped {}: open in a chat{who}", at.id);
+            }
             continue;
         }
         let compacted =
@@ -235,7 +239,8 @@ fn compact_all(job: &Job<'_>, quiet: bool) -> Result<i32> {
         eprint!("\r\x1b[2K");
     }
     if failures > 0 {
-        bail!("{failures} of {} sessions could not be compacted", due.len());
+        let noun = if due.len() == 1 { "session" } else { "sessions" };
+        bail!("{failures} of {} {noun} could not be compacted", due.len());
     }
     Ok(0)
 }

@@ -1,10 +1,16 @@
 //! `glrs`, git-style: `glrs NAME ARGS…` runs `glrs-NAME ARGS…`; anything
-//! else (no arguments, or flags first) is the chat.
+//! else (no arguments, flags first, or a prompt) is the chat. A few
+//! commands are its own: `man`, `completions`, `config`, `models`, `help`.
 
 use std::ffi::OsString;
+use std::io::Write;
 use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::{FromArgMatches, Subcommand};
+
+use super::generate::{self, Shell};
 use super::program_path;
 
 /// The programs `glrs NAME` knows of, for help and completion.
@@ -16,23 +22,73 @@ pub const PROGRAMS: &[(&str, &str)] = &[
     ("artifacts", "list, read, annotate and remove compaction artifacts"),
 ];
 
-/// The `glrs` command, for its man page and completions.
+/// `glrs`'s own commands.
+#[derive(Debug, Subcommand)]
+pub enum Builtin {
+    /// Print a program's man page (glrs man sessions | man -l -), or write them all into a folder
+    Man {
+        /// glrs, or a program: chat, sessions, fork, compact, artifacts
+        #[arg(value_name = "PROGRAM", conflicts_with = "dir")]
+        program: Option<String>,
+        /// Write every page into this folder (e.g. ~/.local/share/man/man1)
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+    /// Print the completions of every glrs program for SHELL, or write them into a folder
+    Completions {
+        #[arg(value_enum)]
+        shell: Shell,
+        /// Write one file a program into this folder, named as the shell looks for it
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+    /// The config file: its path, or its contents with secrets as ***
+    Config {
+        #[command(subcommand)]
+        command: super::settings::ConfigCommand,
+    },
+    /// The providers and models that can be used: window, the key each needs, and whether it is set
+    Models {
+        /// Print a JSON array
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a program's help: glrs help chat
+    Help {
+        #[arg(value_name = "PROGRAM")]
+        program: Option<String>,
+    },
+}
+
+/// The `glrs` command, for its man page, completions and own commands.
 pub fn command() -> clap::Command {
     let mut cmd = clap::Command::new("glrs")
         .version(env!("CARGO_PKG_VERSION"))
-        .about("The glrs front door: glrs [chat flags] is glrs-chat; glrs NAME ARGS runs glrs-NAME ARGS")
-        .after_help("Programs are found beside glrs, else on PATH. `glrs --resume ID` is `glrs-chat --resume ID`.");
+        .about("The glrs front door: glrs [chat flags] [PROMPT] is glrs-chat; glrs NAME ARGS runs glrs-NAME ARGS")
+        .long_about(
+            "The glrs front door. With no program name, glrs is glrs-chat: every glrs-chat flag is accepted \
+             (glrs --resume ID, glrs -p PROMPT, glrs -m openai/gpt-4.1; glrs help chat lists them all). \
+             glrs NAME ARGS runs glrs-NAME ARGS, found beside glrs, else on PATH.",
+        )
+        .override_usage("glrs [CHAT FLAGS] [PROMPT]\n       glrs NAME [ARGS]...")
+        .after_help(
+            "Chat flags (glrs help chat): --resume [ID], --continue, --key K, --model M, --system TEXT, \
+             -p PROMPT, --json.\nPrograms are found beside glrs, else on PATH.",
+        )
+        .disable_help_subcommand(true);
     for (name, about) in PROGRAMS {
         cmd = cmd.subcommand(clap::Command::new(*name).about(*about).allow_external_subcommands(true));
     }
-    cmd
+    Builtin::augment_subcommands(cmd)
 }
+
+const BUILTINS: &[&str] = &["man", "completions", "config", "models", "help"];
 
 /// Run the program the arguments name; returns only on failure.
 pub fn dispatch(args: &[OsString]) -> ExitCode {
     let first = args.first().and_then(|a| a.to_str()).unwrap_or("");
     let (program, rest) = match first {
-        "--help" | "-h" | "help" => {
+        "--help" | "-h" => {
             let _ = command().print_long_help();
             return ExitCode::SUCCESS;
         }
@@ -40,19 +96,102 @@ pub fn dispatch(args: &[OsString]) -> ExitCode {
             println!("glrs {}", env!("CARGO_PKG_VERSION"));
             return ExitCode::SUCCESS;
         }
+        name if BUILTINS.contains(&name) => return builtin(args),
         "" => ("glrs-chat".to_string(), args),
         name if name.starts_with('-') => ("glrs-chat".to_string(), args),
+        // Not a program's name (spaces, punctuation): a prompt for the chat.
+        name if !is_program_name(name) => ("glrs-chat".to_string(), args),
         name => (format!("glrs-{name}"), &args[1..]),
     };
-    if !program.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
-        eprintln!("glrs: error: {first:?} is not a glrs program");
-        return ExitCode::from(2);
-    }
-    let error = std::process::Command::new(program_path(&program)).args(rest).exec();
+    exec(&program, rest, first)
+}
+
+fn is_program_name(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+}
+
+fn exec(program: &str, rest: &[OsString], first: &str) -> ExitCode {
+    let error = std::process::Command::new(program_path(program)).args(rest).exec();
     if error.kind() == std::io::ErrorKind::NotFound {
-        eprintln!("glrs: error: no program {program} (looked beside glrs and on PATH); glrs --help lists them");
+        eprintln!(
+            "glrs: error: no program {program} (looked beside glrs and on PATH); glrs --help lists them \
+             (to send {first:?} as a prompt: glrs -p {first:?})"
+        );
         return ExitCode::from(2);
     }
     eprintln!("glrs: error: cannot run {program}: {error}");
     ExitCode::from(1)
+}
+
+fn builtin(args: &[OsString]) -> ExitCode {
+    let argv = std::iter::once(OsString::from("glrs")).chain(args.iter().cloned());
+    let parsed = command().try_get_matches_from(argv).and_then(|m| Builtin::from_arg_matches(&m));
+    match parsed {
+        Ok(Builtin::Help { program: Some(name) }) if !BUILTINS.contains(&name.as_str()) => {
+            if !is_program_name(&name) {
+                eprintln!("glrs: error: {name:?} is not a glrs program");
+                return ExitCode::from(2);
+            }
+            exec(&format!("glrs-{name}"), &[OsString::from("--help")], &name)
+        }
+        Ok(cmd) => super::finish("glrs", run_builtin(cmd)),
+        Err(e) => {
+            let _ = e.print();
+            ExitCode::from(if e.use_stderr() { 2 } else { 0 })
+        }
+    }
+}
+
+fn run_builtin(cmd: Builtin) -> anyhow::Result<i32> {
+    let mut out = std::io::stdout().lock();
+    match cmd {
+        Builtin::Man { dir: Some(dir), .. } => {
+            let pages: Vec<_> = generate::man_pages().into_iter().map(|(n, b)| (PathBuf::from(n), b)).collect();
+            generate::write_all(&dir, &pages)?;
+            writeln!(out, "{} man pages written to {}", pages.len(), dir.display())?;
+        }
+        Builtin::Man { program, dir: None } => {
+            let name = match program.as_deref() {
+                None | Some("glrs") => "glrs".to_string(),
+                Some(p) if p.starts_with("glrs-") => p.to_string(),
+                Some(p) => format!("glrs-{p}"),
+            };
+            let file = format!("{name}.1");
+            let Some((_, page)) = generate::man_pages().into_iter().find(|(n, _)| *n == file) else {
+                return Err(super::UsageError(format!("no man page {file} (programs: glrs, glrs-chat, glrs-sessions, glrs-fork, glrs-compact, glrs-artifacts)")).into());
+            };
+            out.write_all(&page)?;
+        }
+        Builtin::Completions { shell, dir } => {
+            let files: Vec<_> = generate::programs()
+                .iter()
+                .map(|cmd| (PathBuf::from(shell.file_name(cmd.get_name())), generate::completion(shell, cmd)))
+                .collect();
+            match dir {
+                Some(dir) => {
+                    generate::write_all(&dir, &files)?;
+                    writeln!(out, "{} {} completion files written to {}", files.len(), shell.name(), dir.display())?;
+                }
+                None => {
+                    for (_, script) in files {
+                        out.write_all(&script)?;
+                    }
+                }
+            }
+        }
+        Builtin::Config { command } => return super::settings::config(command, &mut out),
+        Builtin::Models { json } => return super::settings::models(json, &mut out),
+        Builtin::Help { program } => {
+            let name = program.unwrap_or_default();
+            let mut cmd = command();
+            match cmd.find_subcommand_mut(&name) {
+                Some(sub) if !name.is_empty() => {
+                    let mut sub = sub.clone().bin_name(format!("glrs {name}"));
+                    sub.print_long_help()?;
+                }
+                _ => cmd.print_long_help()?,
+            }
+        }
+    }
+    Ok(0)
 }

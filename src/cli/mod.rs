@@ -8,7 +8,10 @@ pub mod chat;
 pub mod compact;
 pub mod fork;
 pub mod front;
+pub mod generate;
+mod manual;
 pub mod sessions;
+pub mod settings;
 
 use std::process::ExitCode;
 

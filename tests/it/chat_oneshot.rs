@@ -126,6 +126,37 @@ fn continue_picks_the_newest_session_here_and_stdin_is_a_prompt() {
 }
 
 #[test]
+fn a_positional_prompt_works_like_p_and_stdin_is_attached_after_it() {
+    let (ts, server) = setup();
+    server.push(Reply::sse(openai_text(&["short"], 1, 1, 0)));
+    ts.chat()
+        .args(["-m", "openai/gpt-4.1", "summarise this"])
+        .write_stdin("line one\nline two\n")
+        .assert()
+        .success()
+        .stdout("short\n");
+    let (id, session) = ts.only_session();
+    assert_eq!(session["events"][0]["text"], "summarise this\n\nline one\nline two");
+    assert_eq!(session["title"], "summarise this");
+    let body = &server.model_requests()[0].body;
+    assert_eq!(body["messages"][0]["content"], "summarise this\n\nline one\nline two");
+    // With -p the same; an empty stdin adds nothing.
+    server.push(Reply::sse(openai_text(&["ok"], 1, 1, 0)));
+    ts.chat().args(["--resume", &id, "-p", "and this"]).write_stdin("more").assert().success();
+    server.push(Reply::sse(openai_text(&["ok"], 1, 1, 0)));
+    ts.chat().args(["--resume", &id, "plain"]).assert().success();
+    let requests = server.model_requests();
+    let last_user = |i: usize| {
+        let messages = requests[i].body["messages"].as_array().unwrap().clone();
+        messages.iter().rev().find(|m| m["role"] == "user").unwrap()["content"].clone()
+    };
+    assert_eq!(last_user(1), "and this\n\nmore");
+    assert_eq!(last_user(2), "plain");
+    let out = ts.chat().args(["-p", "a", "b"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "-p and a positional prompt: {}", stderr_of(&out));
+}
+
+#[test]
 fn a_429_is_retried_after_retry_after_and_a_500_with_backoff() {
     let (ts, server) = setup();
     server.push(Reply::json(429, r#"{"error":{"message":"slow down"}}"#).with_header("retry-after", "1"));
@@ -146,29 +177,54 @@ fn a_provider_that_keeps_failing_ends_with_a_clear_error_and_a_valid_session() {
     let out = ts.chat().args(["-p", "hi", "-m", "openai/gpt-4.1"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = stderr_of(&out);
-    assert!(err.contains("glrs-chat: error: HTTP 503: overloaded (gave up after 3 attempts)"), "{err}");
-    let (id, session) = ts.only_session();
-    assert!(err.ends_with(&format!("{id}\n")), "{err}");
-    assert_eq!(entry_types(&session), ["user", "error", "turn"]);
-    assert_eq!(session["events"][1]["kind"], "provider");
+    assert!(
+        err.contains("glrs-chat: error: openai/gpt-4.1: HTTP 503: overloaded (gave up after 3 attempts)"),
+        "the error names the model: {err}"
+    );
+    // A new session whose first call failed is not kept, and says so.
+    assert!(err.contains("the new session was not kept"), "{err}");
+    let sessions = std::fs::read_dir(ts.sessions_dir()).map_or(0, |dir| {
+        let names = dir.flatten().map(|e| e.file_name().to_string_lossy().into_owned());
+        names.filter(|n| n.len() == 13 && n.ends_with(".json")).count()
+    });
+    assert_eq!(sessions, 0, "no session holding only an error");
+
+    // A session already saved keeps the error entry.
+    server.push(Reply::sse(openai_text(&["hello"], 1, 1, 0)));
+    ts.chat().args(["-p", "hi", "-m", "openai/gpt-4.1"]).assert().success();
+    let (id, _) = ts.only_session();
+    for _ in 0..3 {
+        server.push(Reply::json(503, r#"{"error":{"message":"overloaded"}}"#));
+    }
+    let out = ts.chat().args(["--resume", &id, "-p", "again"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr_of(&out);
+    assert!(err.ends_with(&format!("{id}\n")) && !err.contains("not kept"), "{err}");
+    let (_, session) = ts.only_session();
+    let types = entry_types(&session);
+    assert_eq!(types[types.len() - 3..], ["user", "error", "turn"]);
+    assert_eq!(session["events"][types.len() - 2]["kind"], "provider");
 
     server.push(Reply::json(401, r#"{"error":{"message":"invalid key sk-test-0penai-SECRET-7f3a"}}"#));
     let out = ts.chat().args(["--resume", &id, "-p", "again"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = stderr_of(&out);
     assert!(err.contains("HTTP 401: invalid key [redacted]") && !err.contains("SECRET"), "{err}");
-    assert_eq!(server.model_requests().len(), 4, "a 401 is not retried");
+    assert_eq!(server.model_requests().len(), 8, "a 401 is not retried");
     assert!(!ts.all_data_text().contains("SECRET"), "a key reached a file");
 }
 
 #[test]
 fn a_context_overflow_is_its_own_kind_of_error() {
     let (ts, server) = setup();
+    server.push(Reply::sse(openai_text(&["ok"], 1, 1, 0)));
+    ts.chat().args(["-p", "small", "-m", "openai/gpt-4o"]).assert().success();
+    let (id, _) = ts.only_session();
     server.push(Reply::json(
         400,
         r#"{"error":{"message":"This model's maximum context length is 128000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}"#,
     ));
-    let out = ts.chat().args(["-p", "huge", "-m", "openai/gpt-4o"]).output().unwrap();
+    let out = ts.chat().args(["--resume", &id, "-p", "huge"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stderr_of(&out).contains("context overflow: HTTP 400: This model's maximum context length"),
@@ -176,8 +232,9 @@ fn a_context_overflow_is_its_own_kind_of_error() {
         stderr_of(&out)
     );
     let (_, session) = ts.only_session();
-    assert_eq!(session["events"][1]["kind"], "overflow");
-    assert_eq!(server.model_requests().len(), 1, "an overflow is not retried as is");
+    let events = session["events"].as_array().unwrap();
+    assert_eq!(events[events.len() - 2]["kind"], "overflow");
+    assert_eq!(server.model_requests().len(), 2, "an overflow is not retried as is");
 }
 
 #[test]
@@ -352,15 +409,20 @@ fn config_and_argument_errors_name_what_is_wrong() {
 
     ts.config(json!({}));
     let out = ts.chat().args(["-p", "hi", "-m", "gpt-4.1"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert!(stderr_of(&out).contains("provider/model-id"), "{}", stderr_of(&out));
+    assert_eq!(out.status.code(), Some(2), "a usage error");
+    assert!(stderr_of(&out).contains("did you mean openai/gpt-4.1?"), "{}", stderr_of(&out));
     let out = ts.chat().args(["-p", "hi", "-m", "nosuch/model"]).output().unwrap();
     assert!(stderr_of(&out).contains("unknown provider \"nosuch\""), "{}", stderr_of(&out));
     let out =
         ts.cmd("glrs-chat").env("OPENAI_API_KEY", "").args(["-p", "hi", "-m", "openai/gpt-4.1"]).output().unwrap();
     assert!(stderr_of(&out).contains("no API key: set OPENAI_API_KEY"), "{}", stderr_of(&out));
     let out = ts.chat().args(["--json"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(1), "stdin is not a terminal and empty: {}", stderr_of(&out));
+    assert_eq!(out.status.code(), Some(2), "stdin is not a terminal and empty: {}", stderr_of(&out));
+    for empty in [["-p", ""], ["-p", "  "]] {
+        let out = ts.chat().args(empty).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "an empty prompt is refused: {}", stderr_of(&out));
+        assert!(stderr_of(&out).contains("the prompt is empty"), "{}", stderr_of(&out));
+    }
     let out = ts.chat().args(["--resume", "../x", "-p", "hi"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
@@ -414,6 +476,7 @@ fn ctrl_c_cancels_a_retry_wait_and_keeps_the_session_valid() {
         .std_cmd(env!("CARGO_BIN_EXE_glrs-chat"))
         .args(["-p", "hi", "-m", "openai/gpt-4.1"])
         .env("OPENAI_API_KEY", OPENAI_KEY)
+        .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -449,4 +512,31 @@ fn glrs_finds_programs_on_path_when_they_are_not_beside_it() {
         "{}",
         stderr_of(&out)
     );
+}
+
+#[test]
+fn a_model_that_always_calls_a_tool_is_stopped_at_max_steps_per_turn() {
+    // Issue 14: a server that always calls a tool gave 913 model calls in 15 s.
+    let (ts, server) = setup();
+    ts.config(json!({
+        "memoryFlush": {"enabled": false},
+        "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}},
+        "retry": {"attempts": 1},
+        "maxStepsPerTurn": 3,
+    }));
+    // Three scripted calls: a fourth request would be unscripted, which the mock reports.
+    for i in 0..3 {
+        server.push(Reply::sse(openai_tool_call(&format!("call_{i}"), "again", &["{}"])));
+    }
+    let out = ts.chat().args(["-p", "loop", "--model", "openai/gpt-4.1"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(server.model_requests().len(), 3, "three model calls, then the turn ends");
+    let notice = "the turn stopped after 3 model calls (maxStepsPerTurn)";
+    assert!(stderr_of(&out).contains(notice), "{}", stderr_of(&out));
+    let (_, session) = ts.only_session();
+    let types = entry_types(&session);
+    // Every call answered: three tool results, then the notice, then the turn.
+    assert_eq!(types.iter().filter(|t| *t == "tool").count(), 3, "{types:?}");
+    assert_eq!(&types[types.len() - 2..], ["notice", "turn"]);
+    assert!(session["events"][types.len() - 2]["text"].as_str().unwrap().contains(notice));
 }

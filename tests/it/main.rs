@@ -12,6 +12,7 @@ mod chat_repl;
 mod compact;
 mod cost;
 mod export;
+mod front;
 mod generated;
 mod harness;
 mod lifecycle;

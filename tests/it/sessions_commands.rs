@@ -163,7 +163,7 @@ fn grep_finds_lines_across_sessions() {
 
     ts.sessions().args(["grep", "nothing-like-this"]).assert().code(1).stdout("");
     let out = ts.sessions().args(["grep", "("]).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "an invalid pattern is a usage error, as in grep(1)");
     assert!(stderr_of(&out).contains("invalid pattern \"(\""), "{}", stderr_of(&out));
 }
 

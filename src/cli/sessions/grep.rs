@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use regex::RegexBuilder;
 use serde::Serialize;
 use serde_json::Value;
@@ -29,7 +29,8 @@ pub fn run(store: &Store, args: &GrepArgs, out: &mut dyn Write) -> Result<i32> {
     let regex = RegexBuilder::new(&args.pattern)
         .case_insensitive(args.ignore_case)
         .build()
-        .with_context(|| format!("invalid pattern {:?}", args.pattern))?;
+        // Exit 2, as grep(1) does: 1 means only "nothing matched".
+        .map_err(|e| crate::cli::UsageError(format!("invalid pattern {:?}: {e}", args.pattern)))?;
     let listing = listing::list(store)?;
     for problem in &listing.problems {
         crate::cli::warn(PROGRAM, problem);
