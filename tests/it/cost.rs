@@ -331,7 +331,7 @@ fn long_tool_session(ts: &TestStore) -> SessionId {
     use glrs::store::{Entry, ToolCall};
     let at = || "2026-11-01T10:00:01.000Z".to_string();
     let mut entries = vec![user("work through the repo")];
-    let mut step = |entries: &mut Vec<Entry>, n: usize, name: &str, size: usize| {
+    let step = |entries: &mut Vec<Entry>, n: usize, name: &str, size: usize| {
         let id = format!("toolu_{n:02}");
         entries.push(Entry::Assistant {
             at: at(),
