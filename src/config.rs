@@ -9,6 +9,41 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
+mod pruning;
+pub use pruning::{HardClearConfig, PruneMode, PruningConfig, SoftTrimConfig, ToolGlobs};
+
+/// The built-in provider ids: a provider configured under one of these
+/// needs no `type`.
+pub const BUILTIN_PROVIDERS: &[&str] = &["openai", "anthropic", "azure", "ollama"];
+
+/// Whether `id` is a built-in provider.
+pub fn is_builtin_provider(id: &str) -> bool {
+    BUILTIN_PROVIDERS.contains(&id)
+}
+
+/// `providers.<id>.cache` (what it does: `provider::cache`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+pub enum CacheTtl {
+    #[default]
+    #[serde(rename = "5m")]
+    FiveMinutes,
+    #[serde(rename = "1h")]
+    OneHour,
+    #[serde(rename = "off")]
+    Off,
+}
+
+/// A thinking level: `--thinking`, `/thinking`, config `thinking`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Thinking {
+    #[default]
+    Off,
+    Low,
+    Medium,
+    High,
+}
+
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Config {
@@ -32,10 +67,10 @@ pub struct Config {
     /// Model calls in one turn before it ends with a notice (SPEC 13).
     pub max_steps_per_turn: Option<u64>,
     /// The thinking level of new sessions (SPEC 16).
-    pub thinking: Option<crate::provider::cache::Thinking>,
+    pub thinking: Option<Thinking>,
     /// Session pruning (SPEC 16).
     #[serde(default)]
-    pub context_pruning: crate::prune::PruningConfig,
+    pub context_pruning: PruningConfig,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -121,7 +156,7 @@ pub struct ProviderConfig {
     #[serde(default)]
     pub models: BTreeMap<String, ModelConfig>,
     /// Prompt caching for Claude models: `"5m"` (default), `"1h"`, `"off"`.
-    pub cache: Option<crate::provider::cache::CacheTtl>,
+    pub cache: Option<CacheTtl>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -231,13 +266,13 @@ impl Config {
                     bail!("providers.{id}.{key}: must be an http:// or https:// URL, got {url:?}");
                 }
             }
-            if p.kind.is_none() && !crate::provider::is_builtin(id) {
+            if p.kind.is_none() && !is_builtin_provider(id) {
                 bail!(
                     "providers.{id}.type: required for a provider that is not built in (\"openai\" or \"anthropic\")"
                 );
             }
         }
-        crate::prune::validate(&self.context_pruning)?;
+        pruning::validate_pruning(&self.context_pruning)?;
         self.check_ranges()
     }
 

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use serde_json::value::RawValue;
 
-use crate::provider::{Message, Reasoning};
+use crate::message::{Message, Reasoning};
 use crate::store::{Entry, Parsed};
 
 /// Wrap a compaction brief as the first message of the context.
@@ -112,7 +112,7 @@ pub fn replay(events: &[Box<RawValue>]) -> Vec<Message> {
             "turn" => {
                 let recorded = match Parsed::from_raw(raw) {
                     Parsed::Known(Entry::Turn { messages: recorded, .. }) if turn_began_in_range => {
-                        recorded.into_iter().map(|m| serde_json::from_value(m).ok()).collect::<Option<Vec<Message>>>()
+                        Some(recorded.into_iter().map(Message::from).collect::<Vec<Message>>())
                     }
                     _ => None,
                 };
@@ -197,7 +197,8 @@ pub fn estimate(messages: &[Message]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::ToolCall;
+    use crate::message::ToolCall;
+    use crate::store::TurnMessage;
     use serde_json::json;
 
     fn raw(e: &Entry) -> Box<RawValue> {
@@ -229,7 +230,7 @@ mod tests {
         }
     }
     fn turn(messages: &[Message]) -> Entry {
-        Entry::Turn { at: "t".into(), messages: messages.iter().map(|m| serde_json::to_value(m).unwrap()).collect() }
+        Entry::Turn { at: "t".into(), messages: messages.iter().map(TurnMessage::from).collect() }
     }
     fn u(t: &str) -> Message {
         Message::User { content: t.into() }

@@ -23,6 +23,10 @@ pub enum StoreError {
     /// The file changed under a writer in a way it cannot merge (replaced
     /// or shortened while a compaction was being written).
     Conflict { path: PathBuf, detail: String },
+    /// The store will not remove or change this file: it is not what the
+    /// caller took it for (a leftover that is not one, artifacts of a
+    /// session that exists).
+    Refused { path: PathBuf, detail: String },
     /// A legacy session cannot be changed in place.
     Legacy { id: String, what: &'static str },
     /// A read or write failed.
@@ -52,17 +56,16 @@ impl fmt::Display for StoreError {
                 write!(f, "invalid session id {input:?}: {reason}")
             }
             StoreError::NotFound { id } => write!(f, "no session {id}"),
-            StoreError::Conflict { path, detail } => write!(f, "{}: {detail}", path.display()),
+            StoreError::Conflict { path, detail } | StoreError::Refused { path, detail } => {
+                write!(f, "{}: {detail}", path.display())
+            }
             StoreError::Ambiguous { prefix, candidates } => {
                 write!(f, "session id prefix {prefix} is ambiguous: it matches {}", candidates.join(", "))
             }
-            StoreError::Busy { id, pid } => {
-                match pid {
-                    Some(pid) => write!(f, "session {id} is open in another program (pid {pid})")?,
-                    None => write!(f, "session {id} is open in another program")?,
-                }
-                write!(f, "; fork it to work on a copy: glrs-fork {id}")
-            }
+            StoreError::Busy { id, pid } => match pid {
+                Some(pid) => write!(f, "session {id} is open in another program (pid {pid})"),
+                None => write!(f, "session {id} is open in another program"),
+            },
             StoreError::Corrupt { path, detail } => {
                 write!(f, "{}: not a valid session file: {detail}", path.display())
             }

@@ -24,7 +24,7 @@ pub struct Forked {
 }
 
 /// Header fields that belong to the original only.
-const NOT_COPIED: &[&str] = &["id", "createdAt", "updatedAt", "parent", "key", "pinned", "contextTokens"];
+const NOT_COPIED: &[&str] = &["parent", "key", "pinned"];
 
 /// Check that keeping entries 1..n separates no tool call from its result.
 fn check_tool_pairs(file: &SessionFile, id: &SessionId, n: usize) -> Result<()> {
@@ -72,36 +72,16 @@ pub fn fork(store: &Store, at: &Located, upto: Option<usize>, key: Option<&str>)
         bail!("entry {n} is out of range: session {} has {total} entries (1-{total})", at.id);
     }
     check_tool_pairs(&file, &at.id, n)?;
-    let now = time::now();
-    let mut copy = SessionFile::new("", "", &now);
-    copy.header.clear();
-    copy.events_pos = 0;
-    copy.set("schema", Value::from(crate::store::format::SCHEMA));
-    copy.set("id", Value::from(""));
-    copy.set("createdAt", Value::from(now.clone()));
-    copy.set("updatedAt", Value::from(now));
-    for (name, value) in &file.header[..file.events_pos] {
-        if !NOT_COPIED.contains(&name.as_str()) && name != "schema" {
-            copy.set(name, value.clone());
-        }
-    }
+    let tokens = if n == total {
+        file.get_u64("contextTokens").unwrap_or(0)
+    } else {
+        context::estimate(&context::replay(&file.events[..n]))
+    };
+    let mut copy = file.derive(n, NOT_COPIED, &time::now(), tokens);
     copy.set("parent", json!({"id": at.id.as_str(), "entry": n}));
     if let Some(key) = key {
         copy.set("key", Value::from(key));
     }
-    copy.events = file.events[..n].to_vec();
-    let tokens = if n == total {
-        file.get_u64("contextTokens").unwrap_or(0)
-    } else {
-        context::estimate(&context::replay(&copy.events))
-    };
-    // Fields the original keeps after its events stay after them here.
-    for (name, value) in &file.header[file.events_pos..] {
-        if !NOT_COPIED.contains(&name.as_str()) {
-            copy.header.push((name.clone(), value.clone()));
-        }
-    }
-    copy.header.push(("contextTokens".into(), Value::from(tokens)));
 
     let id = loop {
         let id = store.fresh_id()?;
@@ -110,9 +90,11 @@ pub fn fork(store: &Store, at: &Located, upto: Option<usize>, key: Option<&str>)
             break id;
         }
     };
+    // A half-made fork is removed, through the store like any session.
     let copied = copy_artifacts(store, &at.id, &id, n).inspect_err(|_| {
-        let _ = std::fs::remove_file(store.session_path(&id));
-        let _ = std::fs::remove_dir_all(store.paths.artifacts_of(&id));
+        if let Some(made) = store.locate(&id) {
+            let _ = store.remove(&made);
+        }
     })?;
     Ok(Forked { path: store.session_path(&id), id, entries: n, artifacts: copied })
 }

@@ -36,17 +36,101 @@ pub enum Action {
     Keep,
 }
 
+/// The rule that put a row in the plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    /// Not updated for `pruneAfter`.
+    Stale,
+    /// A `cron:` key's session older than `cronRetention`.
+    CronRetention,
+    /// Beyond the newest `maxEntries`.
+    OverMaxEntries,
+    /// Removed to bring the folder under `highWaterBytes`.
+    OverBudget,
+    /// An artifacts folder whose session is gone.
+    OrphanArtifact,
+    /// A temporary file of an interrupted write, or a lock file of a
+    /// session that is gone.
+    Leftover,
+}
+
+impl Reason {
+    /// The words cleanup prints.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::Stale => "stale",
+            Reason::CronRetention => "cron retention",
+            Reason::OverMaxEntries => "over max entries",
+            Reason::OverBudget => "over budget",
+            Reason::OrphanArtifact => "orphan artifact",
+            Reason::Leftover => "leftover",
+        }
+    }
+}
+
+/// What keeps a session a rule would remove.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protection {
+    /// Open in a chat.
+    Open,
+    /// A key's current session.
+    KeyCurrent,
+    /// Pinned.
+    Pinned,
+}
+
+impl Protection {
+    /// The words cleanup prints.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protection::Open => "open",
+            Protection::KeyCurrent => "key-current",
+            Protection::Pinned => "pinned",
+        }
+    }
+}
+
 /// One thing cleanup acts on (or keeps, and why).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Row {
+    /// Remove, or keep.
     pub action: Action,
+    /// The rule that listed it.
+    pub reason: Reason,
+    /// For a kept row, what protects it.
+    pub kept_by: Option<Protection>,
+    /// The session it belongs to (a session, or an orphan's former owner).
+    pub session: Option<String>,
+    /// Bytes it frees.
+    pub bytes: u64,
+    /// The file or folder.
+    pub path: PathBuf,
+}
+
+impl Row {
     /// `stale`, `cron retention`, `over max entries`, `over budget`,
     /// `orphan artifact`, `leftover`; for a kept row, what protects it and
     /// the rule it escaped (`keep: pinned (stale)`).
-    pub reason: String,
-    pub session: Option<String>,
-    pub bytes: u64,
-    pub path: PathBuf,
+    pub fn reason_text(&self) -> String {
+        match self.kept_by {
+            Some(p) => format!("keep: {} ({})", p.as_str(), self.reason.as_str()),
+            None => self.reason.as_str().to_string(),
+        }
+    }
+}
+
+/// The JSON of `cleanup --json`: the reason as the words printed.
+impl Serialize for Row {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut row = serializer.serialize_struct("Row", 5)?;
+        row.serialize_field("action", &self.action)?;
+        row.serialize_field("reason", &self.reason_text())?;
+        row.serialize_field("session", &self.session)?;
+        row.serialize_field("bytes", &self.bytes)?;
+        row.serialize_field("path", &self.path)?;
+        row.end()
+    }
 }
 
 /// The settings of `session.maintenance`. `None` is a rule turned off
@@ -122,14 +206,14 @@ fn is_older(time: SystemTime, now: SystemTime, age: Option<Duration>) -> bool {
 }
 
 /// Why a session may not be removed, if it may not.
-fn protection(store: &Store, s: &Summary, current: &HashSet<String>) -> Option<&'static str> {
+fn protection(store: &Store, s: &Summary, current: &HashSet<String>) -> Option<Protection> {
     let open = SessionId::parse(&s.id).ok().and_then(|id| store.open_holder(&id).ok().flatten()).is_some();
     if open {
-        Some("open")
+        Some(Protection::Open)
     } else if current.contains(&s.id) {
-        Some("key-current")
+        Some(Protection::KeyCurrent)
     } else if s.pinned {
-        Some("pinned")
+        Some(Protection::Pinned)
     } else {
         None
     }
@@ -167,7 +251,8 @@ pub fn plan(store: &Store, policy: &Policy, now: SystemTime) -> Result<Vec<Row>>
     for path in leftover_paths {
         rows.push(Row {
             action: Action::Remove,
-            reason: "leftover".into(),
+            reason: Reason::Leftover,
+            kept_by: None,
             session: None,
             bytes: size_of(&path),
             path,
@@ -180,7 +265,8 @@ pub fn plan(store: &Store, policy: &Policy, now: SystemTime) -> Result<Vec<Row>>
         if is_older(newest(path), now, policy.prune_after) {
             rows.push(Row {
                 action: Action::Remove,
-                reason: "orphan artifact".into(),
+                reason: Reason::OrphanArtifact,
+                kept_by: None,
                 session: Some(id.to_string()),
                 bytes: size_of(path),
                 path: path.clone(),
@@ -206,13 +292,13 @@ pub fn plan(store: &Store, policy: &Policy, now: SystemTime) -> Result<Vec<Row>>
     let mut decided: HashSet<String> = HashSet::new();
     for s in &sessions {
         let reason = if older_than(s, policy.prune_after) {
-            Some("stale")
+            Some(Reason::Stale)
         } else if s.key.as_deref().is_some_and(|k| k.starts_with("cron:")) && older_than(s, policy.cron_retention) {
-            Some("cron retention")
+            Some(Reason::CronRetention)
         } else if let Some(max) = policy.max_entries
             && newest_first_rank.get(&s.id).is_some_and(|&r| r as u64 >= max)
         {
-            Some("over max entries")
+            Some(Reason::OverMaxEntries)
         } else {
             None
         };
@@ -238,7 +324,8 @@ pub fn plan(store: &Store, policy: &Policy, now: SystemTime) -> Result<Vec<Row>>
                 total = total.saturating_sub(bytes);
                 rows.push(Row {
                     action: Action::Remove,
-                    reason: "orphan artifact".into(),
+                    reason: Reason::OrphanArtifact,
+                    kept_by: None,
                     session: Some(id.to_string()),
                     bytes,
                     path: path.clone(),
@@ -251,7 +338,7 @@ pub fn plan(store: &Store, policy: &Policy, now: SystemTime) -> Result<Vec<Row>>
                 if decided.contains(&s.id) {
                     continue;
                 }
-                let row = session_row(store, s, "over budget", &current);
+                let row = session_row(store, s, Reason::OverBudget, &current);
                 if row.action == Action::Remove {
                     total = total.saturating_sub(row.bytes);
                     decided.insert(s.id.clone());
@@ -263,24 +350,17 @@ pub fn plan(store: &Store, policy: &Policy, now: SystemTime) -> Result<Vec<Row>>
     Ok(rows)
 }
 
-fn session_row(store: &Store, s: &Summary, reason: &str, current: &HashSet<String>) -> Row {
+fn session_row(store: &Store, s: &Summary, reason: Reason, current: &HashSet<String>) -> Row {
     let artifacts = store.paths.artifacts.join(&s.id);
     let bytes = size_of(&s.path) + size_of(&artifacts);
-    match protection(store, s, current) {
-        Some(why) => Row {
-            action: Action::Keep,
-            reason: format!("keep: {why} ({reason})"),
-            session: Some(s.id.clone()),
-            bytes,
-            path: s.path.clone(),
-        },
-        None => Row {
-            action: Action::Remove,
-            reason: reason.into(),
-            session: Some(s.id.clone()),
-            bytes,
-            path: s.path.clone(),
-        },
+    let kept_by = protection(store, s, current);
+    Row {
+        action: if kept_by.is_some() { Action::Keep } else { Action::Remove },
+        reason,
+        kept_by,
+        session: Some(s.id.clone()),
+        bytes,
+        path: s.path.clone(),
     }
 }
 
@@ -306,13 +386,22 @@ pub fn enforce(store: &Store, rows: &[Row]) -> Vec<(Row, String)> {
             failed.push((row.clone(), "not inside the data folder; left alone".into()));
             continue;
         }
-        let result = match (&row.session, row.reason.as_str()) {
-            (Some(id), "stale" | "cron retention" | "over max entries" | "over budget") => {
-                store.resolve(id).and_then(|at| store.remove(&at)).map_err(|e| e.to_string())
+        // Every removal goes through the store, which checks the thing is
+        // what the row says it is.
+        let result = match (row.reason, &row.session) {
+            (Reason::Stale | Reason::CronRetention | Reason::OverMaxEntries | Reason::OverBudget, Some(id)) => {
+                store.resolve(id).and_then(|at| store.remove(&at))
             }
-            _ if row.path.is_dir() => std::fs::remove_dir_all(&row.path).map_err(|e| e.to_string()),
-            _ => std::fs::remove_file(&row.path).map_err(|e| e.to_string()),
-        };
+            (Reason::OrphanArtifact, Some(id)) => {
+                SessionId::parse(id).and_then(|id| store.remove_orphan_artifacts(&id))
+            }
+            (Reason::Leftover, _) => store.remove_leftover(&row.path),
+            (_, None) => {
+                failed.push((row.clone(), "a session rule without its session; left alone".into()));
+                continue;
+            }
+        }
+        .map_err(|e| e.to_string());
         if let Err(e) = result {
             failed.push((row.clone(), e));
         }

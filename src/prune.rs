@@ -16,61 +16,8 @@
 //! the prunable results total at least `minPrunableToolChars`, the oldest
 //! results are replaced by the placeholder until it is not.
 
-use serde::Deserialize;
-
-use crate::config::Amount;
+pub use crate::config::{PruneMode, PruningConfig};
 use crate::provider::Message;
-
-/// `contextPruning.mode`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-pub enum PruneMode {
-    #[serde(rename = "cache-ttl")]
-    CacheTtl,
-    #[serde(rename = "off")]
-    Off,
-}
-
-/// `contextPruning` as written in the config.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct PruningConfig {
-    pub mode: Option<PruneMode>,
-    pub ttl: Option<Amount>,
-    pub keep_last_assistants: Option<u64>,
-    pub soft_trim_ratio: Option<f64>,
-    pub hard_clear_ratio: Option<f64>,
-    pub min_prunable_tool_chars: Option<u64>,
-    #[serde(default)]
-    pub soft_trim: SoftTrimConfig,
-    #[serde(default)]
-    pub hard_clear: HardClearConfig,
-    #[serde(default)]
-    pub tools: ToolGlobs,
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct SoftTrimConfig {
-    pub max_chars: Option<u64>,
-    pub head_chars: Option<u64>,
-    pub tail_chars: Option<u64>,
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct HardClearConfig {
-    pub enabled: Option<bool>,
-    pub placeholder: Option<String>,
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ToolGlobs {
-    #[serde(default)]
-    pub allow: Vec<String>,
-    #[serde(default)]
-    pub deny: Vec<String>,
-}
 
 pub const DEFAULT_PLACEHOLDER: &str = "[Old tool result content cleared]";
 
@@ -123,26 +70,6 @@ impl Pruning {
         }
         self.allow.is_empty() || self.allow.iter().any(|g| glob_match(g, tool))
     }
-}
-
-/// Check `contextPruning` at config load, naming the key.
-pub fn validate(c: &PruningConfig) -> anyhow::Result<()> {
-    for (key, v) in [("softTrimRatio", c.soft_trim_ratio), ("hardClearRatio", c.hard_clear_ratio)] {
-        if let Some(v) = v
-            && !(0.0..=1.0).contains(&v)
-        {
-            anyhow::bail!("contextPruning.{key}: must be between 0 and 1, got {v}");
-        }
-    }
-    if let Some(t) = &c.ttl
-        && crate::config::parse_duration_rule(t).map_err(|e| anyhow::anyhow!("contextPruning.ttl: {e}"))?.is_none()
-    {
-        anyhow::bail!("contextPruning.ttl: must be a duration like 5m (mode \"off\" turns pruning off)");
-    }
-    if c.soft_trim.max_chars == Some(0) {
-        anyhow::bail!("contextPruning.softTrim.maxChars: must be at least 1");
-    }
-    Ok(())
 }
 
 /// `*` (any run of characters) and `?` (one character) over a tool name.

@@ -27,7 +27,7 @@ the memory_append tool for each note. When you are done, reply with NO_REPLY and
 /// `glrs-compact ID --no-flush [--instruction TEXT]`: the chat has flushed
 /// (or will not) by the time it compacts.
 pub fn compact_command(id: &crate::SessionId, instruction: Option<&str>) -> std::process::Command {
-    let mut cmd = std::process::Command::new(crate::cli::program_path("glrs-compact"));
+    let mut cmd = std::process::Command::new(crate::programs::program_path("glrs-compact"));
     cmd.args([id.as_str(), "--no-flush"]);
     if let Some(i) = instruction.filter(|i| !i.trim().is_empty()) {
         cmd.args(["--instruction", i]);

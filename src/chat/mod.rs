@@ -8,6 +8,7 @@
 
 pub mod compaction;
 pub mod oneshot;
+pub mod picker;
 pub mod pruning;
 pub mod render;
 pub mod repl;

@@ -538,7 +538,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
             );
             println!("{}", chat.pruning_status());
             if chat.is_saved() {
-                crate::cli::run_program("glrs-sessions", &["status", chat.id.as_str()])?;
+                crate::programs::run_program("glrs-sessions", &["status", chat.id.as_str()])?;
             } else {
                 println!("session {} has nothing saved yet", chat.id);
             }
@@ -550,7 +550,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
             println!("(cleared: the model starts from nothing; the transcript stays in the session)");
         }
         "/artifacts" => {
-            crate::cli::run_program("glrs-artifacts", &["ls", chat.id.as_str()])?;
+            crate::programs::run_program("glrs-artifacts", &["ls", chat.id.as_str()])?;
         }
         "/export" => {
             if !chat.is_saved() {
@@ -564,7 +564,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
             }
         }
         "/sessions" => {
-            crate::cli::run_program("glrs-sessions", &["ls", "-n", "20"])?;
+            crate::programs::run_program("glrs-sessions", &["ls", "-n", "20"])?;
         }
         "/model" => {
             if arg.is_empty() {
@@ -584,7 +584,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
         }
         "/resume" => {
             let at = if arg.is_empty() {
-                match crate::cli::chat::pick_session(&chat.store)? {
+                match super::picker::pick_session(&chat.store)? {
                     Some(at) => at,
                     None => return Ok(Action::Continue),
                 }
@@ -627,7 +627,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
             if !arg.is_empty() {
                 args.push(arg.to_string());
             }
-            let out = std::process::Command::new(crate::cli::program_path("glrs-fork")).args(&args).output()?;
+            let out = std::process::Command::new(crate::programs::program_path("glrs-fork")).args(&args).output()?;
             if out.status.success() {
                 let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
                 println!("forked to {id}: /resume {id} opens it");

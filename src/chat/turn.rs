@@ -16,7 +16,7 @@
 
 use crate::context;
 use crate::provider::{CallError, Cancel, Delta, Message, Request, Response, Usage};
-use crate::store::{Entry, ToolCall};
+use crate::store::{Entry, ToolCall, TurnMessage};
 use crate::time;
 
 use super::Chat;
@@ -291,7 +291,7 @@ impl Chat {
                 break;
             }
         }
-        let messages = turn_messages.iter().filter_map(|m| serde_json::to_value(m).ok()).collect();
+        let messages = turn_messages.iter().map(TurnMessage::from).collect();
         self.record(Entry::Turn { at: time::now(), messages });
         if let Some(problem) = self.save_or_report() {
             ui.notice(&problem);

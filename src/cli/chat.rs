@@ -103,7 +103,7 @@ pub fn run(args: Args) -> Result<i32> {
             if prompt.is_some() || !std::io::stdin().is_terminal() {
                 return Err(UsageError("--resume needs an ID in one-shot mode".into()).into());
             }
-            match pick_session(&store)? {
+            match chat::picker::pick_session(&store)? {
                 Some(at) => Some(at),
                 None => return Ok(0),
             }
@@ -204,32 +204,4 @@ fn newest_in(store: &Store, cwd: &str) -> Result<Located> {
         Some(s) => Ok(store.resolve(&s.id)?),
         None => bail!("no session was started in {cwd}: nothing to continue (glrs-sessions ls lists them all)"),
     }
-}
-
-/// Ask which session to open, newest first. `None` when the user picks none.
-pub fn pick_session(store: &Store) -> Result<Option<Located>> {
-    let listing = listing::list(store)?;
-    if listing.sessions.is_empty() {
-        println!("no sessions yet");
-        return Ok(None);
-    }
-    let shown: Vec<_> = listing.sessions.iter().take(20).collect();
-    for (i, s) in shown.iter().enumerate() {
-        println!("{:>3}  {}  {}  {}", i + 1, s.id, s.updated_at.get(..16).unwrap_or(&s.updated_at), s.title);
-    }
-    let mut editor = rustyline::DefaultEditor::new()?;
-    let answer = match editor.readline("open which (number or id, Enter for none)? ") {
-        Ok(a) => a,
-        Err(_) => return Ok(None),
-    };
-    let answer = answer.trim();
-    if answer.is_empty() {
-        return Ok(None);
-    }
-    if let Ok(n) = answer.parse::<usize>()
-        && (1..=shown.len()).contains(&n)
-    {
-        return Ok(Some(store.resolve(&shown[n - 1].id)?));
-    }
-    Ok(Some(store.resolve(answer)?))
 }

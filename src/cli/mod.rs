@@ -16,6 +16,7 @@ pub mod settings;
 use std::process::ExitCode;
 
 use crate::error::StoreError;
+pub use crate::programs::{program_path, run_program};
 
 /// Turn a program's result into its exit status (SPEC section 11): errors
 /// go to stderr as `NAME: error: …` and exit 1, or 4 when a session is busy,
@@ -28,7 +29,8 @@ pub fn finish(program: &str, result: anyhow::Result<i32>) -> ExitCode {
             if is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("{program}: error: {err:#}");
+            let advice = err.chain().find_map(|e| e.downcast_ref::<StoreError>()).and_then(advice);
+            eprintln!("{program}: error: {err:#}{}", advice.unwrap_or_default());
             let code = if err.chain().any(|e| e.is::<UsageError>()) {
                 2
             } else {
@@ -36,6 +38,15 @@ pub fn finish(program: &str, result: anyhow::Result<i32>) -> ExitCode {
             };
             ExitCode::from(u8::try_from(code).unwrap_or(1))
         }
+    }
+}
+
+/// What the user can do about a store error, for the programs' messages
+/// (the store itself knows no commands): `; fork it …` for a busy session.
+pub fn advice(err: &StoreError) -> Option<String> {
+    match err {
+        StoreError::Busy { id, .. } => Some(format!("; fork it to work on a copy: glrs-fork {id}")),
+        _ => None,
     }
 }
 
@@ -59,22 +70,3 @@ impl std::fmt::Display for UsageError {
 }
 
 impl std::error::Error for UsageError {}
-
-/// Where another glrs program is: beside the running executable, else the
-/// bare name, found on PATH when run.
-pub fn program_path(name: &str) -> std::path::PathBuf {
-    std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(|dir| dir.join(name)))
-        .filter(|p| p.is_file())
-        .unwrap_or_else(|| std::path::PathBuf::from(name))
-}
-
-/// Run another glrs program with the terminal, and wait for it.
-pub fn run_program(name: &str, args: &[&str]) -> anyhow::Result<std::process::ExitStatus> {
-    use anyhow::Context;
-    std::process::Command::new(program_path(name))
-        .args(args)
-        .status()
-        .with_context(|| format!("cannot run {name} (looked beside this program and on PATH)"))
-}

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::sse::Decoder;
 use super::{Delta, Message, Reasoning, Request, Response, Usage, openai::parse_arguments};
-use crate::store::ToolCall;
+use crate::message::ToolCall;
 
 /// Output tokens asked for; the model stops earlier when it is done.
 const MAX_TOKENS: u64 = 8192;

@@ -10,23 +10,14 @@
 //! models behind an OpenAI-compatible server (OpenRouter) take the same
 //! marks on content parts of the system and user messages.
 
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 /// The API's limit on cache breakpoints in one request.
 pub const MAX_BREAKPOINTS: usize = 4;
 
-/// `providers.<id>.cache`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-pub enum CacheTtl {
-    #[default]
-    #[serde(rename = "5m")]
-    FiveMinutes,
-    #[serde(rename = "1h")]
-    OneHour,
-    #[serde(rename = "off")]
-    Off,
-}
+// The two settings are config values (config must not depend on this
+// module); what they mean for a request is here.
+pub use crate::config::{CacheTtl, Thinking};
 
 impl CacheTtl {
     fn mark(self) -> Option<Value> {
@@ -36,17 +27,6 @@ impl CacheTtl {
             CacheTtl::Off => None,
         }
     }
-}
-
-/// A thinking level: `--thinking`, `/thinking`, config `thinking`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Thinking {
-    #[default]
-    Off,
-    Low,
-    Medium,
-    High,
 }
 
 impl Thinking {

@@ -27,12 +27,9 @@ use reqwest::header::{HeaderMap, HeaderValue};
 use crate::config::{Config, ProviderType};
 pub use types::{Delta, Message, Reasoning, Response, ToolSpec, Usage};
 
-/// The built-in provider ids.
-pub const BUILTIN: &[&str] = &["openai", "anthropic", "azure", "ollama"];
-
-pub fn is_builtin(id: &str) -> bool {
-    BUILTIN.contains(&id)
-}
+/// The built-in provider ids (the config decides which ids need a `type`,
+/// so the list lives there; config must not depend on this module).
+pub use crate::config::{BUILTIN_PROVIDERS as BUILTIN, is_builtin_provider as is_builtin};
 
 pub use secret::Secret;
 

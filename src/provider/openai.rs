@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::sse::Decoder;
 use super::{Delta, Message, Reasoning, Request, Response, ToolSpec, Usage};
-use crate::store::ToolCall;
+use crate::message::ToolCall;
 
 /// The request body for a streamed call.
 pub fn request_body(request: &Request<'_>) -> Value {

@@ -1,65 +1,11 @@
-//! Provider-neutral messages and results: what the turn loop sends and gets
-//! back, whatever protocol carries it. These are also the `messages` of a
-//! `turn` entry, so the context can be rebuilt exactly.
+//! What a model call takes besides messages and what it gives back: tool
+//! specifications, usage, the response and its streamed pieces. The
+//! messages themselves are the leaf module `message`'s, re-exported here.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
-pub use crate::store::ToolCall;
-
-/// Reasoning the model showed, with what the provider needs to take it back.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Reasoning {
-    pub text: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub signature: Option<String>,
-}
-
-/// One message of the conversation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "role", rename_all = "camelCase")]
-pub enum Message {
-    User {
-        content: String,
-    },
-    #[serde(rename_all = "camelCase")]
-    Assistant {
-        #[serde(default)]
-        content: String,
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        reasoning: Vec<Reasoning>,
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        tool_calls: Vec<ToolCall>,
-    },
-    #[serde(rename_all = "camelCase")]
-    Tool {
-        tool_call_id: String,
-        name: String,
-        content: String,
-        #[serde(default)]
-        is_error: bool,
-    },
-}
-
-impl Message {
-    /// The estimate of SPEC section 5: `ceil(chars / 4)`, tool calls counted
-    /// as name plus JSON input.
-    pub fn estimate_tokens(&self) -> u64 {
-        let chars = match self {
-            Message::User { content } => content.chars().count(),
-            Message::Assistant { content, reasoning, tool_calls } => {
-                content.chars().count()
-                    + reasoning.iter().map(|r| r.text.chars().count()).sum::<usize>()
-                    + tool_calls
-                        .iter()
-                        .map(|c| c.name.chars().count() + c.input.to_string().chars().count())
-                        .sum::<usize>()
-            }
-            Message::Tool { content, .. } => content.chars().count(),
-        };
-        (chars as u64).div_ceil(4)
-    }
-}
+pub use crate::message::{Message, Reasoning, ToolCall};
 
 /// A tool the model may call.
 #[derive(Debug, Clone, PartialEq, Serialize)]

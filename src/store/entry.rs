@@ -9,13 +9,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-/// One tool call requested by the model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolCall {
-    pub id: String,
-    pub name: String,
-    pub input: Value,
-}
+pub use crate::message::ToolCall;
+use crate::message::{Message, Reasoning};
 
 /// A known entry. Every variant also has `at`, the time it was recorded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -76,7 +71,7 @@ pub enum Entry {
     },
     /// A turn ended: its messages in provider-neutral form.
     #[serde(rename_all = "camelCase")]
-    Turn { at: String, messages: Vec<Value> },
+    Turn { at: String, messages: Vec<TurnMessage> },
     /// glrs said something.
     #[serde(rename_all = "camelCase")]
     Notice { at: String, text: String },
@@ -102,6 +97,63 @@ pub enum Entry {
     /// A program's own data; never sent to the model.
     #[serde(rename_all = "camelCase")]
     Custom { at: String, name: String, data: Value },
+}
+
+/// One message of a `turn` entry, in the schema's shape. The store owns
+/// it, so a change in how providers or the chat hold messages cannot move
+/// the disk format; `From` converts to and from the shared `Message`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "camelCase")]
+pub enum TurnMessage {
+    /// `{"role": "user", "content"}`
+    User { content: String },
+    /// `{"role": "assistant", "content", "reasoning"?, "toolCalls"?}`
+    #[serde(rename_all = "camelCase")]
+    Assistant {
+        #[serde(default)]
+        content: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        reasoning: Vec<Reasoning>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCall>,
+    },
+    /// `{"role": "tool", "toolCallId", "name", "content", "isError"}`
+    #[serde(rename_all = "camelCase")]
+    Tool {
+        tool_call_id: String,
+        name: String,
+        content: String,
+        #[serde(default)]
+        is_error: bool,
+    },
+}
+
+impl From<&Message> for TurnMessage {
+    fn from(m: &Message) -> TurnMessage {
+        match m.clone() {
+            Message::User { content } => TurnMessage::User { content },
+            Message::Assistant { content, reasoning, tool_calls } => {
+                TurnMessage::Assistant { content, reasoning, tool_calls }
+            }
+            Message::Tool { tool_call_id, name, content, is_error } => {
+                TurnMessage::Tool { tool_call_id, name, content, is_error }
+            }
+        }
+    }
+}
+
+impl From<TurnMessage> for Message {
+    fn from(m: TurnMessage) -> Message {
+        match m {
+            TurnMessage::User { content } => Message::User { content },
+            TurnMessage::Assistant { content, reasoning, tool_calls } => {
+                Message::Assistant { content, reasoning, tool_calls }
+            }
+            TurnMessage::Tool { tool_call_id, name, content, is_error } => {
+                Message::Tool { tool_call_id, name, content, is_error }
+            }
+        }
+    }
 }
 
 fn is_false(b: &bool) -> bool {
@@ -226,7 +278,18 @@ mod tests {
                 cache_write_tokens: 4,
                 cost_usd: Some(0.5),
             },
-            Entry::Turn { at: at.clone(), messages: vec![serde_json::json!({"role": "user"})] },
+            Entry::Turn {
+                at: at.clone(),
+                messages: vec![
+                    TurnMessage::User { content: "hi".into() },
+                    TurnMessage::Tool {
+                        tool_call_id: "c1".into(),
+                        name: "read".into(),
+                        content: "x".into(),
+                        is_error: true,
+                    },
+                ],
+            },
             Entry::Notice { at: at.clone(), text: "n".into() },
             Entry::Error { at: at.clone(), text: "e".into(), kind: "io".into() },
             Entry::Cleared { at: at.clone() },
@@ -279,6 +342,30 @@ mod tests {
         .to_raw()
         .unwrap();
         assert!(raw.get().contains("\"firstKept\":3"), "{}", raw.get());
+    }
+
+    #[test]
+    fn turn_messages_keep_the_schema_shape() {
+        let entry = Entry::Turn {
+            at: "t".into(),
+            messages: vec![
+                TurnMessage::User { content: "u".into() },
+                TurnMessage::Assistant {
+                    content: "a".into(),
+                    reasoning: vec![Reasoning { text: "r".into(), signature: Some("s".into()) }],
+                    tool_calls: vec![ToolCall { id: "c".into(), name: "n".into(), input: serde_json::json!({}) }],
+                },
+                TurnMessage::Tool { tool_call_id: "c".into(), name: "n".into(), content: "x".into(), is_error: false },
+            ],
+        };
+        assert_eq!(
+            entry.to_raw().unwrap().get(),
+            concat!(
+                r#"{"type":"turn","at":"t","messages":[{"role":"user","content":"u"},"#,
+                r#"{"role":"assistant","content":"a","reasoning":[{"text":"r","signature":"s"}],"toolCalls":[{"id":"c","name":"n","input":{}}]},"#,
+                r#"{"role":"tool","toolCallId":"c","name":"n","content":"x","isError":false}]}"#
+            )
+        );
     }
 
     #[test]

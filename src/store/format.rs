@@ -96,6 +96,26 @@ impl SessionFile {
         SessionFile { header, events_pos: 5, events: Vec::new() }
     }
 
+    /// A new file derived from this one (a fork): entries `1..=keep`, the
+    /// header fields not named in `not_copied` where they were (before or
+    /// after `events`), an empty `id` for the caller to set, fresh times, and
+    /// `contextTokens` at the end.
+    pub fn derive(&self, keep: usize, not_copied: &[&str], now: &str, context_tokens: u64) -> SessionFile {
+        let fresh = ["schema", "id", "createdAt", "updatedAt", "contextTokens"];
+        let copied = |name: &String| !not_copied.contains(&name.as_str()) && !fresh.contains(&name.as_str());
+        let mut header = vec![
+            ("schema".to_string(), Value::from(SCHEMA)),
+            ("id".to_string(), Value::from("")),
+            ("createdAt".to_string(), Value::from(now)),
+            ("updatedAt".to_string(), Value::from(now)),
+        ];
+        header.extend(self.header[..self.events_pos].iter().filter(|(k, _)| copied(k)).cloned());
+        let events_pos = header.len();
+        header.extend(self.header[self.events_pos..].iter().filter(|(k, _)| copied(k)).cloned());
+        header.push(("contextTokens".to_string(), Value::from(context_tokens)));
+        SessionFile { header, events_pos, events: self.events[..keep.min(self.events.len())].to_vec() }
+    }
+
     /// Write the file in the store's layout (one entry per line).
     pub fn write_to(&self, out: &mut dyn Write) -> io::Result<()> {
         out.write_all(b"{")?;

@@ -4,6 +4,7 @@
 //! [`Store::append`] or [`Store::update`], which take the write lock, re-read
 //! the file as it is now, and replace it atomically.
 
+pub mod cleanup;
 pub mod entry;
 pub mod format;
 pub mod listing;
@@ -19,7 +20,7 @@ use serde_json::value::RawValue;
 use crate::error::StoreError;
 use crate::id::{IdPrefix, SessionId};
 use crate::paths::{Paths, ensure_private_dir};
-pub use entry::{Entry, Parsed, ToolCall};
+pub use entry::{Entry, Parsed, ToolCall, TurnMessage};
 pub use format::SessionFile;
 pub use lock::{OpenLock, Stamp, WriteLock};
 

@@ -102,7 +102,7 @@ fn enforce_mode_removes_stale_sessions_at_chat_start_but_never_an_open_one() {
     assert!(!ts.store.session_path(&stale).exists(), "the stale session survived");
     assert!(ts.store.session_path(&open).exists(), "an open session was removed");
     assert!(ts.store.session_path(&fresh).exists());
-    drop(held);
+    ts.release(held, &open);
     // checkEvery false: the chat never runs it by itself.
     config_with(&ts, &server, json!({"session": {"maintenance": {"mode": "enforce", "checkEvery": false}}}));
     std::fs::remove_file(ts.sessions_dir().join("maintenance.json")).unwrap();

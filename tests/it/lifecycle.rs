@@ -160,7 +160,7 @@ fn fork_works_on_an_open_session_that_keeps_changing_and_on_a_legacy_one() {
         assert_eq!(copy["events"][0]["text"], "start");
     }
     writer.join().unwrap();
-    drop(held);
+    ts.release(held, &id);
 
     let legacy = ts.write_fixed_in(
         &ts.legacy_dir(),

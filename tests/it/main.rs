@@ -15,6 +15,7 @@ mod export;
 mod front;
 mod generated;
 mod harness;
+mod layering;
 mod lifecycle;
 mod reliability;
 mod resets;

@@ -207,7 +207,7 @@ fn rm_removes_sessions_with_artifacts_but_never_an_open_or_legacy_one() {
     assert!(!art.exists());
     assert!(ts.sessions_dir().join(format!("{b}.json")).exists());
     assert!(ts.legacy_dir().join("dddd0004.json").exists());
-    drop(held);
+    ts.release(held, &b);
 
     ts.sessions().args(["rm", b.as_str(), c.as_str()]).assert().success().stdout("");
     ts.sessions().arg("ls").assert().success().stdout("dddd0004\t2026-11-02T10:00:00.000Z\t0\t0\t/w\t[legacy]\n");

@@ -67,6 +67,18 @@ impl TestStore {
         cmd
     }
 
+    /// Release an open lock the test took, and wait (at most 20 s) until
+    /// the store sees it free: a program another test is starting at that
+    /// moment holds a copy of the lock's descriptor until its exec.
+    pub fn release(&self, lock: glrs::store::OpenLock, id: &SessionId) {
+        drop(lock);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while self.store.open_holder(id).expect("read the open lock").is_some() {
+            assert!(std::time::Instant::now() < deadline, "waited 20 s for the open lock of {id} to be released");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+
     /// Write the config file (the commands find it through XDG_CONFIG_HOME).
     pub fn config(&self, value: serde_json::Value) {
         let dir = self.dir.path().join("config/glrs");

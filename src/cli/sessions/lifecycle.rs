@@ -65,7 +65,7 @@ pub fn cleanup(store: &Store, args: &CleanupArgs, out: &mut dyn Write) -> Result
             writeln!(
                 out,
                 "{action}\t{}\t{}\t{}\t{}",
-                r.reason,
+                r.reason_text(),
                 r.session.as_deref().unwrap_or("-"),
                 r.bytes,
                 r.path.display()

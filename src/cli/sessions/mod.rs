@@ -234,7 +234,7 @@ fn rm(store: &Store, args: &RmArgs) -> i32 {
     let mut code = 0;
     for text in &args.ids {
         if let Err(err) = store.resolve(text).and_then(|at| store.remove(&at)) {
-            eprintln!("{PROGRAM}: error: {err}");
+            eprintln!("{PROGRAM}: error: {err}{}", crate::cli::advice(&err).unwrap_or_default());
             code = code.max(err.exit_code());
         }
     }
