@@ -71,6 +71,40 @@ pub struct Config {
     /// Session pruning (SPEC 16).
     #[serde(default)]
     pub context_pruning: PruningConfig,
+    #[serde(default)]
+    pub tools: ToolsConfig,
+    #[serde(default)]
+    pub permissions: PermissionsConfig,
+    #[serde(default)]
+    pub redact: RedactConfig,
+}
+
+/// `tools.{enabled, disabled}` (SPEC 14, 15).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ToolsConfig {
+    pub enabled: Option<bool>,
+    #[serde(default)]
+    pub disabled: Vec<String>,
+}
+
+/// `permissions.{allow, deny}`: `TOOL` or `TOOL:GLOB` rules.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PermissionsConfig {
+    #[serde(default)]
+    pub allow: Vec<String>,
+    #[serde(default)]
+    pub deny: Vec<String>,
+}
+
+/// `redact.{enabled, patterns}`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RedactConfig {
+    pub enabled: Option<bool>,
+    #[serde(default)]
+    pub patterns: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -315,7 +349,33 @@ impl Config {
                 bail!("{key}: must be from {min} to {max}, got {v}");
             }
         }
+        self.tool_offering()?;
+        crate::tools::Permissions::new(&self.permissions.allow, &self.permissions.deny, &[], false)?;
+        self.redactor()?;
         Ok(())
+    }
+
+    /// What `tools.*` says the registry offers.
+    pub fn tool_offering(&self) -> Result<crate::tools::Offering> {
+        let mut set = globset::GlobSetBuilder::new();
+        for (i, pattern) in self.tools.disabled.iter().enumerate() {
+            set.add(globset::Glob::new(pattern).map_err(|e| anyhow::anyhow!("tools.disabled[{i}]: {e}"))?);
+        }
+        let disabled = set.build().map_err(|e| anyhow::anyhow!("tools.disabled: {e}"))?;
+        Ok(crate::tools::Offering {
+            none: false,
+            builtin_off: self.tools.enabled == Some(false),
+            disabled: (!self.tools.disabled.is_empty()).then_some(disabled),
+        })
+    }
+
+    /// The redactor `redact.*` and the providers' key variables ask for.
+    pub fn redactor(&self) -> Result<crate::redact::Redactor> {
+        if self.redact.enabled == Some(false) {
+            return Ok(crate::redact::Redactor::off());
+        }
+        let envs = self.providers.values().filter_map(|p| p.api_key_env.clone());
+        crate::redact::Redactor::new(true, &self.redact.patterns, crate::redact::key_values(envs))
     }
 
     /// The metadata configured for `provider/model`, if any.
@@ -449,7 +509,10 @@ mod tests {
                              "hardClearRatio": 0.5, "minPrunableToolChars": 50000,
                              "softTrim": {"maxChars": 4000, "headChars": 1500, "tailChars": 1500},
                              "hardClear": {"enabled": true, "placeholder": "[cleared]"},
-                             "tools": {"allow": ["*"], "deny": ["memory_*"]}}
+                             "tools": {"allow": ["*"], "deny": ["memory_*"]}},
+          "tools": {"enabled": true, "disabled": ["compaction_*"]},
+          "permissions": {"allow": ["bash:git *", "edit:src/**"], "deny": ["bash:rm *"]},
+          "redact": {"enabled": true, "patterns": ["corp-[0-9]+"]}
         }"#;
         let c = Config::parse(text).unwrap();
         assert_eq!(c.model_metadata("local", "qwen").unwrap().context, Some(32768));
@@ -468,6 +531,9 @@ mod tests {
             (r#"{"session": {"maintenance": {"pruneAfter": "soon"}}}"#, "session.maintenance.pruneAfter"),
             (r#"{"providers": {"vllm": {"baseUrl": "http://h/v1"}}}"#, "providers.vllm.type: required"),
             (r#"{"providers": {"vllm": {"type": "openai", "baseUrl": "h/v1"}}}"#, "providers.vllm.baseUrl"),
+            (r#"{"permissions": {"allow": ["bash:["]}}"#, "permissions.allow[0]"),
+            (r#"{"redact": {"patterns": ["("]}}"#, "redact.patterns[0]"),
+            (r#"{"tools": {"disabled": ["["]}}"#, "tools.disabled[0]"),
             ("{", "EOF"),
             (r#"{"model": "openai/gpt-4.1",}"#, "trailing comma at line 1"),
         ];

@@ -23,8 +23,10 @@ pub mod paths;
 pub mod programs;
 pub mod provider;
 pub mod prune;
+pub mod redact;
 pub mod store;
 pub mod time;
+pub mod tools;
 
 pub use error::StoreError;
 pub use id::SessionId;

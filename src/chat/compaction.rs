@@ -8,13 +8,12 @@
 use serde_json::json;
 
 use super::Chat;
-use super::session_tools::{COMPACTION_TOOLS, CompactionTool, MemoryAppend};
-use super::tools::{Tool, ToolOutput};
 use super::turn::{SilentUi, TurnKind, TurnUi};
 use crate::compact::Trigger;
-use crate::provider::{Cancel, ToolSpec};
-use crate::store::{Entry, Parsed, ToolCall};
+use crate::provider::Cancel;
+use crate::store::{Entry, Parsed};
 use crate::time;
+use crate::tools::Situation;
 
 /// Defaults of `memoryFlush.*`.
 pub const FLUSH_SOFT_THRESHOLD: u64 = 4_000;
@@ -96,42 +95,18 @@ impl Chat {
         self.trigger().threshold().is_some_and(|t| self.context_tokens > t.saturating_sub(soft))
     }
 
-    fn session_tools(&self, kind: TurnKind) -> Vec<Box<dyn Tool>> {
-        let mut tools: Vec<Box<dyn Tool>> = Vec::new();
-        if kind == TurnKind::Flush {
-            tools.push(Box::new(MemoryAppend { cwd: self.cwd.clone().into() }));
-        }
-        // Offered only once the session has an artifact (SPEC 6).
-        if self.store.artifact_count(&self.id) > 0 {
-            for name in COMPACTION_TOOLS {
-                tools.push(Box::new(CompactionTool { kind: name, store: self.store.clone(), id: self.id.clone() }));
-            }
-        }
-        tools
-    }
-
-    /// The tools offered for the next model call.
-    pub fn tool_specs(&self, kind: TurnKind) -> Vec<ToolSpec> {
-        let mut specs = self.tools.specs();
-        specs.extend(self.session_tools(kind).iter().map(|t| t.spec()));
-        specs
-    }
-
-    /// Run a tool call: the session's own tools first, then the registry.
-    pub fn run_tool(&self, call: &ToolCall, kind: TurnKind) -> ToolOutput {
-        match self.session_tools(kind).into_iter().find(|t| t.spec().name == call.name) {
-            Some(tool) => tool.run(&call.input),
-            None => self.tools.run(call),
-        }
+    /// What decides which tools are offered on the next step.
+    pub fn situation(&self, kind: TurnKind) -> Situation {
+        Situation { flush: kind == TurnKind::Flush, artifacts: self.store.artifact_count(&self.id) > 0 }
     }
 
     /// The system prompt for a turn of this kind.
     pub fn system_for(&self, kind: TurnKind) -> Option<String> {
         match kind {
-            TurnKind::Normal => self.system.clone(),
+            TurnKind::Normal => self.system_prompt(),
             TurnKind::Flush => {
                 let flush = self.config.memory_flush.system_prompt.as_deref().unwrap_or(FLUSH_SYSTEM_PROMPT);
-                Some(match &self.system {
+                Some(match &self.system_prompt() {
                     Some(s) => format!("{s}\n\n{flush}"),
                     None => flush.to_string(),
                 })

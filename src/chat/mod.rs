@@ -15,8 +15,11 @@ pub mod repl;
 pub mod reset;
 pub mod session_tools;
 pub mod signals;
-pub mod tools;
+pub mod system;
+pub mod terminal;
 pub mod turn;
+
+use std::path::Path;
 
 use anyhow::{Context, Result};
 use serde_json::Value;
@@ -26,7 +29,9 @@ use crate::context;
 use crate::error::StoreError;
 use crate::provider::select::ModelRef;
 use crate::provider::{Message, Provider, catalogue};
-use crate::store::{Append, Entry, Located, OpenLock, Stamp, Store};
+use crate::redact::Redactor;
+use crate::store::{Append, Entry, Located, OpenLock, Parsed, Stamp, Store};
+use crate::tools::{Permissions, Registry};
 use crate::{SessionId, time};
 pub use turn::{TurnOutcome, TurnUi};
 
@@ -37,8 +42,15 @@ pub struct Chat {
     pub cwd: String,
     pub model: ModelRef,
     pub provider: Provider,
+    /// The system prompt's replacement for the default part (`--system`,
+    /// `systemPrompt`, or the session header's `system`); saved in the header.
     pub system: Option<String>,
-    pub tools: tools::ToolRegistry,
+    /// What the `AGENTS.md` files add to the system prompt.
+    agents: String,
+    /// Every tool the model can call, and the session's permissions.
+    pub tools: Registry,
+    /// Applied to everything this chat writes.
+    pub redactor: Redactor,
     /// The context the next model call sends.
     pub messages: Vec<Message>,
     pub context_tokens: u64,
@@ -90,7 +102,8 @@ impl Chat {
                 break (id, open);
             }
         };
-        Ok(Chat::assemble(store, config, id, open, model, provider, system, cwd))
+        let system = system.or_else(|| config.system_prompt.clone());
+        Chat::assemble(store, config, id, open, model, provider, system, cwd)
     }
 
     /// A chat on `id` with nothing read yet: what `start` returns, and what
@@ -105,9 +118,21 @@ impl Chat {
         provider: Provider,
         system: Option<String>,
         cwd: String,
-    ) -> Chat {
+    ) -> Result<Chat> {
         let window = catalogue::context_window(&config, &model.provider, &model.model);
-        Chat {
+        let permissions = Permissions::new(&config.permissions.allow, &config.permissions.deny, &[], false)?;
+        let mut tools = Registry::with_builtins(config.tool_offering()?, permissions);
+        tools.add(std::sync::Arc::new(session_tools::MemoryAppend { cwd: cwd.clone().into() }));
+        for kind in session_tools::COMPACTION_TOOLS {
+            tools.add(std::sync::Arc::new(session_tools::CompactionTool {
+                kind,
+                store: store.clone(),
+                id: id.clone(),
+            }));
+        }
+        let agents = system::agents_text(&system::agents_files(system::config_home().as_deref(), Path::new(&cwd)));
+        let redactor = config.redactor()?;
+        Ok(Chat {
             store,
             id,
             cwd,
@@ -117,7 +142,9 @@ impl Chat {
             last_call: None,
             last_prune: None,
             system,
-            tools: tools::ToolRegistry::default(),
+            agents,
+            tools,
+            redactor,
             messages: Vec::new(),
             context_tokens: 0,
             stamp: None,
@@ -133,7 +160,7 @@ impl Chat {
             _open: open,
             model,
             config,
-        }
+        })
     }
 
     /// Open an existing session. Refused (`Busy`, exit 4) while another chat
@@ -160,7 +187,10 @@ impl Chat {
         };
         let provider = Provider::from_config(&config, &model.provider)?;
         let cwd = file.get_str("cwd").unwrap_or("").to_string();
-        let mut chat = Chat::assemble(store, config, at.id.clone(), open, model, provider, system, cwd);
+        // `--system` wins, then what the session was started with, then the config.
+        let system =
+            system.or_else(|| file.get_str("system").map(str::to_string)).or_else(|| config.system_prompt.clone());
+        let mut chat = Chat::assemble(store, config, at.id.clone(), open, model, provider, system, cwd)?;
         chat.messages = context::replay(&file.events);
         chat.context_tokens = file.get_u64("contextTokens").unwrap_or(0);
         chat.key = file.get_str("key").map(str::to_string);
@@ -178,6 +208,52 @@ impl Chat {
             chat.known = Some(crate::store::Written { file, stamp, warning: None });
         }
         Ok(chat)
+    }
+
+    /// Permissions from the config plus `--allow` rules and `--allow-all`.
+    pub fn set_permissions(&mut self, allow: &[String], allow_all: bool) -> Result<()> {
+        let p = &self.config.permissions;
+        self.tools.permissions = Permissions::new(&p.allow, &p.deny, allow, allow_all)?;
+        Ok(())
+    }
+
+    /// `--no-tools`: offer the model nothing.
+    pub fn no_tools(&mut self) {
+        self.tools.offer_none();
+    }
+
+    /// The system prompt as sent: the default part (or its replacement),
+    /// then the `AGENTS.md` files.
+    pub fn system_prompt(&self) -> Option<String> {
+        let builtins = self.tools.builtin_names();
+        let builtins = (!builtins.is_empty()).then_some(builtins);
+        system::assemble(self.system.as_deref(), builtins.as_deref(), &self.cwd, &self.agents)
+    }
+
+    /// The system prompt's share of the context, estimated.
+    pub fn system_tokens(&self) -> u64 {
+        self.system_prompt().map_or(0, |s| (s.len() as u64).div_ceil(4))
+    }
+
+    /// An entry as it may be written: redacted.
+    fn redacted(&self, entry: &Entry) -> Result<Option<Entry>, StoreError> {
+        let raw =
+            entry.to_raw().map_err(|e| StoreError::Corrupt { path: "(new entry)".into(), detail: e.to_string() })?;
+        if !self.redactor.hit(raw.get()) {
+            return Ok(None);
+        }
+        let mut value: Value = serde_json::from_str(raw.get())
+            .map_err(|e| StoreError::Corrupt { path: "(new entry)".into(), detail: e.to_string() })?;
+        self.redactor.json(&mut value);
+        let raw = serde_json::value::to_raw_value(&value)
+            .map_err(|e| StoreError::Corrupt { path: "(new entry)".into(), detail: e.to_string() })?;
+        match Parsed::from_raw(&raw) {
+            Parsed::Known(e) => Ok(Some(e)),
+            _ => Err(StoreError::Corrupt {
+                path: "(new entry)".into(),
+                detail: "redaction changed the entry's shape".into(),
+            }),
+        }
     }
 
     /// Switch models for the next turns.
@@ -231,7 +307,7 @@ impl Chat {
     /// arrow), whichever mode it was typed in. A failure is only a warning.
     pub fn remember_prompt(&self, text: &str) -> Option<String> {
         let prompt = crate::store::prompts::Prompt {
-            text: text.to_string(),
+            text: self.redactor.text(text).into_owned(),
             at: time::now(),
             session: self.id.to_string(),
             cwd: self.cwd.clone(),
@@ -248,7 +324,7 @@ impl Chat {
     pub fn clear(&mut self) -> Option<String> {
         self.record(Entry::Cleared { at: time::now() });
         self.messages.clear();
-        self.context_tokens = self.system.as_deref().map_or(0, |s| (s.len() as u64).div_ceil(4));
+        self.context_tokens = self.system_tokens();
         self.save_or_report()
     }
 
@@ -272,6 +348,9 @@ impl Chat {
         if let Some(key) = &self.key {
             change = change.set("key", Value::from(key.as_str()));
         }
+        if let Some(system) = &self.system {
+            change = change.set("system", Value::from(self.redactor.text(system).into_owned()));
+        }
         // Written only when it applies: a level other than off, or a change
         // back to off from a level the file holds.
         let recorded = self.known.as_ref().and_then(|w| w.file.get_str("thinking").map(str::to_string));
@@ -279,14 +358,17 @@ impl Chat {
             change = change.set("thinking", Value::from(self.thinking.name()));
         }
         for entry in &self.unwritten {
-            change = change.entry(entry)?;
+            change = match self.redacted(entry)? {
+                Some(clean) => change.entry(&clean)?,
+                None => change.entry(entry)?,
+            };
         }
         // Under the lock: if the file holds entries this chat has not seen
         // (a compaction landed during the turn), they stay, and the context
         // and `contextTokens` are rebuilt from the file as written, in the
         // same write.
         let known_len = self.known_len;
-        let system_tokens = self.system.as_deref().map_or(0, |s| (s.len() as u64).div_ceil(4));
+        let system_tokens = self.system_tokens();
         let mut merged: Option<Vec<crate::provider::Message>> = None;
         let written = self.store.update_known(&self.id, self.known.take(), |file| {
             let foreign = file.events.len() != known_len;

@@ -5,13 +5,9 @@
 //! arrived is kept), and a line typed and sent with Enter joins the turn as
 //! a steer.
 
-use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use anyhow::Result;
-use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use rustyline::completion::{Completer, Pair};
 use rustyline::error::ReadlineError;
 use rustyline::highlight::Highlighter;
@@ -19,12 +15,10 @@ use rustyline::hint::Hinter;
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{Context, Editor, Helper};
 
-use super::render::{MarkdownStream, Spinner};
+use super::Chat;
 use super::signals::Watcher;
-use super::tools::ToolOutput;
-use super::{Chat, TurnUi};
-use crate::provider::{Cancel, Delta, Message};
-use crate::store::ToolCall;
+use super::terminal::{BackgroundCompact, KeyWatch, term_ui};
+use crate::provider::{Cancel, Message};
 
 /// The slash commands, for help and completion.
 pub const COMMANDS: &[(&str, &str)] = &[
@@ -86,175 +80,6 @@ impl Validator for ReplHelper {
     fn validate(&self, ctx: &mut ValidationContext<'_>) -> rustyline::Result<ValidationResult> {
         // A line ending in a backslash continues on the next line.
         if ctx.input().ends_with('\\') { Ok(ValidationResult::Incomplete) } else { Ok(ValidationResult::Valid(None)) }
-    }
-}
-
-/// The terminal side of a turn.
-struct TermUi {
-    md: MarkdownStream,
-    color: bool,
-    lock: Arc<Mutex<()>>,
-    spinner: Option<Spinner>,
-    reasoning: bool,
-}
-
-impl TermUi {
-    fn write(&self, text: &str) {
-        let _guard = self.lock.lock();
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(text.replace('\n', "\r\n").as_bytes());
-        let _ = out.flush();
-    }
-
-    fn dim(&self, text: &str) -> String {
-        if self.color { format!("\x1b[2m{text}\x1b[0m") } else { text.to_string() }
-    }
-
-    fn stop_spinner(&mut self) {
-        if let Some(mut s) = self.spinner.take() {
-            s.stop();
-        }
-    }
-}
-
-impl TurnUi for TermUi {
-    fn step_start(&mut self) {
-        if self.color {
-            self.spinner = Some(Spinner::start(self.lock.clone()));
-        }
-    }
-
-    fn delta(&mut self, delta: &Delta) {
-        self.stop_spinner();
-        match delta {
-            Delta::Reasoning(text) => {
-                self.reasoning = true;
-                let text = self.dim(text);
-                self.write(&text);
-            }
-            Delta::Text(text) => {
-                if self.reasoning {
-                    self.reasoning = false;
-                    self.write("\n\n");
-                }
-                let _guard = self.lock.lock();
-                let _ = self.md.push(text, &mut std::io::stdout().lock());
-            }
-        }
-    }
-
-    fn step_end(&mut self) {
-        self.stop_spinner();
-        let _guard = self.lock.lock();
-        let _ = self.md.finish(&mut std::io::stdout().lock());
-        self.reasoning = false;
-    }
-
-    fn tool(&mut self, call: &ToolCall, output: &ToolOutput) {
-        let mark = if output.is_error { "✗" } else { "→" };
-        let line = self.dim(&format!("{mark} {} {}", call.name, call.input));
-        self.write(&format!("{line}\n"));
-    }
-
-    fn notice(&mut self, text: &str) {
-        self.stop_spinner();
-        let line = self.dim(text);
-        self.write(&format!("{line}\n"));
-    }
-}
-
-/// Starts `glrs-compact` the moment `/compact` is entered during a turn.
-struct BackgroundCompact {
-    id: crate::SessionId,
-    started: Arc<Mutex<Vec<std::process::Child>>>,
-    lock: Arc<Mutex<()>>,
-}
-
-impl BackgroundCompact {
-    fn start(&self, instruction: &str) {
-        let mut cmd = super::compaction::compact_command(&self.id, Some(instruction));
-        cmd.stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
-        let note = match cmd.spawn() {
-            Ok(child) => {
-                if let Ok(mut started) = self.started.lock() {
-                    started.push(child);
-                }
-                "(compacting in the background: the brief lands with the turn's next write)".to_string()
-            }
-            Err(e) => format!("(cannot run glrs-compact: {e})"),
-        };
-        let _guard = self.lock.lock();
-        let mut out = std::io::stdout().lock();
-        let _ = write!(out, "\r\n{note}\r\n");
-        let _ = out.flush();
-    }
-}
-
-/// Reads keys while a turn runs (the terminal in raw mode).
-struct KeyWatch {
-    stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<String>>,
-}
-
-impl KeyWatch {
-    fn start(cancel: Arc<Cancel>, steers: Arc<Mutex<Vec<String>>>) -> KeyWatch {
-        KeyWatch::start_with(cancel, steers, None)
-    }
-
-    fn start_with(
-        cancel: Arc<Cancel>,
-        steers: Arc<Mutex<Vec<String>>>,
-        compact: Option<BackgroundCompact>,
-    ) -> KeyWatch {
-        let raw = crossterm::terminal::enable_raw_mode().is_ok();
-        let stop = Arc::new(AtomicBool::new(!raw));
-        let flag = stop.clone();
-        let thread = std::thread::spawn(move || {
-            let mut typed = String::new();
-            while !flag.load(Ordering::SeqCst) {
-                if !event::poll(Duration::from_millis(30)).unwrap_or(false) {
-                    continue;
-                }
-                match event::read() {
-                    Ok(Event::Key(key)) if key.kind != KeyEventKind::Release => match key.code {
-                        KeyCode::Esc => cancel.cancel(),
-                        KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => cancel.cancel(),
-                        KeyCode::Enter => {
-                            let line = std::mem::take(&mut typed);
-                            let compact_now =
-                                line.trim().strip_prefix("/compact").filter(|r| r.is_empty() || r.starts_with(' '));
-                            if let (Some(rest), Some(compact)) = (compact_now, &compact) {
-                                compact.start(rest.trim());
-                            } else if !line.trim().is_empty()
-                                && let Ok(mut queue) = steers.lock()
-                            {
-                                queue.push(line);
-                            }
-                        }
-                        KeyCode::Backspace => {
-                            typed.pop();
-                        }
-                        KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => typed.push(c),
-                        _ => {}
-                    },
-                    Ok(Event::Paste(text)) => typed.push_str(&text),
-                    Ok(_) => {}
-                    Err(_) => break,
-                }
-            }
-            typed
-        });
-        KeyWatch { stop, thread: Some(thread) }
-    }
-
-    /// Stop watching; what was typed but not sent is returned.
-    fn finish(mut self) -> String {
-        self.stop.store(true, Ordering::SeqCst);
-        let typed = self.thread.take().and_then(|t| t.join().ok()).unwrap_or_default();
-        let _ = crossterm::terminal::disable_raw_mode();
-        typed
     }
 }
 
@@ -411,11 +236,6 @@ impl Idle {
     }
 }
 
-fn term_ui(color: bool) -> TermUi {
-    let width = crossterm::terminal::size().map_or(80, |(w, _)| w as usize);
-    TermUi { md: MarkdownStream::new(color, true, width), color, lock: Arc::default(), spinner: None, reasoning: false }
-}
-
 /// Flush and compaction at idle, holding the input queue: lines typed
 /// meanwhile wait; Esc or Ctrl-C abandons (nothing is written).
 fn idle_work(
@@ -462,7 +282,8 @@ fn run_turn(
         started: started.clone(),
         lock: ui.lock.clone(),
     });
-    let watch = KeyWatch::start_with(cancel.clone(), steers.clone(), compact);
+    let watch = KeyWatch::start_with(cancel.clone(), steers.clone(), compact, ui.answer.clone(), ui.lock.clone());
+    ui.can_ask = watch.active();
     let queue = steers.clone();
     let mut take_steers = move || queue.lock().map(|mut q| std::mem::take(&mut *q)).unwrap_or_default();
     let outcome = signals.during(&cancel, || runtime.block_on(chat.turn(text, &mut ui, &cancel, &mut take_steers)));
@@ -558,7 +379,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
                 return Ok(Action::Continue);
             }
             let file = if arg.is_empty() { format!("{}.md", chat.id) } else { arg.to_string() };
-            let status = crate::cli::run_program("glrs-sessions", &["export", chat.id.as_str(), "-o", &file])?;
+            let status = crate::programs::run_program("glrs-sessions", &["export", chat.id.as_str(), "-o", &file])?;
             if status.success() {
                 println!("exported to {file}");
             }
@@ -596,8 +417,9 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
                 return Ok(Action::Continue);
             }
             let current = chat.model.clone();
-            let next =
-                Chat::resume(chat.store.clone(), chat.config.clone(), &at, None, || Ok(current), chat.system.clone())?;
+            // The other session keeps the system prompt it was started with.
+            let mut next = Chat::resume(chat.store.clone(), chat.config.clone(), &at, None, || Ok(current), None)?;
+            chat.tools.carry_to(&mut next.tools);
             leave_loudly(chat);
             if chat.is_saved() {
                 println!("left {} (glrs-chat --resume {})", chat.id, chat.id);

@@ -37,6 +37,7 @@ impl Chat {
         )?;
         next.key = self.key.clone();
         next.thinking = self.thinking;
+        self.tools.carry_to(&mut next.tools);
         Ok(next)
     }
 

@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::tools::{Tool, ToolOutput};
 use crate::SessionId;
 use crate::compact::artifact;
 use crate::provider::ToolSpec;
 use crate::store::Store;
+use crate::tools::{Origin, Situation, Tool, ToolContext, ToolFuture, ToolOutput};
 
 fn ok(content: String) -> ToolOutput {
     ToolOutput { content, is_error: false }
@@ -40,6 +40,18 @@ impl MemoryAppend {
 }
 
 impl Tool for MemoryAppend {
+    fn name(&self) -> &str {
+        "memory_append"
+    }
+    fn origin(&self) -> Origin {
+        Origin::Session
+    }
+    fn needs_permission(&self) -> bool {
+        false
+    }
+    fn offered(&self, situation: &Situation) -> bool {
+        situation.flush
+    }
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "memory_append".into(),
@@ -48,7 +60,13 @@ impl Tool for MemoryAppend {
         }
     }
 
-    fn run(&self, input: &Value) -> ToolOutput {
+    fn run<'a>(&'a self, input: &'a Value, _ctx: &'a ToolContext<'a>) -> ToolFuture<'a> {
+        Box::pin(async move { self.append(input) })
+    }
+}
+
+impl MemoryAppend {
+    fn append(&self, input: &Value) -> ToolOutput {
         let text = match string_arg(input, "text") {
             Ok(t) => t,
             Err(e) => return e,
@@ -101,6 +119,19 @@ pub const COMPACTION_TOOLS: [&str; 4] =
     ["compaction_list", "compaction_read", "compaction_annotate", "compaction_delete"];
 
 impl Tool for CompactionTool {
+    fn name(&self) -> &str {
+        self.kind
+    }
+    fn origin(&self) -> Origin {
+        Origin::Session
+    }
+    fn needs_permission(&self) -> bool {
+        false
+    }
+    /// Offered only once the session has an artifact (SPEC 6).
+    fn offered(&self, situation: &Situation) -> bool {
+        situation.artifacts && !situation.flush
+    }
     fn spec(&self) -> ToolSpec {
         let file = json!({"type": "string", "description": "the artifact's file name, from compaction_list"});
         let (description, parameters) = match self.kind {
@@ -124,7 +155,13 @@ impl Tool for CompactionTool {
         ToolSpec { name: self.kind.into(), description: description.into(), parameters }
     }
 
-    fn run(&self, input: &Value) -> ToolOutput {
+    fn run<'a>(&'a self, input: &'a Value, _ctx: &'a ToolContext<'a>) -> ToolFuture<'a> {
+        Box::pin(async move { self.act(input) })
+    }
+}
+
+impl CompactionTool {
+    fn act(&self, input: &Value) -> ToolOutput {
         let result = (|| -> Result<ToolOutput, ToolOutput> {
             match self.kind {
                 "compaction_list" => {
@@ -195,21 +232,21 @@ mod tests {
             );
         }
         let tool = |kind| CompactionTool { kind, store: store.clone(), id: mine.clone() };
-        let listed = tool("compaction_list").run(&json!({}));
+        let listed = tool("compaction_list").act(&json!({}));
         assert!(listed.content.contains("work of aaaa0001") && !listed.content.contains("bbbb0002"), "{listed:?}");
         let name = file_name(&files[0]);
-        let read = tool("compaction_read").run(&json!({"file": name, "offset": 8, "limit": 2}));
+        let read = tool("compaction_read").act(&json!({"file": name, "offset": 8, "limit": 2}));
         assert_eq!(read.content, "[user]\nline one");
-        assert!(!tool("compaction_annotate").run(&json!({"file": name, "note": "auth work"})).is_error);
+        assert!(!tool("compaction_annotate").act(&json!({"file": name, "note": "auth work"})).is_error);
         assert_eq!(artifact::read_info(&files[0]).unwrap().note, "auth work");
         for bad in [format!("../bbbb0002/{name}"), "/etc/passwd".into(), "..".into(), format!("{name}.x")] {
             for kind in ["compaction_read", "compaction_annotate", "compaction_delete"] {
-                let out = tool(kind).run(&json!({"file": bad, "note": "x"}));
+                let out = tool(kind).act(&json!({"file": bad, "note": "x"}));
                 assert!(out.is_error, "{kind} {bad}: {out:?}");
             }
         }
         assert!(files[1].exists(), "another session's artifact is untouched");
-        assert!(!tool("compaction_delete").run(&json!({"file": name})).is_error);
+        assert!(!tool("compaction_delete").act(&json!({"file": name})).is_error);
         assert!(!files[0].exists());
     }
 
@@ -217,9 +254,9 @@ mod tests {
     fn memory_append_writes_todays_file() {
         let dir = tempfile::tempdir().unwrap();
         let tool = MemoryAppend { cwd: dir.path().into() };
-        assert!(!tool.run(&json!({"text": "- the API is v2"})).is_error);
-        assert!(!tool.run(&json!({"text": "- deploy on Fridays"})).is_error);
+        assert!(!tool.append(&json!({"text": "- the API is v2"})).is_error);
+        assert!(!tool.append(&json!({"text": "- deploy on Fridays"})).is_error);
         assert_eq!(std::fs::read_to_string(tool.file()).unwrap(), "- the API is v2\n- deploy on Fridays\n");
-        assert!(tool.run(&json!({})).is_error);
+        assert!(tool.append(&json!({})).is_error);
     }
 }

@@ -20,7 +20,8 @@ use crate::store::{Entry, ToolCall, TurnMessage};
 use crate::time;
 
 use super::Chat;
-use super::tools::ToolOutput;
+use crate::tools::permissions::{Answer, Asker, Question};
+use crate::tools::{ToolContext, ToolOutput};
 
 /// Printed when a turn stops at the compaction line (SPEC 6).
 pub const STOP_MESSAGE: &str = "(compacting to make room: send \"continue\" to resume)";
@@ -102,10 +103,26 @@ pub trait TurnUi: Send {
     fn delta(&mut self, delta: &Delta);
     /// A model call ended (whole or not).
     fn step_end(&mut self) {}
-    /// A tool ran.
+    /// A tool call is about to be checked and run; `summary` is the call in
+    /// one line.
+    fn tool_start(&mut self, _call: &ToolCall, _summary: &str) {}
+    /// A tool ran (or was denied, or interrupted).
     fn tool(&mut self, _call: &ToolCall, _output: &ToolOutput) {}
+    /// Ask whether a call may run. A UI without a terminal cannot.
+    fn ask(&mut self, _question: &Question<'_>) -> Answer {
+        Answer::Cannot
+    }
     /// Something to tell the user (saving failed, a steer joined).
     fn notice(&mut self, text: &str);
+}
+
+/// Lets the registry ask through the turn's UI.
+struct UiAsker<'a>(&'a mut dyn TurnUi);
+
+impl Asker for UiAsker<'_> {
+    fn ask(&mut self, question: &Question<'_>) -> Answer {
+        self.0.ask(question)
+    }
 }
 
 /// How a turn ended.
@@ -177,7 +194,7 @@ impl Chat {
             if let Err(e) = self.sync_from_disk() {
                 ui.notice(&format!("could not re-read the session: {e}"));
             }
-            let tool_specs = self.tool_specs(kind);
+            let tool_specs = self.tools.specs(&self.situation(kind));
             let system = self.system_for(kind);
             self.prune_before_call(system.as_deref(), &tool_specs, jiff::Timestamp::now());
             ui.step_start();
@@ -258,8 +275,19 @@ impl Chat {
             if let Some(problem) = self.save_or_report() {
                 ui.notice(&problem);
             }
+            let situation = self.situation(kind);
+            let session_file = self.store.session_path(&self.id);
+            let output_dir = crate::tools::output_dir();
             for call in &response.tool_calls {
-                let output = self.run_tool(call, kind);
+                ui.tool_start(call, &self.tools.summary(call));
+                let ctx = ToolContext {
+                    cwd: std::path::Path::new(&self.cwd),
+                    cancel,
+                    session_id: self.id.as_str(),
+                    session_file: &session_file,
+                    output_dir: &output_dir,
+                };
+                let output = self.tools.call(call, &ctx, &mut UiAsker(&mut *ui), &situation).await;
                 ui.tool(call, &output);
                 self.record(Entry::Tool {
                     at: time::now(),
@@ -365,7 +393,7 @@ impl Chat {
         // SPEC 5: what the provider reported for this call; else our estimate.
         self.context_tokens = match r.usage {
             Some(u) if u.total() > 0 => u.total(),
-            _ => context::estimate(&self.messages) + self.system.as_deref().map_or(0, |s| s.len() as u64 / 4),
+            _ => context::estimate(&self.messages) + self.system_tokens(),
         };
         if !r.text.is_empty() && !is_silent(&r.text) {
             if !outcome.reply.is_empty() {

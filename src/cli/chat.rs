@@ -45,9 +45,18 @@ pub struct Args {
     /// The model, as provider/model-id (openai/gpt-4.1, anthropic/claude-sonnet-4-5, ollama/llama3.2)
     #[arg(short = 'm', long, value_name = "PROVIDER/MODEL", value_parser = ModelRef::check_arg)]
     pub model: Option<String>,
-    /// The system prompt (else "systemPrompt" in the config)
+    /// Replace the default system prompt (else "systemPrompt" in the config; a resumed session keeps its own)
     #[arg(long, value_name = "TEXT")]
     pub system: Option<String>,
+    /// Allow tool calls matching RULE without asking: TOOL or TOOL:GLOB (bash:git *, edit:src/**); repeatable
+    #[arg(long = "allow", value_name = "RULE")]
+    pub allow: Vec<String>,
+    /// Allow every tool call without asking (permissions.deny still applies)
+    #[arg(long)]
+    pub allow_all: bool,
+    /// Offer the model no tools at all
+    #[arg(long)]
+    pub no_tools: bool,
     /// Thinking level: off, low, medium or high (Anthropic budgets 4k/12k/32k tokens; OpenAI reasoning_effort); saved with the session
     #[arg(long, value_name = "LEVEL", value_parser = ["off", "low", "medium", "high"])]
     pub thinking: Option<String>,
@@ -72,7 +81,8 @@ pub fn run(args: Args) -> Result<i32> {
     }
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let explicit = args.model.as_deref().map(ModelRef::parse).transpose()?;
-    let system = args.system.clone().or(config.system_prompt.clone());
+    // A resumed session keeps the system prompt in its header unless --system is given.
+    let system = args.system.clone();
     let cwd = std::env::current_dir().context("cannot read the current directory")?.to_string_lossy().into_owned();
     let config_path = store.paths.config.clone();
     let choose_default = {
@@ -124,6 +134,10 @@ pub fn run(args: Args) -> Result<i32> {
     };
     if let Some(key) = &args.key {
         chat.key = Some(key.clone());
+    }
+    chat.set_permissions(&args.allow, args.allow_all).map_err(|e| crate::cli::UsageError(format!("{e:#}")))?;
+    if args.no_tools {
+        chat.no_tools();
     }
     if let Some(level) = &args.thinking {
         chat.thinking = crate::provider::cache::Thinking::parse(level).map_err(crate::cli::UsageError)?;

@@ -15,6 +15,7 @@ const BRIEF: &str = "worked on the parser\n## Goal\nfix `src/parse.rs`";
 fn small_window(ts: &TestStore, server: &MockServer, flush: bool) {
     ts.config(json!({
         "keepRecentTokens": 100,
+        "tools": {"enabled": false},
         "memoryFlush": {"enabled": flush, "softThresholdTokens": 1000},
         "providers": {"openai": {"baseUrl": format!("{}/v1", server.url()), "models": {"gpt-4.1": {"metadata": {"context": 4000}}}}},
         "retry": {"attempts": 1},

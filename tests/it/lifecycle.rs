@@ -207,7 +207,7 @@ fn age(ts: &TestStore, id: &str, ago: Duration) {
 
 fn with_reset(ts: &TestStore, server: &MockServer, reset: Value) {
     ts.config(
-        json!({"session": {"reset": reset}, "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}}}),
+        json!({"session": {"reset": reset}, "tools": {"enabled": false}, "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}}}),
     );
 }
 
@@ -260,7 +260,7 @@ fn idle_and_manual_resets() {
 fn a_new_keyed_session_can_start_from_a_parent_within_the_limit() {
     let (ts, server) = setup();
     ts.config(
-        json!({"parentForkMaxTokens": 1000, "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}}}),
+        json!({"parentForkMaxTokens": 1000, "tools": {"enabled": false}, "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}}}),
     );
     server.push(Reply::sse(openai_text(&["parent answer"], 100, 2, 0)));
     ts.chat().args(["-p", "parent question", "-m", "openai/gpt-4.1"]).assert().success();

@@ -6,6 +6,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod agent;
 mod chat_compaction;
 mod chat_oneshot;
 mod chat_repl;

@@ -15,6 +15,7 @@ fn setup(reset: serde_json::Value) -> (TestStore, MockServer) {
     let server = MockServer::start();
     ts.config(json!({
         "memoryFlush": {"enabled": false},
+        "tools": {"enabled": false},
         "session": {"reset": reset},
         "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}},
         "retry": {"attempts": 2, "baseDelayMs": 10},

@@ -24,8 +24,8 @@ fn show_prints_numbered_entries_and_the_raw_file() {
     assert!(text.starts_with("session aaaa0001\ncreated 2026-11-01T10:00:00.000Z · updated 2026-11-02T10:00:00.000Z · cwd /w\n5 entries · context 50 tokens\n"), "{text}");
     for expected in [
         "[1] user · 2026-11-01T10:00:01.000Z\nthe login redirect test is failing\n",
-        "[2] assistant · openai/gpt-4.1 · tool_use · 2026-11-01T10:00:02.000Z\nLet me read it.\n→ read (call_1) {\"path\":\"src/auth/redirect.ts\"}\n",
-        "[3] tool read (call_1) · 2026-11-01T10:00:03.000Z\ninput {\"path\":\"src/auth/redirect.ts\"}\nexport const redirect",
+        "[2] assistant · openai/gpt-4.1 · tool_use · 2026-11-01T10:00:02.000Z\nLet me read it.\n→ read src/auth/redirect.ts (call_1)\n",
+        "[3] tool read (call_1) · 2026-11-01T10:00:03.000Z\nread src/auth/redirect.ts\nexport const redirect",
         "[4] usage · openai/gpt-4.1 · in 100 · out 20 · cache read 5 · cache write 1 · $0.2500 · 2026-11-01T10:00:04.000Z\n",
         "[5] hologram · 2026-11-01T10:00:08.000Z\n{\"type\":\"hologram\"",
     ] {

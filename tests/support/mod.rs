@@ -87,10 +87,12 @@ impl TestStore {
     }
 
     /// A config pointing OpenAI and Anthropic at the mock server. The
-    /// memory flush is off: tests of it turn it on.
+    /// memory flush and the built-in agent tools are off: tests of them
+    /// turn them on (the agent tests write their own config).
     pub fn config_for(&self, server: &mock::MockServer) {
         self.config(serde_json::json!({
             "memoryFlush": {"enabled": false},
+            "tools": {"enabled": false},
             "providers": {
                 "openai": {"baseUrl": format!("{}/v1", server.url())},
                 "anthropic": {"baseUrl": server.url()},

@@ -106,14 +106,14 @@ fn describe(entry: &Entry) -> (String, String) {
                 if !body.is_empty() {
                     body.push('\n');
                 }
-                body.push_str(&format!("→ {} ({}) {}", call.name, call.id, compact_json(&call.input)));
+                body.push_str(&format!("→ {} ({})", crate::tools::describe_call(&call.name, &call.input), call.id));
             }
             (format!("assistant · {model} · {stop_reason}"), body)
         }
         Entry::Reasoning { text, .. } => ("reasoning".into(), text.clone()),
         Entry::Tool { id, name, input, result, is_error, .. } => {
             let status = if *is_error { " · error" } else { "" };
-            (format!("tool {name} ({id}){status}"), format!("input {}\n{result}", compact_json(input)))
+            (format!("tool {name} ({id}){status}"), format!("{}\n{result}", crate::tools::describe_call(name, input)))
         }
         Entry::Usage {
             model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, ..

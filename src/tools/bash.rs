@@ -1,0 +1,240 @@
+//! `bash` (SPEC 14): `bash -c` (else `sh -c`) in the session's cwd, in its
+//! own process group, stdout and stderr merged into one file as they are
+//! written (so the order is exact and a huge output never sits in memory).
+//! When the command ends, times out or is stopped (Esc drops the call),
+//! the whole group is killed: nothing it started in the background
+//! survives the call, let alone the chat. Output past the limits keeps its
+//! last part and names the file holding all of it (0600).
+
+use std::io::{Read as _, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::limits::{self, MAX_BYTES};
+use super::{Origin, Tool, ToolContext, ToolFuture, ToolOutput, parse_input};
+use crate::provider::ToolSpec;
+
+pub const DEFAULT_TIMEOUT: u64 = 120;
+pub const MAX_TIMEOUT: u64 = 600;
+
+/// Outputs larger than this are read from their end only.
+const READ_WHOLE: u64 = 4 * 1024 * 1024;
+
+/// Kills a process group when dropped: the call ended, timed out, or was
+/// dropped because the user pressed Esc.
+pub struct GroupKill(pub i32);
+
+impl Drop for GroupKill {
+    fn drop(&mut self) {
+        if self.0 > 0 {
+            // SAFETY: killpg takes plain integers and touches no memory; a
+            // group that is already gone gives ESRCH, which is fine.
+            unsafe {
+                libc::killpg(self.0, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+/// `bash` when it is on PATH, else `sh`.
+pub fn shell() -> &'static str {
+    let found = std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|dir| {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::metadata(dir.join("bash")).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    });
+    if found { "bash" } else { "sh" }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BashInput {
+    command: String,
+    timeout: Option<u64>,
+}
+
+/// How a command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    Exit(i32),
+    Signal(i32),
+    TimedOut(u64),
+}
+
+/// Run `command` with `sh`-like semantics in `cwd`; the group is killed
+/// when this returns or is dropped. Returns the ending and the file
+/// holding the merged output.
+pub async fn run_command(
+    program: &str,
+    args: &[&str],
+    cwd: &Path,
+    timeout: Duration,
+    output_dir: &Path,
+    tool: &str,
+    stdin: Option<&[u8]>,
+) -> Result<(Ending, PathBuf), String> {
+    let (path, file) = limits::new_output_file(output_dir, tool)
+        .map_err(|e| format!("cannot create an output file in {}: {e}", output_dir.display()))?;
+    let err = file.try_clone().map_err(|e| format!("cannot share the output file: {e}"))?;
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.args(args)
+        .current_dir(cwd)
+        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::from(file))
+        .stderr(Stdio::from(err))
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = std::fs::remove_file(&path);
+            return Err(format!("cannot run {program} in {}: {e}", cwd.display()));
+        }
+    };
+    let _group = GroupKill(child.id().and_then(|id| i32::try_from(id).ok()).unwrap_or(0));
+    if let (Some(bytes), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        use tokio::io::AsyncWriteExt;
+        // A tool that does not read its input is not an error.
+        let _ = pipe.write_all(bytes).await;
+    }
+    let ending = match tokio::time::timeout(timeout, child.wait()).await {
+        Ok(Ok(status)) => {
+            use std::os::unix::process::ExitStatusExt;
+            match (status.code(), status.signal()) {
+                (Some(code), _) => Ending::Exit(code),
+                (None, Some(sig)) => Ending::Signal(sig),
+                (None, None) => Ending::Exit(-1),
+            }
+        }
+        Ok(Err(e)) => return Err(format!("waiting for {program} failed: {e}")),
+        Err(_) => Ending::TimedOut(timeout.as_secs()),
+    };
+    Ok((ending, path))
+}
+
+/// The output file as the model sees it: whole when it fits (the file is
+/// then removed), else its last part and the file's name (the file stays).
+pub fn output_text(path: &Path) -> String {
+    let len = std::fs::metadata(path).map_or(0, |m| m.len());
+    let mut bytes = Vec::new();
+    let read = std::fs::File::open(path).and_then(|mut f| {
+        if len > READ_WHOLE {
+            f.seek(SeekFrom::Start(len - 2 * MAX_BYTES as u64))?;
+        }
+        f.read_to_end(&mut bytes)
+    });
+    if let Err(e) = read {
+        return format!("(the output could not be read back from {}: {e})\n", path.display());
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let (kept, cut) = limits::tail(&text);
+    match cut {
+        None if len <= READ_WHOLE => {
+            let _ = std::fs::remove_file(path);
+            kept.to_string()
+        }
+        cut => {
+            let what = match cut {
+                Some(n) if len <= READ_WHOLE => format!("{n} earlier lines"),
+                _ => format!("the earlier output ({len} bytes in all)"),
+            };
+            format!("[… {what} cut: the whole output is in {}]\n{kept}", path.display())
+        }
+    }
+}
+
+/// `bash`: run a shell command.
+pub struct Bash;
+
+impl Tool for Bash {
+    fn name(&self) -> &str {
+        "bash"
+    }
+    fn origin(&self) -> Origin {
+        Origin::BuiltIn
+    }
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "bash".into(),
+            description: "Run a shell command with bash -c in the working directory; stdout and stderr merged, then the exit code. Long output keeps its end and names a file with all of it. Everything the command starts is killed when it ends or times out: do not leave servers running in the background.".into(),
+            parameters: json!({"type": "object", "properties": {
+                "command": {"type": "string", "description": "the command"},
+                "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT, "description": "seconds (default 120, at most 600)"}
+            }, "required": ["command"]}),
+        }
+    }
+    fn subject(&self, input: &Value, _cwd: &Path) -> Option<String> {
+        input.get("command").and_then(Value::as_str).map(str::to_string)
+    }
+    fn summary(&self, input: &Value) -> String {
+        limits::one_line(input.get("command").and_then(Value::as_str).unwrap_or("?"), 120)
+    }
+    fn run<'a>(&'a self, input: &'a Value, ctx: &'a ToolContext<'a>) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let input: BashInput = match parse_input(input) {
+                Ok(i) => i,
+                Err(e) => return e,
+            };
+            let secs = input.timeout.unwrap_or(DEFAULT_TIMEOUT).clamp(1, MAX_TIMEOUT);
+            let shell = shell();
+            let args = ["-c", input.command.as_str()];
+            let timeout = Duration::from_secs(secs);
+            let (ending, path) = match run_command(shell, &args, ctx.cwd, timeout, ctx.output_dir, "bash", None).await {
+                Ok(r) => r,
+                Err(e) => return ToolOutput::error(e),
+            };
+            let mut text = output_text(&path);
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            match ending {
+                Ending::Exit(code) => {
+                    text.push_str(&format!("exit code {code}"));
+                    ToolOutput { content: text, is_error: code != 0 }
+                }
+                Ending::Signal(sig) => {
+                    text.push_str(&format!("killed by signal {sig}"));
+                    ToolOutput::error(text)
+                }
+                Ending::TimedOut(s) => {
+                    text.push_str(&format!("timed out after {s} s: the command and everything it started were killed"));
+                    ToolOutput::error(text)
+                }
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::Cancel;
+
+    fn run(dir: &Path, out: &Path, input: Value) -> ToolOutput {
+        let cancel = Cancel::default();
+        let ctx = ToolContext { cwd: dir, cancel: &cancel, session_id: "x", session_file: dir, output_dir: out };
+        tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(Bash.run(&input, &ctx))
+    }
+
+    #[test]
+    fn exit_codes_merged_output_and_timeouts() {
+        let dir = tempfile::tempdir().unwrap();
+        let out_dir = dir.path().join("cache/glrs/output");
+        let out = run(dir.path(), &out_dir, json!({"command": "echo out; echo err >&2; pwd"}));
+        assert_eq!(out.content, format!("out\nerr\n{}\nexit code 0", dir.path().display()));
+        assert!(!out.is_error);
+        let out = run(dir.path(), &out_dir, json!({"command": "echo failing; exit 3"}));
+        assert!(out.is_error && out.content == "failing\nexit code 3", "{out:?}");
+        let started = std::time::Instant::now();
+        let out = run(dir.path(), &out_dir, json!({"command": "echo before; sleep 30", "timeout": 1}));
+        assert!(out.is_error && out.content.starts_with("before\ntimed out after 1 s"), "{out:?}");
+        assert!(started.elapsed() < Duration::from_secs(20), "the timeout stopped it");
+        assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 0, "short outputs leave no file");
+        assert!(run(dir.path(), &out_dir, json!({"cmd": "x"})).content.contains("bad input"));
+    }
+}

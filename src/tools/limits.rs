@@ -1,0 +1,131 @@
+//! The limits of what a tool gives the model (SPEC 14): at most 2,000 lines
+//! or 50 KB. `read` keeps the first part and says how to read on; `bash`
+//! (and extension tools) keep the last part, where errors and summaries
+//! are, and name a file holding all of it.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+pub const MAX_LINES: usize = 2_000;
+pub const MAX_BYTES: usize = 50 * 1024;
+
+/// The first line of `text`, at most `max` characters.
+pub fn one_line(text: &str, max: usize) -> String {
+    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    let more = text.trim().lines().count() > 1;
+    if first.chars().count() > max {
+        let cut: String = first.chars().take(max.saturating_sub(1)).collect();
+        format!("{cut}…")
+    } else if more {
+        format!("{first} …")
+    } else {
+        first.to_string()
+    }
+}
+
+/// The largest index `<= at` on a character boundary.
+pub fn floor_boundary(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// The smallest index `>= at` on a character boundary.
+fn ceil_boundary(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at += 1;
+    }
+    at
+}
+
+/// The last part of `text` within the limits, and how many lines were
+/// left out before it (`None` when all of it fits).
+pub fn tail(text: &str) -> (&str, Option<usize>) {
+    let lines = text.lines().count();
+    if lines <= MAX_LINES && text.len() <= MAX_BYTES {
+        return (text, None);
+    }
+    // The start of the last MAX_LINES lines...
+    let mut start = 0;
+    if lines > MAX_LINES {
+        let body = text.strip_suffix('\n').unwrap_or(text);
+        let mut seen = 0;
+        for (i, b) in body.bytes().enumerate().rev() {
+            if b == b'\n' {
+                seen += 1;
+                if seen == MAX_LINES {
+                    start = i + 1;
+                    break;
+                }
+            }
+        }
+    }
+    // ...then no more than MAX_BYTES, starting at a line when one fits.
+    if text.len() - start > MAX_BYTES {
+        let at = ceil_boundary(text, text.len() - MAX_BYTES);
+        start = match text[at..].find('\n') {
+            Some(nl) if at + nl + 1 < text.len() => at + nl + 1,
+            _ => at,
+        };
+    }
+    let kept = &text[start..];
+    (kept, Some(lines - kept.lines().count()))
+}
+
+/// Keep `bytes` whole in a new 0600 file under `dir` (made 0700).
+pub fn save_full_output(dir: &Path, tool: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
+    let mut file = new_output_file(dir, tool)?;
+    file.1.write_all(bytes)?;
+    Ok(file.0)
+}
+
+/// A new, empty 0600 file under `dir` for a tool's whole output.
+pub fn new_output_file(dir: &Path, tool: &str) -> std::io::Result<(PathBuf, std::fs::File)> {
+    crate::paths::ensure_private_dir(dir)?;
+    let stamp = jiff::Timestamp::now().strftime("%Y%m%dT%H%M%S");
+    let file = tempfile::Builder::new()
+        .prefix(&format!("{tool}-{stamp}-"))
+        .suffix(".log")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))
+        .tempfile_in(dir)?;
+    let (file, path) = file.keep().map_err(|e| e.error)?;
+    Ok((path, file))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tail_keeps_the_last_lines_or_bytes() {
+        assert_eq!(tail("a\nb\n"), ("a\nb\n", None));
+        let many: String = (1..=2_500).map(|i| format!("line {i}\n")).collect();
+        let (kept, cut) = tail(&many);
+        assert!(kept.starts_with("line 501\n") && kept.ends_with("line 2500\n"), "{}", &kept[..20]);
+        assert_eq!(cut, Some(500));
+        let wide: String = (1..=100).map(|i| format!("{i:04}{}\n", "x".repeat(1_000))).collect();
+        let (kept, cut) = tail(&wide);
+        assert!(kept.len() <= MAX_BYTES && kept.ends_with("x\n"));
+        assert!(kept.starts_with("0051"), "starts at a line: {}", &kept[..8]);
+        assert_eq!(cut, Some(50));
+        let one = "é".repeat(40_000);
+        let (kept, _) = tail(&one);
+        assert!(kept.len() <= MAX_BYTES);
+        assert_eq!(one_line("  cargo test\n--all", 50), "cargo test …");
+        assert_eq!(one_line("abcdef", 4), "abc…");
+    }
+
+    #[test]
+    fn full_output_files_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("glrs/output");
+        let path = save_full_output(&out, "bash", b"all of it").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"all of it");
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(std::fs::metadata(&out).unwrap().permissions().mode() & 0o777, 0o700);
+    }
+}

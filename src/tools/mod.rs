@@ -1,0 +1,421 @@
+//! The tool registry (SPEC 14, 15): every tool the model can call goes
+//! through it — the built-in tools, the session's own memory and compaction
+//! tools, and extension tools. A tool has a name, a description, a JSON
+//! Schema, whether it needs permission, and an async run that can be
+//! cancelled. The turn loop asks the registry what to offer and hands it
+//! each call by name; the registry decides permission (`permissions`) in one
+//! place, so a tool added later is asked about like the built-in ones.
+//!
+//! Every call gets a result: an unknown tool, bad input, a denial or an
+//! interruption is an error result for the model, never a crash.
+
+pub mod bash;
+pub mod fs;
+pub mod limits;
+pub mod permissions;
+pub mod search;
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::provider::{Cancel, ToolSpec};
+use crate::store::ToolCall;
+pub use permissions::{Answer, Asker, Decision, Permissions, Rule};
+
+/// What a tool run gives back to the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    pub content: String,
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    pub fn ok(content: impl Into<String>) -> ToolOutput {
+        ToolOutput { content: content.into(), is_error: false }
+    }
+
+    pub fn error(content: impl Into<String>) -> ToolOutput {
+        ToolOutput { content: content.into(), is_error: true }
+    }
+}
+
+/// A boxed tool run: `Send` so a runtime may move it, and dropped to stop
+/// it (a tool that starts processes kills them when dropped).
+pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = ToolOutput> + Send + 'a>>;
+
+/// What a tool run may use from the session.
+pub struct ToolContext<'a> {
+    /// Relative paths are taken from here (the session's cwd).
+    pub cwd: &'a Path,
+    /// Set by Esc or Ctrl-C; the registry also stops waiting when it fires.
+    pub cancel: &'a Cancel,
+    pub session_id: &'a str,
+    pub session_file: &'a Path,
+    /// Where output too long for the model is kept whole.
+    pub output_dir: &'a Path,
+}
+
+/// What decides which tools are offered for the next model call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Situation {
+    /// The silent memory flush (SPEC 7) is running.
+    pub flush: bool,
+    /// The session has at least one compaction artifact (SPEC 6).
+    pub artifacts: bool,
+}
+
+/// The kind of tool, for `--no-tools` and `tools.enabled`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// `read`, `write`, `edit`, `bash`, `grep`, `find`, `ls`.
+    BuiltIn,
+    /// The session's memory and compaction tools.
+    Session,
+    /// Executable and MCP tools (SPEC 15).
+    Extension,
+}
+
+/// One tool.
+pub trait Tool: Send + Sync {
+    fn spec(&self) -> ToolSpec;
+    fn name(&self) -> &str;
+    fn origin(&self) -> Origin {
+        Origin::Extension
+    }
+    /// True when a call must be allowed (a rule, an answer) before it runs.
+    /// Extension tools always ask.
+    fn needs_permission(&self) -> bool {
+        true
+    }
+    /// What `TOOL:GLOB` rules match against: the `bash` command, the file
+    /// path. `None`: only `TOOL` rules apply.
+    fn subject(&self, _input: &Value, _cwd: &Path) -> Option<String> {
+        None
+    }
+    /// The call in one line, for the REPL (`● bash  cargo test`).
+    fn summary(&self, input: &Value) -> String {
+        limits::one_line(&serde_json::to_string(input).unwrap_or_default(), 100)
+    }
+    /// What the permission prompt shows beyond the summary (a short diff).
+    fn preview(&self, _input: &Value, _cwd: &Path) -> Option<String> {
+        None
+    }
+    /// Whether the model is offered this tool now.
+    fn offered(&self, _situation: &Situation) -> bool {
+        true
+    }
+    fn run<'a>(&'a self, input: &'a Value, ctx: &'a ToolContext<'a>) -> ToolFuture<'a>;
+}
+
+/// Parse a tool's input into its typed form; a bad input names the field.
+pub fn parse_input<T: DeserializeOwned>(input: &Value) -> Result<T, ToolOutput> {
+    serde_path_to_error::deserialize(input)
+        .map_err(|e| ToolOutput::error(format!("bad input at {}: {}", e.path(), e.inner())))
+}
+
+/// A path as the model gave it: `~` expanded, relative to `cwd`.
+pub fn resolve_path(cwd: &Path, path: &str) -> PathBuf {
+    let expanded = match path.strip_prefix('~') {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => match dirs::home_dir() {
+            Some(home) => home.join(rest.trim_start_matches('/')),
+            None => PathBuf::from(path),
+        },
+        _ => PathBuf::from(path),
+    };
+    if expanded.is_absolute() { expanded } else { cwd.join(expanded) }
+}
+
+/// How a path is shown and matched by rules: relative to `cwd` when it is
+/// inside it, else absolute.
+pub fn shown_path(cwd: &Path, path: &Path) -> String {
+    let normal = normalize(path);
+    match normal.strip_prefix(normalize(cwd)) {
+        Ok(rel) if !rel.as_os_str().is_empty() => rel.to_string_lossy().into_owned(),
+        Ok(_) => ".".into(),
+        Err(_) => normal.to_string_lossy().into_owned(),
+    }
+}
+
+/// `a/./b/../c` → `a/c`, without touching the disk (the file may not exist).
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Settings that choose what the registry offers.
+#[derive(Debug, Clone, Default)]
+pub struct Offering {
+    /// `--no-tools`: nothing at all.
+    pub none: bool,
+    /// `tools.enabled: false`: no built-in tools.
+    pub builtin_off: bool,
+    /// `tools.disabled`: globs over tool names.
+    pub disabled: Option<globset::GlobSet>,
+}
+
+/// The tools of one chat and the permission state of its session.
+#[derive(Default)]
+pub struct Registry {
+    tools: Vec<Arc<dyn Tool>>,
+    offering: Offering,
+    pub permissions: Permissions,
+}
+
+impl Registry {
+    pub fn new(offering: Offering, permissions: Permissions) -> Registry {
+        Registry { tools: Vec::new(), offering, permissions }
+    }
+
+    /// The registry with the seven built-in tools.
+    pub fn with_builtins(offering: Offering, permissions: Permissions) -> Registry {
+        let mut registry = Registry::new(offering, permissions);
+        for tool in builtins() {
+            registry.add(tool);
+        }
+        registry
+    }
+
+    /// `--no-tools`: offer nothing.
+    pub fn offer_none(&mut self) {
+        self.offering.none = true;
+    }
+
+    /// The command line's choices (`--no-tools`, `--allow`), for the next
+    /// session opened in the same chat.
+    pub fn carry_to(&self, next: &mut Registry) {
+        next.offering.none = self.offering.none;
+        next.permissions = self.permissions.without_session();
+    }
+
+    /// The built-in tools offered on a normal step (for the system prompt).
+    pub fn builtin_names(&self) -> Vec<String> {
+        self.offered(&Situation::default())
+            .into_iter()
+            .filter(|t| t.origin() == Origin::BuiltIn)
+            .map(|t| t.name().to_string())
+            .collect()
+    }
+
+    /// Add a tool; one with the name of a tool already there replaces it.
+    pub fn add(&mut self, tool: Arc<dyn Tool>) {
+        self.tools.retain(|t| t.name() != tool.name());
+        self.tools.push(tool);
+    }
+
+    fn available(&self, tool: &dyn Tool, situation: &Situation) -> bool {
+        let o = &self.offering;
+        let off = o.none
+            || (o.builtin_off && tool.origin() == Origin::BuiltIn)
+            // The memory flush offers the session's own tools only.
+            || (situation.flush && tool.origin() != Origin::Session)
+            || o.disabled.as_ref().is_some_and(|set| set.is_match(tool.name()));
+        !off && tool.offered(situation)
+    }
+
+    /// The tools offered now.
+    pub fn offered(&self, situation: &Situation) -> Vec<&dyn Tool> {
+        self.tools.iter().map(|t| t.as_ref()).filter(|t| self.available(*t, situation)).collect()
+    }
+
+    /// The specs offered to the model now.
+    pub fn specs(&self, situation: &Situation) -> Vec<ToolSpec> {
+        self.offered(situation).into_iter().map(|t| t.spec()).collect()
+    }
+
+    /// A tool by name, offered or not (to render a call).
+    pub fn get(&self, name: &str) -> Option<&dyn Tool> {
+        self.tools.iter().find(|t| t.name() == name).map(|t| t.as_ref())
+    }
+
+    /// The call in one line (`read  src/main.rs`).
+    pub fn summary(&self, call: &ToolCall) -> String {
+        match self.get(&call.name) {
+            Some(tool) => tool.summary(&call.input),
+            None => limits::one_line(&call.input.to_string(), 100),
+        }
+    }
+
+    /// Run a call: find the tool, check permission, run it until it ends or
+    /// `ctx.cancel` fires. Always a result.
+    pub async fn call(
+        &mut self,
+        call: &ToolCall,
+        ctx: &ToolContext<'_>,
+        asker: &mut dyn Asker,
+        situation: &Situation,
+    ) -> ToolOutput {
+        if ctx.cancel.is_cancelled() {
+            return ToolOutput::error("interrupted by the user before it ran");
+        }
+        let Some(tool) = self.tools.iter().find(|t| t.name() == call.name && self.available(t.as_ref(), situation))
+        else {
+            let known: Vec<&str> = self.offered(situation).iter().map(|t| t.name()).collect();
+            let offer = if known.is_empty() {
+                "no tools are available".to_string()
+            } else {
+                format!("available: {}", known.join(", "))
+            };
+            return ToolOutput::error(format!("unknown tool {:?}: {offer}", call.name));
+        };
+        let tool = tool.clone();
+        if let Value::String(raw) = &call.input {
+            return ToolOutput::error(format!("the input is not valid JSON: {raw}"));
+        }
+        let subject = tool.subject(&call.input, ctx.cwd);
+        let decision = self.permissions.decide(tool.name(), tool.needs_permission(), subject.as_deref());
+        match decision {
+            Decision::Allow => {}
+            Decision::Deny(why) => return ToolOutput::error(why),
+            Decision::Ask => {
+                let question = permissions::Question {
+                    tool: tool.name(),
+                    summary: tool.summary(&call.input),
+                    preview: tool.preview(&call.input, ctx.cwd),
+                    subject: subject.as_deref(),
+                };
+                match asker.ask(&question) {
+                    Answer::Once => {}
+                    Answer::Always => self.permissions.allow_for_session(tool.name(), subject.as_deref()),
+                    Answer::Deny(reason) => return ToolOutput::error(permissions::denied_by_user(reason.as_deref())),
+                    Answer::Cannot => {
+                        return ToolOutput::error(permissions::no_terminal(tool.name(), subject.as_deref()));
+                    }
+                    Answer::Interrupted => return ToolOutput::error("interrupted by the user before it ran"),
+                }
+            }
+        }
+        let run = tool.run(&call.input, ctx);
+        tokio::select! {
+            biased;
+            () = ctx.cancel.cancelled() => ToolOutput::error("interrupted by the user: the tool was stopped"),
+            out = run => out,
+        }
+    }
+}
+
+/// The seven built-in tools of SPEC 14.
+pub fn builtins() -> Vec<Arc<dyn Tool>> {
+    vec![
+        Arc::new(fs::Read),
+        Arc::new(fs::Write),
+        Arc::new(fs::Edit),
+        Arc::new(bash::Bash),
+        Arc::new(search::Grep),
+        Arc::new(search::Find),
+        Arc::new(fs::Ls),
+    ]
+}
+
+/// A call in one line for a transcript: `$ cargo test` for `bash`,
+/// `read src/main.rs` for the other built-in tools, the input as JSON for
+/// any other tool.
+pub fn describe_call(name: &str, input: &Value) -> String {
+    match builtins().into_iter().find(|t| t.name() == name) {
+        Some(_) if name == "bash" => {
+            format!("$ {}", input.get("command").and_then(Value::as_str).unwrap_or("?"))
+        }
+        Some(tool) => format!("{name} {}", tool.summary(input)),
+        None => format!("{name} {}", serde_json::to_string(input).unwrap_or_default()),
+    }
+}
+
+/// Where long outputs are kept whole: `$XDG_CACHE_HOME/glrs/output/`, else
+/// `~/.cache/glrs/output/`.
+pub fn output_dir() -> PathBuf {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| dirs::home_dir().map(|h| h.join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    base.join("glrs").join("output")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    struct Echo;
+    impl Tool for Echo {
+        fn spec(&self) -> ToolSpec {
+            ToolSpec { name: "echo".into(), description: "echo".into(), parameters: json!({"type": "object"}) }
+        }
+        fn name(&self) -> &str {
+            "echo"
+        }
+        fn needs_permission(&self) -> bool {
+            false
+        }
+        fn run<'a>(&'a self, input: &'a Value, _: &'a ToolContext<'a>) -> ToolFuture<'a> {
+            Box::pin(async move { ToolOutput::ok(input.to_string()) })
+        }
+    }
+
+    struct Never;
+    impl Asker for Never {
+        fn ask(&mut self, _: &permissions::Question<'_>) -> Answer {
+            Answer::Cannot
+        }
+    }
+
+    pub fn ctx<'a>(cwd: &'a Path, cancel: &'a Cancel) -> ToolContext<'a> {
+        ToolContext { cwd, cancel, session_id: "aaaa0001", session_file: cwd, output_dir: cwd }
+    }
+
+    #[tokio::test]
+    async fn known_unknown_bad_input_and_disabled() {
+        let cancel = Cancel::default();
+        let dir = std::env::temp_dir();
+        let c = ctx(&dir, &cancel);
+        let s = Situation::default();
+        let mut registry = Registry::default();
+        let call = |name: &str, input: Value| ToolCall { id: "c".into(), name: name.into(), input };
+        let out = registry.call(&call("echo", json!({})), &c, &mut Never, &s).await;
+        assert!(out.content.contains("no tools are available"));
+        registry.add(Arc::new(Echo));
+        assert_eq!(
+            registry.call(&call("echo", json!({"a": 1})), &c, &mut Never, &s).await,
+            ToolOutput::ok("{\"a\":1}")
+        );
+        let out = registry.call(&call("nope", json!({})), &c, &mut Never, &s).await;
+        assert!(out.is_error && out.content.contains("available: echo"), "{out:?}");
+        assert!(registry.call(&call("echo", Value::String("{oops".into())), &c, &mut Never, &s).await.is_error);
+
+        let mut set = globset::GlobSetBuilder::new();
+        set.add(globset::Glob::new("ec*").unwrap());
+        let mut off = Registry::new(
+            Offering { disabled: Some(set.build().unwrap()), ..Offering::default() },
+            Permissions::default(),
+        );
+        off.add(Arc::new(Echo));
+        assert!(off.specs(&s).is_empty());
+        assert!(off.call(&call("echo", json!({})), &c, &mut Never, &s).await.is_error);
+        cancel.cancel();
+        let out = registry.call(&call("echo", json!({})), &c, &mut Never, &s).await;
+        assert!(out.is_error && out.content.contains("interrupted"), "{out:?}");
+    }
+
+    #[test]
+    fn paths_resolve_against_the_cwd() {
+        let cwd = Path::new("/work/app");
+        assert_eq!(resolve_path(cwd, "src/a.rs"), PathBuf::from("/work/app/src/a.rs"));
+        assert_eq!(resolve_path(cwd, "/etc/hosts"), PathBuf::from("/etc/hosts"));
+        assert_eq!(shown_path(cwd, Path::new("/work/app/./src/../src/a.rs")), "src/a.rs");
+        assert_eq!(shown_path(cwd, Path::new("/etc/hosts")), "/etc/hosts");
+        assert_eq!(shown_path(cwd, cwd), ".");
+    }
+}

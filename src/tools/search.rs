@@ -1,0 +1,528 @@
+//! `grep` and `find` (SPEC 14), built from the crates ripgrep is built
+//! from: `ignore` walks the tree in parallel honouring `.gitignore`,
+//! `.ignore` and hidden files as ripgrep does (in any folder, not only in a
+//! git repository), `globset` matches names, and `regex` searches each file
+//! whole, finding lines only around matches, so a file without one costs a
+//! read and one scan. Results are sorted by path so a limit cuts the same
+//! way every time. Both run on a blocking thread that stops when the call
+//! is dropped (Esc).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use globset::{GlobBuilder, GlobMatcher};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::limits::MAX_BYTES;
+use super::{Origin, Tool, ToolContext, ToolFuture, ToolOutput, parse_input, resolve_path, shown_path};
+use crate::provider::ToolSpec;
+
+/// Longest line shown in a `grep` result.
+const LINE_CHARS: usize = 300;
+
+/// Sets its flag when dropped: the walk stops when the call is dropped.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Run `work` on a blocking thread; it gets a flag set if the call is dropped.
+async fn blocking(work: impl FnOnce(&AtomicBool) -> ToolOutput + Send + 'static) -> ToolOutput {
+    let stop = Arc::new(AtomicBool::new(false));
+    let _guard = StopOnDrop(stop.clone());
+    match tokio::task::spawn_blocking(move || work(&stop)).await {
+        Ok(out) => out,
+        Err(e) => ToolOutput::error(format!("the search failed: {e}")),
+    }
+}
+
+/// A glob over names: one without `/` matches the file name, one with `/`
+/// the path below the search root.
+struct NameGlob {
+    matcher: GlobMatcher,
+    whole_path: bool,
+}
+
+impl NameGlob {
+    fn new(pattern: &str) -> Result<NameGlob, ToolOutput> {
+        let matcher = GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| ToolOutput::error(format!("bad glob {pattern:?}: {e}")))?
+            .compile_matcher();
+        Ok(NameGlob { matcher, whole_path: pattern.contains('/') })
+    }
+
+    fn is_match(&self, root: &Path, path: &Path) -> bool {
+        if self.whole_path {
+            path.strip_prefix(root).is_ok_and(|rel| self.matcher.is_match(rel))
+        } else {
+            path.file_name().is_some_and(|n| self.matcher.is_match(n))
+        }
+    }
+}
+
+fn walker(root: &Path) -> ignore::WalkBuilder {
+    let mut builder = ignore::WalkBuilder::new(root);
+    builder.require_git(false);
+    builder
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct GrepInput {
+    pattern: String,
+    path: Option<String>,
+    glob: Option<String>,
+    ignore_case: Option<bool>,
+    context: Option<usize>,
+    limit: Option<usize>,
+}
+
+/// The matching lines of one file: (line number, text, is a match).
+type Hits = Vec<(usize, String, bool)>;
+
+/// Search one file's bytes; `None` for a binary file or no match.
+fn search_bytes(re: &regex::bytes::Regex, buf: &[u8], context: usize) -> Option<Hits> {
+    let first = re.find(buf)?;
+    if buf.contains(&0) {
+        return None;
+    }
+    let line_text = |s: usize, e: usize| {
+        let text = String::from_utf8_lossy(&buf[s..e]);
+        let text = text.trim_end_matches('\r');
+        if text.chars().count() > LINE_CHARS {
+            let cut: String = text.chars().take(LINE_CHARS).collect();
+            format!("{cut}…")
+        } else {
+            text.to_string()
+        }
+    };
+    let line_end = |at: usize| buf[at..].iter().position(|&b| b == b'\n').map_or(buf.len(), |p| at + p);
+    // (line number, start, end) of each matching line.
+    let mut matched: Vec<(usize, usize, usize)> = Vec::new();
+    let mut counted_to = 0;
+    let mut number = 1;
+    let mut m = Some(first);
+    while let Some(found) = m {
+        let start = buf[..found.start()].iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+        number += buf[counted_to..start].iter().filter(|&&b| b == b'\n').count();
+        counted_to = start;
+        let end = line_end(start);
+        matched.push((number, start, end));
+        if end >= buf.len() {
+            break;
+        }
+        m = re.find_at(buf, end + 1);
+    }
+    if context == 0 {
+        return Some(matched.into_iter().map(|(n, s, e)| (n, line_text(s, e), true)).collect());
+    }
+    // With context: index the lines of this (matching) file.
+    let mut starts = vec![0];
+    starts.extend(buf.iter().enumerate().filter(|(_, b)| **b == b'\n').map(|(i, _)| i + 1));
+    if starts.last() == Some(&buf.len()) {
+        starts.pop();
+    }
+    let mut hits: Hits = Vec::new();
+    let mut next_line = 1;
+    for (n, _, _) in &matched {
+        let from = n.saturating_sub(context).max(next_line);
+        let to = (n + context).min(starts.len());
+        for line in from..=to {
+            if line < next_line {
+                continue;
+            }
+            let s = starts[line - 1];
+            let e = line_end(s);
+            let is_match = matched.binary_search_by_key(&line, |m| m.0).is_ok();
+            hits.push((line, line_text(s, e), is_match));
+            next_line = line + 1;
+        }
+    }
+    Some(hits)
+}
+
+/// One `grep` search.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GrepQuery<'a> {
+    pub pattern: &'a str,
+    pub path: Option<&'a str>,
+    pub glob: Option<&'a str>,
+    pub ignore_case: bool,
+    pub context: usize,
+    pub limit: usize,
+}
+
+/// The body of `grep`; also what the benchmark times.
+pub fn grep(cwd: &Path, q: &GrepQuery<'_>, stop: &AtomicBool) -> ToolOutput {
+    let GrepQuery { pattern, path, glob, ignore_case, context, limit } = *q;
+    let re = match regex::bytes::RegexBuilder::new(pattern).case_insensitive(ignore_case).build() {
+        Ok(r) => r,
+        Err(e) => return ToolOutput::error(format!("bad regex {pattern:?}: {e}")),
+    };
+    let glob = match glob.map(NameGlob::new).transpose() {
+        Ok(g) => g,
+        Err(e) => return e,
+    };
+    let shown_root = path.unwrap_or(".");
+    let root = resolve_path(cwd, shown_root);
+    if !root.exists() {
+        return ToolOutput::error(format!("cannot search {shown_root}: no such file or folder"));
+    }
+    let found: Mutex<Vec<(PathBuf, Hits)>> = Mutex::default();
+    let search_file = |file: &Path| {
+        if let Ok(buf) = std::fs::read(file)
+            && let Some(hits) = search_bytes(&re, &buf, context)
+            && let Ok(mut all) = found.lock()
+        {
+            all.push((file.to_path_buf(), hits));
+        }
+    };
+    if root.is_file() {
+        search_file(&root);
+    } else {
+        walker(&root).build_parallel().run(|| {
+            Box::new(|entry| {
+                if stop.load(Ordering::Relaxed) {
+                    return ignore::WalkState::Quit;
+                }
+                if let Ok(entry) = entry
+                    && entry.file_type().is_some_and(|t| t.is_file())
+                    && glob.as_ref().is_none_or(|g| g.is_match(&root, entry.path()))
+                {
+                    search_file(entry.path());
+                }
+                ignore::WalkState::Continue
+            })
+        });
+    }
+    if stop.load(Ordering::Relaxed) {
+        return ToolOutput::error("interrupted by the user: the search was stopped");
+    }
+    let mut found = found.into_inner().unwrap_or_default();
+    if found.is_empty() {
+        return ToolOutput::ok(format!("no matches for {pattern:?} in {shown_root}"));
+    }
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    let total: usize = found.iter().map(|(_, h)| h.iter().filter(|x| x.2).count()).sum();
+    let mut out = String::new();
+    let mut shown = 0;
+    let mut full = false;
+    'files: for (file, hits) in &found {
+        let name = shown_path(cwd, file);
+        let mut last = 0;
+        for (n, text, is_match) in hits {
+            if *is_match && shown == limit {
+                full = true;
+                break 'files;
+            }
+            if context > 0 && last != 0 && *n > last + 1 {
+                out.push_str("--\n");
+            }
+            let sep = if *is_match { ':' } else { '-' };
+            let line = format!("{name}{sep}{n}{sep}{text}\n");
+            if out.len() + line.len() > MAX_BYTES {
+                full = true;
+                break 'files;
+            }
+            out.push_str(&line);
+            shown += usize::from(*is_match);
+            last = *n;
+        }
+        if context > 0 {
+            out.push_str("--\n");
+        }
+    }
+    if full {
+        out.push_str(&format!(
+            "[showing {shown} of {total} matching lines: narrow the pattern, path or glob, or raise limit]\n"
+        ));
+    }
+    ToolOutput::ok(out)
+}
+
+/// `grep`: search file contents with a regular expression.
+pub struct Grep;
+
+impl Tool for Grep {
+    fn name(&self) -> &str {
+        "grep"
+    }
+    fn origin(&self) -> Origin {
+        Origin::BuiltIn
+    }
+    fn needs_permission(&self) -> bool {
+        false
+    }
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "grep".into(),
+            description: "Search file contents with a regular expression (Rust regex syntax), skipping what .gitignore excludes, hidden and binary files. Prints path:line:text, sorted by path.".into(),
+            parameters: json!({"type": "object", "properties": {
+                "pattern": {"type": "string", "description": "the regular expression"},
+                "path": {"type": "string", "description": "a file or folder to search (default: the working directory)"},
+                "glob": {"type": "string", "description": "only files whose name matches, e.g. *.rs (with a /: the path below path)"},
+                "ignoreCase": {"type": "boolean"},
+                "context": {"type": "integer", "minimum": 0, "description": "lines of context around each match"},
+                "limit": {"type": "integer", "minimum": 1, "description": "at most this many matching lines (default 100)"}
+            }, "required": ["pattern"]}),
+        }
+    }
+    fn subject(&self, input: &Value, cwd: &Path) -> Option<String> {
+        let path = input.get("path").and_then(Value::as_str).unwrap_or(".");
+        Some(shown_path(cwd, &resolve_path(cwd, path)))
+    }
+    fn summary(&self, input: &Value) -> String {
+        let pattern = input.get("pattern").and_then(Value::as_str).unwrap_or("?");
+        match input.get("path").and_then(Value::as_str) {
+            Some(p) => format!("{pattern}  {p}"),
+            None => pattern.to_string(),
+        }
+    }
+    fn run<'a>(&'a self, input: &'a Value, ctx: &'a ToolContext<'a>) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let input: GrepInput = match parse_input(input) {
+                Ok(i) => i,
+                Err(e) => return e,
+            };
+            let cwd = ctx.cwd.to_path_buf();
+            blocking(move |stop| {
+                let query = GrepQuery {
+                    pattern: &input.pattern,
+                    path: input.path.as_deref(),
+                    glob: input.glob.as_deref(),
+                    ignore_case: input.ignore_case.unwrap_or(false),
+                    context: input.context.unwrap_or(0).min(20),
+                    limit: input.limit.unwrap_or(100).max(1),
+                };
+                grep(&cwd, &query, stop)
+            })
+            .await
+        })
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FindInput {
+    pattern: String,
+    path: Option<String>,
+    limit: Option<usize>,
+}
+
+/// The body of `find`.
+pub fn find(cwd: &Path, pattern: &str, path: Option<&str>, limit: usize, stop: &AtomicBool) -> ToolOutput {
+    let glob = match NameGlob::new(pattern) {
+        Ok(g) => g,
+        Err(e) => return e,
+    };
+    let shown_root = path.unwrap_or(".");
+    let root = resolve_path(cwd, shown_root);
+    if !root.is_dir() {
+        return ToolOutput::error(format!("cannot search {shown_root}: no such folder"));
+    }
+    let found: Mutex<Vec<String>> = Mutex::default();
+    walker(&root).build_parallel().run(|| {
+        Box::new(|entry| {
+            if stop.load(Ordering::Relaxed) {
+                return ignore::WalkState::Quit;
+            }
+            if let Ok(entry) = entry
+                && entry.depth() > 0
+                && glob.is_match(&root, entry.path())
+                && let Ok(mut all) = found.lock()
+            {
+                let mut name = shown_path(cwd, entry.path());
+                if entry.file_type().is_some_and(|t| t.is_dir()) {
+                    name.push('/');
+                }
+                all.push(name);
+            }
+            ignore::WalkState::Continue
+        })
+    });
+    if stop.load(Ordering::Relaxed) {
+        return ToolOutput::error("interrupted by the user: the search was stopped");
+    }
+    let mut found = found.into_inner().unwrap_or_default();
+    if found.is_empty() {
+        return ToolOutput::ok(format!("no paths match {pattern:?} in {shown_root}"));
+    }
+    found.sort();
+    let total = found.len();
+    found.truncate(limit);
+    let mut out = found.join("\n");
+    if total > limit {
+        out.push_str(&format!("\n[showing {limit} of {total} paths: narrow the pattern or path, or raise limit]"));
+    }
+    ToolOutput::ok(out)
+}
+
+/// `find`: paths matching a glob.
+pub struct Find;
+
+impl Tool for Find {
+    fn name(&self) -> &str {
+        "find"
+    }
+    fn origin(&self) -> Origin {
+        Origin::BuiltIn
+    }
+    fn needs_permission(&self) -> bool {
+        false
+    }
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "find".into(),
+            description: "Find files and folders by glob (e.g. *.rs, src/**/test_*.py), skipping what .gitignore excludes and hidden files. A glob without / matches names; with /, the path below path. Folders end in /.".into(),
+            parameters: json!({"type": "object", "properties": {
+                "pattern": {"type": "string", "description": "the glob"},
+                "path": {"type": "string", "description": "the folder to search (default: the working directory)"},
+                "limit": {"type": "integer", "minimum": 1, "description": "at most this many paths (default 1000)"}
+            }, "required": ["pattern"]}),
+        }
+    }
+    fn subject(&self, input: &Value, cwd: &Path) -> Option<String> {
+        let path = input.get("path").and_then(Value::as_str).unwrap_or(".");
+        Some(shown_path(cwd, &resolve_path(cwd, path)))
+    }
+    fn summary(&self, input: &Value) -> String {
+        let pattern = input.get("pattern").and_then(Value::as_str).unwrap_or("?");
+        match input.get("path").and_then(Value::as_str) {
+            Some(p) => format!("{pattern}  {p}"),
+            None => pattern.to_string(),
+        }
+    }
+    fn run<'a>(&'a self, input: &'a Value, ctx: &'a ToolContext<'a>) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let input: FindInput = match parse_input(input) {
+                Ok(i) => i,
+                Err(e) => return e,
+            };
+            let cwd = ctx.cwd.to_path_buf();
+            blocking(move |stop| {
+                find(&cwd, &input.pattern, input.path.as_deref(), input.limit.unwrap_or(1_000).max(1), stop)
+            })
+            .await
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        for (path, text) in [
+            (".gitignore", "target/\n*.log\n"),
+            ("src/main.rs", "fn main() {\n    let token = parse();\n    println!(\"{token}\");\n}\n"),
+            ("src/lib/parse.rs", "pub fn parse() -> Token {\n    Token::new()\n}\n"),
+            ("target/debug/out.rs", "let token = 1;\n"),
+            ("run.log", "token in a log\n"),
+            (".hidden/x.rs", "token hidden\n"),
+            ("bin.dat", "token\0binary"),
+        ] {
+            std::fs::create_dir_all(d.join(path).parent().unwrap()).unwrap();
+            std::fs::write(d.join(path), text).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn grep_honours_gitignore_and_formats_like_rg() {
+        let dir = tree();
+        let stop = AtomicBool::new(false);
+        let out = grep(
+            dir.path(),
+            &GrepQuery { pattern: "token", path: None, glob: None, ignore_case: false, context: 0, limit: 100 },
+            &stop,
+        );
+        assert_eq!(out.content, "src/main.rs:2:    let token = parse();\nsrc/main.rs:3:    println!(\"{token}\");\n");
+        let out = grep(
+            dir.path(),
+            &GrepQuery {
+                pattern: "TOKEN",
+                path: Some("src"),
+                glob: Some("*.rs"),
+                ignore_case: true,
+                context: 0,
+                limit: 100,
+            },
+            &stop,
+        );
+        assert!(out.content.contains("src/lib/parse.rs:1:pub fn parse() -> Token {"), "{}", out.content);
+        let out = grep(
+            dir.path(),
+            &GrepQuery { pattern: "token", path: None, glob: None, ignore_case: true, context: 0, limit: 2 },
+            &stop,
+        );
+        assert!(out.content.contains("[showing 2 of 4 matching lines"), "{}", out.content);
+        let out = grep(
+            dir.path(),
+            &GrepQuery { pattern: "new", path: None, glob: None, ignore_case: false, context: 1, limit: 100 },
+            &stop,
+        );
+        assert_eq!(
+            out.content,
+            "src/lib/parse.rs-1-pub fn parse() -> Token {\nsrc/lib/parse.rs:2:    Token::new()\nsrc/lib/parse.rs-3-}\n--\n"
+        );
+        assert!(
+            grep(
+                dir.path(),
+                &GrepQuery { pattern: "(", path: None, glob: None, ignore_case: false, context: 0, limit: 100 },
+                &stop
+            )
+            .is_error
+        );
+        assert!(
+            grep(
+                dir.path(),
+                &GrepQuery {
+                    pattern: "nothing here",
+                    path: None,
+                    glob: None,
+                    ignore_case: false,
+                    context: 0,
+                    limit: 100
+                },
+                &stop
+            )
+            .content
+            .starts_with("no matches")
+        );
+        assert!(
+            grep(
+                dir.path(),
+                &GrepQuery {
+                    pattern: "x",
+                    path: Some("missing"),
+                    glob: None,
+                    ignore_case: false,
+                    context: 0,
+                    limit: 100
+                },
+                &stop
+            )
+            .is_error
+        );
+    }
+
+    #[test]
+    fn find_honours_gitignore() {
+        let dir = tree();
+        let stop = AtomicBool::new(false);
+        assert_eq!(find(dir.path(), "*.rs", None, 1000, &stop).content, "src/lib/parse.rs\nsrc/main.rs");
+        assert_eq!(find(dir.path(), "lib", None, 1000, &stop).content, "src/lib/");
+        assert_eq!(find(dir.path(), "src/*.rs", None, 1000, &stop).content, "src/main.rs");
+        assert!(find(dir.path(), "*", None, 1, &stop).content.contains("[showing 1 of"));
+        assert!(find(dir.path(), "*.log", None, 1000, &stop).content.starts_with("no paths"));
+    }
+}

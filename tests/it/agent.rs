@@ -1,0 +1,400 @@
+//! glrs-chat as an agent (SPEC 14) against the mock model server, in
+//! temporary folders: each built-in tool's happy path and errors, what is
+//! offered and the system prompt, permissions in one-shot mode, redaction
+//! of everything written, and compaction over a session full of tool calls.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use crate::support;
+use crate::support::mock::{MockServer, Reply};
+use crate::support::sse::*;
+use crate::support::*;
+use serde_json::{Value, json};
+
+/// A store, the mock server, a config with the agent's tools on, and a
+/// project folder to work in.
+fn setup(extra: Value) -> (TestStore, MockServer, PathBuf) {
+    let ts = TestStore::new();
+    let server = MockServer::start();
+    let mut config = json!({
+        "memoryFlush": {"enabled": false},
+        "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}},
+        "retry": {"attempts": 1},
+    });
+    if let (Some(c), Some(e)) = (config.as_object_mut(), extra.as_object()) {
+        for (k, v) in e {
+            c.insert(k.clone(), v.clone());
+        }
+    }
+    ts.config(config);
+    let proj = ts.dir.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    (ts, server, proj)
+}
+
+fn call(server: &MockServer, n: usize, name: &str, input: Value) {
+    server.push(Reply::sse(openai_tool_call(&format!("call_{n}"), name, &[&input.to_string()])));
+}
+
+fn agent(ts: &TestStore, proj: &Path, args: &[&str]) -> std::process::Output {
+    ts.chat()
+        .current_dir(proj)
+        .env("XDG_CACHE_HOME", ts.dir.path().join("cache"))
+        .args(["-m", "openai/gpt-4.1"])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// The `tool` entries of the only session: (name, result, isError).
+fn tool_entries(ts: &TestStore) -> Vec<(String, String, bool)> {
+    let (_, session) = ts.only_session();
+    session["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "tool")
+        .map(|e| (e["name"].as_str().unwrap().into(), e["result"].as_str().unwrap().into(), e["isError"] == true))
+        .collect()
+}
+
+fn write(proj: &Path, path: &str, text: &[u8]) {
+    let full = proj.join(path);
+    std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+    std::fs::write(full, text).unwrap();
+}
+
+#[test]
+fn every_tool_runs_through_the_registry_with_its_errors() {
+    let (ts, server, proj) = setup(json!({}));
+    write(&proj, ".gitignore", b"target/\n");
+    write(&proj, "src/main.rs", b"fn main() {\n    println!(\"hello\");\n}\n");
+    write(&proj, "src/twice.txt", b"same\nsame\n");
+    write(&proj, "target/gen.rs", b"println!(\"hello\") generated\n");
+    write(&proj, "logo.png", b"\x89PNG\r\n\x1a\n\0\0\0binary");
+    let steps = [
+        ("read", json!({"path": "src/main.rs"})),
+        ("read", json!({"path": "src/missing.rs"})),
+        ("read", json!({"path": "logo.png"})),
+        ("edit", json!({"path": "src/main.rs", "oldText": "goodbye", "newText": "x"})),
+        ("edit", json!({"path": "src/twice.txt", "oldText": "same", "newText": "x"})),
+        ("edit", json!({"path": "src/main.rs", "oldText": "hello", "newText": "hi"})),
+        ("write", json!({"path": "docs/notes.md", "content": "# notes\n"})),
+        ("bash", json!({"command": "echo out; echo err >&2; exit 3"})),
+        ("bash", json!({"command": "echo started; sleep 30", "timeout": 1})),
+        ("bash", json!({"command": "seq 1 5000"})),
+        ("grep", json!({"pattern": "println"})),
+        ("find", json!({"pattern": "*.rs"})),
+        ("ls", json!({})),
+    ];
+    for (i, (name, input)) in steps.iter().enumerate() {
+        call(&server, i, name, input.clone());
+    }
+    server.push(Reply::sse(openai_text(&["All done."], 100, 3, 0)));
+    let out = agent(&ts, &proj, &["--allow-all", "-p", "exercise the tools"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(stdout_of(&out), "All done.\n");
+
+    let requests = server.model_requests();
+    let offered: Vec<&str> =
+        requests[0].body["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    assert_eq!(offered, ["read", "write", "edit", "bash", "grep", "find", "ls"]);
+    let system = requests[0].body["messages"][0].clone();
+    assert_eq!(system["role"], "system");
+    let system = system["content"].as_str().unwrap();
+    assert!(system.contains(&format!("Working directory: {}", proj.display())) && system.contains("bash"), "{system}");
+
+    let tools = tool_entries(&ts);
+    assert_eq!(tools.len(), steps.len(), "every call has its tool entry");
+    let expect = |i: usize, error: bool, needle: &str| {
+        let (name, result, is_error) = &tools[i];
+        assert_eq!(name, steps[i].0);
+        assert_eq!(*is_error, error, "{i} {name}: {result}");
+        assert!(result.contains(needle), "{i} {name}: {needle:?} not in {result:?}");
+    };
+    expect(0, false, "fn main() {\n    println!(\"hello\");\n}\n");
+    expect(1, true, "src/missing.rs: no such file");
+    expect(2, true, "a PNG image");
+    expect(3, true, "not found");
+    expect(4, true, "2 matches");
+    expect(5, false, "+    println!(\"hi\");");
+    expect(6, false, "8 bytes to docs/notes.md");
+    expect(7, true, "out\nerr\nexit code 3");
+    expect(8, true, "started\ntimed out after 1 s");
+    expect(9, false, "4999\n5000\nexit code 0");
+    expect(10, false, "src/main.rs:2:    println!(\"hi\");");
+    assert!(!tools[10].1.contains("target/"), "grep skips what .gitignore excludes: {}", tools[10].1);
+    expect(11, false, "src/main.rs");
+    assert!(!tools[11].1.contains("gen.rs"), "find skips what .gitignore excludes");
+    expect(12, false, ".gitignore\ndocs/\nlogo.png\nsrc/\ntarget/");
+    assert_eq!(std::fs::read_to_string(proj.join("docs/notes.md")).unwrap(), "# notes\n");
+    assert_eq!(std::fs::read_to_string(proj.join("src/twice.txt")).unwrap(), "same\nsame\n");
+
+    // The long output: its end for the model, all of it in a private file.
+    let long = &tools[9].1;
+    assert!(!long.contains("\n1\n2\n") && long.lines().count() < 2_010, "only the last part");
+    let file = long.split("the whole output is in ").nth(1).and_then(|r| r.split(']').next()).unwrap();
+    assert!(file.starts_with(&ts.dir.path().join("cache/glrs/output").display().to_string()), "{file}");
+    let meta = std::fs::metadata(file).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    let whole = std::fs::read_to_string(file).unwrap();
+    assert!(whole.starts_with("1\n2\n3\n") && whole.ends_with("5000\n"));
+
+    // The model saw each result (the mock refuses a call without one).
+    let last = &requests.last().unwrap().body;
+    let results: Vec<&Value> = last["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "tool").collect();
+    assert_eq!(results.len(), steps.len());
+    assert!(results[3]["content"].as_str().unwrap().contains("not found"));
+}
+
+#[test]
+fn one_shot_write_is_denied_without_allow_and_deny_beats_allow() {
+    let (ts, server, proj) = setup(json!({}));
+    let write_call = json!({"path": "notes.txt", "content": "hello"});
+    call(&server, 1, "write", write_call.clone());
+    server.push(Reply::sse(openai_text(&["I could not write it."], 10, 2, 0)));
+    let out = agent(&ts, &proj, &["-p", "write notes"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(!proj.join("notes.txt").exists(), "the file is untouched");
+    let reason = server.model_requests()[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(reason.contains("--allow 'write:notes.txt'") && reason.contains("no terminal"), "{reason}");
+    let tools = tool_entries(&ts);
+    assert!(tools[0].2 && tools[0].1 == reason);
+
+    // With --allow write it happens.
+    let (ts, server, proj) = setup(json!({}));
+    call(&server, 1, "write", write_call.clone());
+    server.push(Reply::sse(openai_text(&["Written."], 10, 2, 0)));
+    let out = agent(&ts, &proj, &["--allow", "write", "-p", "write notes"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(std::fs::read_to_string(proj.join("notes.txt")).unwrap(), "hello");
+
+    // permissions.deny beats --allow (and --allow-all).
+    let (ts, server, proj) = setup(json!({"permissions": {"deny": ["write:notes*"]}}));
+    call(&server, 1, "write", write_call);
+    call(&server, 2, "bash", json!({"command": "rm -rf ."}));
+    server.push(Reply::sse(openai_text(&["Denied."], 10, 2, 0)));
+    let out = agent(&ts, &proj, &["--allow", "write", "--allow", "bash:echo *", "-p", "write notes"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(!proj.join("notes.txt").exists());
+    let tools = tool_entries(&ts);
+    assert!(tools[0].2 && tools[0].1.contains("\"write:notes*\" in permissions.deny"), "{:?}", tools[0]);
+    assert!(tools[1].2 && tools[1].1.contains("--allow 'bash:rm -rf .'"), "{:?}", tools[1]);
+
+    // A bad rule is a usage error naming it.
+    let out = agent(&ts, &proj, &["--allow", "bash:[", "-p", "x"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(stderr_of(&out).contains("--allow \"bash:[\""), "{}", stderr_of(&out));
+}
+
+#[test]
+fn no_tools_offers_none_and_disabled_globs_remove_tools() {
+    let (ts, server, proj) = setup(json!({"tools": {"disabled": ["bash", "w*"]}}));
+    server.push(Reply::sse(openai_text(&["ok"], 10, 2, 0)));
+    server.push(Reply::sse(openai_text(&["ok"], 10, 2, 0)));
+    assert!(agent(&ts, &proj, &["-p", "one"]).status.success());
+    assert!(agent(&ts, &proj, &["--no-tools", "-p", "two"]).status.success());
+    let requests = server.model_requests();
+    let names: Vec<&str> =
+        requests[0].body["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["read", "edit", "grep", "find", "ls"]);
+    assert!(requests[1].body.get("tools").is_none());
+}
+
+#[test]
+fn agents_md_and_the_saved_system_prompt_on_resume() {
+    let (ts, server, proj) = setup(json!({}));
+    std::fs::create_dir_all(proj.join(".git")).unwrap();
+    write(&proj, "AGENTS.md", b"Run cargo test before you say done.");
+    write(ts.dir.path(), "config/glrs/AGENTS.md", b"Answer in English.");
+    server.push(Reply::sse(openai_text(&["first"], 10, 2, 0)));
+    let out = agent(&ts, &proj, &["--system", "You are terse.", "-p", "hi"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let (id, session) = ts.only_session();
+    assert_eq!(session["system"], "You are terse.");
+    server.push(Reply::sse(openai_text(&["second"], 10, 2, 0)));
+    let out = agent(&ts, &proj, &["--resume", &id, "-p", "again"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    server.push(Reply::sse(openai_text(&["third"], 10, 2, 0)));
+    let out = agent(&ts, &proj, &["--resume", &id, "--system", "You are chatty.", "-p", "more"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let systems: Vec<String> = server
+        .model_requests()
+        .iter()
+        .map(|r| r.body["messages"][0]["content"].as_str().unwrap().to_string())
+        .collect();
+    for s in &systems[..2] {
+        assert!(s.starts_with("You are terse.") && !s.contains("You are glrs"), "{s}");
+    }
+    assert!(systems[2].starts_with("You are chatty."));
+    let global = systems[0].find("Answer in English.").unwrap();
+    let local = systems[0].find("Run cargo test before you say done.").unwrap();
+    assert!(global < local, "the config's AGENTS.md first: {}", systems[0]);
+    assert_eq!(ts.only_session().1["system"], "You are chatty.");
+}
+
+#[test]
+fn redaction_leaves_no_trace_under_the_data_folder() {
+    let (ts, server, proj) = setup(json!({"keepRecentTokens": 10}));
+    let anthropic = format!("sk-ant-api03-{}", "Zq9".repeat(30));
+    let prompt = format!("my keys are {anthropic} and {OPENAI_KEY}; check them");
+    call(&server, 1, "bash", json!({"command": format!("echo {anthropic}; echo \"key=$OPENAI_API_KEY\"")}));
+    server.push(Reply::sse(openai_text(&[&format!("Both printed: {anthropic}")], 10, 2, 0)));
+    let out = agent(&ts, &proj, &["--allow-all", "-p", &prompt]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    // The model saw the real output: redaction is for what is written.
+    let seen = server.model_requests()[1].body.to_string();
+    assert!(seen.contains(&format!("key={OPENAI_KEY}")));
+    let (id, session) = ts.only_session();
+    let tool = session["events"].as_array().unwrap().iter().find(|e| e["type"] == "tool").unwrap().clone();
+    assert_eq!(tool["result"], "[REDACTED:anthropic]\nkey=[REDACTED:OPENAI_API_KEY]\nexit code 0");
+    // A second turn so compaction has something to fold, then an artifact.
+    server.push(Reply::sse(openai_text(&["ok"], 10, 2, 0)));
+    assert!(agent(&ts, &proj, &["--resume", &id, "-p", &"thanks a lot for all of it ".repeat(20)]).status.success());
+    server.push(Reply::sse(openai_text(&["checked the keys\n## Goal\nkeys"], 10, 2, 0)));
+    let out = ts.cmd("glrs-compact").env("OPENAI_API_KEY", OPENAI_KEY).arg(&id).output().unwrap();
+    assert!(out.status.success() && stdout_of(&out).contains("compacted"), "{} {}", stdout_of(&out), stderr_of(&out));
+    assert!(ts.dir.path().join("data/glrs/sessions/artifacts").join(&id).read_dir().unwrap().count() == 1);
+    let all = ts.all_data_text();
+    assert!(all.contains("[REDACTED:anthropic]"));
+    assert!(!all.contains(&anthropic) && !all.contains("Zq9Zq9"), "an Anthropic key reached a file");
+    assert!(!all.contains(OPENAI_KEY) && !all.contains("SECRET"), "the configured key reached a file");
+}
+
+#[test]
+fn compaction_over_tool_calls_keeps_commands_and_paths() {
+    let (ts, server, proj) = setup(json!({"keepRecentTokens": 10}));
+    write(&proj, "src/auth/redirect.ts", b"export const next = '/home';\n");
+    call(&server, 1, "read", json!({"path": "src/auth/redirect.ts"}));
+    call(&server, 2, "bash", json!({"command": "echo 3 tests failed; exit 1"}));
+    call(&server, 3, "edit", json!({"path": "src/auth/redirect.ts", "oldText": "/home", "newText": "/dashboard"}));
+    call(&server, 4, "bash", json!({"command": "echo all passed"}));
+    server.push(Reply::sse(openai_text(&["Fixed the redirect."], 10, 2, 0)));
+    let out = agent(&ts, &proj, &["--allow-all", "-p", "fix the failing auth test"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let (id, _) = ts.only_session();
+    server.push(Reply::sse(openai_text(&["ok"], 10, 2, 0)));
+    assert!(agent(&ts, &proj, &["--resume", &id, "-p", &"thanks a lot for all of it ".repeat(20)]).status.success());
+    server.push(Reply::sse(openai_text(&["fixed the auth redirect\n## Goal\nmake the auth tests pass"], 10, 2, 0)));
+    let out = ts.cmd("glrs-compact").env("OPENAI_API_KEY", OPENAI_KEY).arg(&id).output().unwrap();
+    assert!(out.status.success() && stdout_of(&out).contains("compacted"), "{} {}", stdout_of(&out), stderr_of(&out));
+    let dir = ts.dir.path().join("data/glrs/sessions/artifacts").join(&id);
+    let artifact = std::fs::read_dir(&dir).unwrap().next().unwrap().unwrap().path();
+    let text = std::fs::read_to_string(artifact).unwrap();
+    for needle in [
+        "[tool-call read]\n{\"path\":\"src/auth/redirect.ts\"}",
+        "[tool-call bash]\n{\"command\":\"echo 3 tests failed; exit 1\"}",
+        "[tool-result bash]\n3 tests failed\nexit code 1",
+        "[tool-result edit]",
+    ] {
+        assert!(text.contains(needle), "{needle:?} not in the artifact:\n{text}");
+    }
+    let session = ts.only_session().1;
+    let brief = session["events"].as_array().unwrap().iter().find(|e| e["type"] == "compacted").unwrap()["brief"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let refs = brief.split("## Exact references").nth(1).expect("an Exact references section");
+    for needle in ["src/auth/redirect.ts", "echo 3 tests failed; exit 1", "echo all passed"] {
+        assert!(refs.contains(needle), "{needle:?} not in the references:\n{refs}");
+    }
+
+    // `glrs-sessions show` prints the calls and results readably.
+    let out = ts.sessions().args(["show", &id]).output().unwrap();
+    let shown = stdout_of(&out);
+    assert!(shown.contains("$ echo 3 tests failed; exit 1") && shown.contains("read src/auth/redirect.ts"), "{shown}");
+    assert!(shown.contains("tool bash (call_2) · error"), "{shown}");
+}
+
+/// The REPL in a pseudo-terminal: the permission prompt answered `y`, then
+/// `a` (the same command is not asked again), then `n` with a reason.
+#[test]
+fn the_repl_asks_and_takes_y_a_and_n() {
+    let (ts, server, _) = setup(json!({}));
+    let cwd = ts.dir.path();
+    call(&server, 1, "bash", json!({"command": "echo one"}));
+    call(&server, 2, "bash", json!({"command": "echo two"}));
+    call(&server, 3, "bash", json!({"command": "echo two"}));
+    call(&server, 4, "write", json!({"path": "notes.txt", "content": "hello"}));
+    server.push(Reply::sse(openai_text(&["Finished."], 10, 2, 0)));
+    let mut p = support::pty::chat(&ts, &["-m", "openai/gpt-4.1"], &[], false);
+    support::pty::prompt(&mut p);
+    p.send_line("do things").unwrap();
+    p.exp_string("bash  echo one").unwrap();
+    p.exp_string("allow bash?").unwrap();
+    p.send("y\r").unwrap();
+    p.flush().unwrap();
+    p.exp_string("exit code 0").unwrap();
+    p.exp_string("allow bash?").unwrap();
+    p.send("a\r").unwrap();
+    p.flush().unwrap();
+    let between = p.exp_string("allow write?").unwrap();
+    assert_eq!(between.matches("allow bash?").count(), 0, "echo two was allowed for the session: {between}");
+    assert_eq!(between.matches("bash  echo two").count(), 1, "ran without asking: {between}");
+    p.send("use notes.md instead\r").unwrap();
+    p.flush().unwrap();
+    p.exp_string("Finished.").unwrap();
+    support::pty::prompt(&mut p);
+    p.send_line("/quit").unwrap();
+    p.exp_eof().unwrap();
+    assert!(!cwd.join("notes.txt").exists());
+    let tools = tool_entries(&ts);
+    let got: Vec<(&str, bool)> = tools.iter().map(|(n, _, e)| (n.as_str(), *e)).collect();
+    assert_eq!(got, [("bash", false), ("bash", false), ("bash", false), ("write", true)]);
+    assert_eq!(tools[0].1, "one\nexit code 0");
+    assert_eq!(tools[3].1, "denied by the user, who said: use notes.md instead");
+}
+
+/// Whether process `pid` is gone (or a zombie, which runs nothing).
+fn gone(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// Esc during `bash` kills its whole process group: a grandchild started
+/// with `&` does not survive, and the turn ends with an interrupted result.
+#[test]
+fn esc_during_bash_leaves_no_process_behind() {
+    let (ts, server, _) = setup(json!({}));
+    let cwd = ts.dir.path();
+    call(&server, 1, "bash", json!({"command": "sleep 300 & echo $! > bg.pid; echo $$ > sh.pid; sleep 300"}));
+    let mut p = support::pty::chat(&ts, &["-m", "openai/gpt-4.1", "--allow-all"], &[], false);
+    support::pty::prompt(&mut p);
+    p.send_line("start something long").unwrap();
+    p.exp_string("bash  sleep 300").unwrap();
+    let started = std::time::Instant::now();
+    while !(cwd.join("bg.pid").exists() && cwd.join("sh.pid").exists()) {
+        assert!(started.elapsed().as_secs() < 15, "waited 15 s for the command to write its pids");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let pids: Vec<String> =
+        ["bg.pid", "sh.pid"].iter().map(|f| std::fs::read_to_string(cwd.join(f)).unwrap().trim().to_string()).collect();
+    assert!(pids.iter().all(|pid| !gone(pid)), "both run before Esc");
+    p.send("\x1b").unwrap();
+    p.flush().unwrap();
+    p.exp_string("interrupted").unwrap();
+    support::pty::prompt(&mut p);
+    let stopped = std::time::Instant::now();
+    while !pids.iter().all(|pid| gone(pid)) {
+        assert!(stopped.elapsed().as_secs() < 5, "waited 5 s for {pids:?} to be killed");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    p.send_line("/quit").unwrap();
+    p.exp_eof().unwrap();
+    let tools = tool_entries(&ts);
+    assert_eq!(tools.len(), 1);
+    assert!(tools[0].2 && tools[0].1.contains("interrupted"), "{:?}", tools[0]);
+    assert_eq!(server.model_requests().len(), 1, "the turn ended at Esc");
+}
