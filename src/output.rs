@@ -1,6 +1,7 @@
 //! How programs write for people and for pipes: colour only on a terminal
 //! and never with `NO_COLOR`; tab-separated fields that stay one per column.
 
+use std::borrow::Cow;
 use std::io::IsTerminal;
 
 /// True when stdout is a terminal.
@@ -13,15 +14,17 @@ pub fn color_enabled() -> bool {
     stdout_is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
-/// Bold and dim text, or plain when colour is off.
+/// Bold and dim text, or plain when colour is off; on a terminal, the
+/// text inside is made [`terminal_safe`] first (colour or not).
 #[derive(Debug, Clone, Copy)]
 pub struct Style {
     pub color: bool,
+    pub terminal: bool,
 }
 
 impl Style {
     pub fn detect() -> Style {
-        Style { color: color_enabled() }
+        Style { color: color_enabled(), terminal: stdout_is_terminal() }
     }
 
     pub fn bold(&self, text: &str) -> String {
@@ -32,9 +35,48 @@ impl Style {
         self.wrap("2", text)
     }
 
-    fn wrap(&self, code: &str, text: &str) -> String {
-        if self.color { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
+    /// Unstyled text, safe on a terminal.
+    pub fn plain<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        shown(text, self.terminal)
     }
+
+    fn wrap(&self, code: &str, text: &str) -> String {
+        let text = self.plain(text);
+        if self.color { format!("\x1b[{code}m{text}\x1b[0m") } else { text.into_owned() }
+    }
+}
+
+/// Text from a model, a tool or a session file, made harmless on a
+/// terminal: every control character but newline and tab is shown in caret
+/// notation (`ESC` as `^[`, `BEL` as `^G`, `CR` as `^M`, C1 controls as
+/// `\u{9b}`), so a reply can neither set the window title (OSC 0), write
+/// the clipboard (OSC 52), clear the screen (CSI 2J) nor overwrite a line.
+/// Character by character: safe on streamed pieces cut anywhere. glrs's own
+/// styling is added after this, so it stays.
+pub fn terminal_safe(text: &str) -> Cow<'_, str> {
+    let unsafe_char = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.contains(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            c if !unsafe_char(c) => out.push(c),
+            '\u{7f}' => out.push_str("^?"),
+            c if (c as u32) < 0x20 => {
+                out.push('^');
+                out.push(char::from(b'@' + c as u8));
+            }
+            c => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// [`terminal_safe`] when `terminal` (stdout or stderr is one), else the
+/// text as it is: a pipe gets the data unchanged.
+pub fn shown(text: &str, terminal: bool) -> Cow<'_, str> {
+    if terminal { terminal_safe(text) } else { Cow::Borrowed(text) }
 }
 
 /// A value fit for one tab-separated field: tabs and line breaks become
@@ -48,5 +90,17 @@ mod tests {
     #[test]
     fn fields_never_split() {
         assert_eq!(super::field("a\tb\nc"), "a b c");
+    }
+
+    #[test]
+    fn control_sequences_cannot_reach_a_terminal() {
+        use super::terminal_safe;
+        // OSC 0 (title), OSC 52 (clipboard), CSI 2J (clear), a CR overwrite, C1 CSI.
+        let hostile = "a\x1b]0;pwned\x07b\x1b]52;c;ZXZpbA==\x1b\\c\x1b[2J\rd\u{9b}31me\x7f";
+        let safe = terminal_safe(hostile);
+        assert_eq!(safe, "a^[]0;pwned^Gb^[]52;c;ZXZpbA==^[\\c^[[2J^Md\\u{9b}31me^?");
+        assert!(!safe.chars().any(|c| c.is_control()));
+        assert!(matches!(terminal_safe("plain\ttext\nok é"), std::borrow::Cow::Borrowed(_)));
+        assert_eq!(super::shown("\x1b[2J", false), "\x1b[2J", "a pipe gets the data");
     }
 }

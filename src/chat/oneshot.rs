@@ -14,6 +14,8 @@ use crate::provider::{Cancel, Delta};
 
 struct PlainUi {
     quiet: bool,
+    /// stdout is a terminal: the reply's control sequences are shown, not obeyed.
+    terminal: bool,
     wrote: bool,
     ends_with_newline: bool,
 }
@@ -23,6 +25,7 @@ impl TurnUi for PlainUi {
         if let (false, Delta::Text(text)) = (self.quiet, delta) {
             let mut out = std::io::stdout().lock();
             // A closed stdout must not stop the turn: it is still recorded.
+            let text = crate::output::shown(text, self.terminal);
             let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
             self.wrote = true;
             self.ends_with_newline = text.ends_with('\n');
@@ -51,7 +54,8 @@ pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool) -> Result<i32
     let cancel = Cancel::default();
     let mut signals = Signals::new()?;
     let mut stop: Option<Stop> = None;
-    let mut ui = PlainUi { quiet: json_output, wrote: false, ends_with_newline: true };
+    let terminal = crate::output::stdout_is_terminal();
+    let mut ui = PlainUi { quiet: json_output, terminal, wrote: false, ends_with_newline: true };
     let mut no_steers = Vec::new;
     let outcome = {
         let turn = chat.turn(prompt, &mut ui, &cancel, &mut no_steers);

@@ -18,6 +18,7 @@ use rustyline::{Context, Editor, Helper};
 use super::Chat;
 use super::signals::Watcher;
 use super::terminal::{BackgroundCompact, KeyWatch, term_ui};
+use crate::output::terminal_safe;
 use crate::provider::{Cancel, Message};
 
 /// The slash commands, for help and completion.
@@ -325,8 +326,10 @@ fn show_history(chat: &Chat, color: bool) {
         .collect();
     for message in shown {
         match message {
-            Message::User { content } => println!("{} {content}", if color { "\x1b[1m>\x1b[0m" } else { ">" }),
-            Message::Assistant { content, .. } if !content.is_empty() => println!("{content}"),
+            Message::User { content } => {
+                println!("{} {}", if color { "\x1b[1m>\x1b[0m" } else { ">" }, terminal_safe(content))
+            }
+            Message::Assistant { content, .. } if !content.is_empty() => println!("{}", terminal_safe(content)),
             _ => {}
         }
     }

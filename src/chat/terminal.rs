@@ -13,6 +13,7 @@ use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 
 use super::TurnUi;
 use super::render::{MarkdownStream, Spinner};
+use crate::output::terminal_safe;
 use crate::provider::{Cancel, Delta};
 use crate::store::ToolCall;
 use crate::tools::ToolOutput;
@@ -74,9 +75,10 @@ impl TurnUi for TermUi {
     fn delta(&mut self, delta: &Delta) {
         self.stop_spinner();
         match delta {
+            // The model's text may carry escape sequences: shown, never obeyed.
             Delta::Reasoning(text) => {
                 self.reasoning = true;
-                let text = self.dim(text);
+                let text = self.dim(&terminal_safe(text));
                 self.write(&text);
             }
             Delta::Text(text) => {
@@ -85,7 +87,7 @@ impl TurnUi for TermUi {
                     self.write("\n\n");
                 }
                 let _guard = self.lock.lock();
-                let _ = self.md.push(text, &mut std::io::stdout().lock());
+                let _ = self.md.push(&terminal_safe(text), &mut std::io::stdout().lock());
             }
         }
     }
@@ -103,14 +105,16 @@ impl TurnUi for TermUi {
         let _ = self.md.finish(&mut std::io::stdout().lock());
         drop(_guard);
         let width = self.width();
-        let line = cut_to(&format!("● {}  {summary}", call.name), width);
+        let line = cut_to(&terminal_safe(&format!("● {}  {summary}", call.name)), width);
         let line = if self.color { format!("\x1b[1m{line}\x1b[0m") } else { line };
         self.write(&format!("{line}\n"));
     }
 
     fn tool(&mut self, _call: &ToolCall, output: &ToolOutput) {
         let width = self.width().saturating_sub(2);
-        let lines: Vec<&str> = output.content.lines().collect();
+        // A tool's output (a file, a command's) may carry escape sequences too.
+        let content = terminal_safe(&output.content);
+        let lines: Vec<&str> = content.lines().collect();
         let mut shown: Vec<String> =
             lines.iter().take(RESULT_PREVIEW_LINES).map(|l| format!("  {}", cut_to(l, width))).collect();
         if lines.len() > RESULT_PREVIEW_LINES {
@@ -128,7 +132,7 @@ impl TurnUi for TermUi {
         }
         let mut text = String::new();
         if let Some(preview) = &question.preview {
-            text.push_str(&self.dim(preview.trim_end()));
+            text.push_str(&self.dim(&terminal_safe(preview.trim_end())));
             text.push('\n');
         }
         let always = if question.tool == "bash" { "this command" } else { question.tool };
@@ -149,7 +153,7 @@ impl TurnUi for TermUi {
 
     fn notice(&mut self, text: &str) {
         self.stop_spinner();
-        let line = self.dim(text);
+        let line = self.dim(&terminal_safe(text));
         self.write(&format!("{line}\n"));
     }
 }

@@ -233,11 +233,14 @@ impl Provider {
 
     /// Any text that may be shown or recorded: without the key (in any
     /// form a server echoes it), at most [`secret::MAX_MESSAGE_CHARS`].
+    /// Control characters are shown in caret notation: the text reaches
+    /// terminals (stderr, the REPL) and a server chose it.
     pub fn scrub(&self, text: &str) -> String {
-        match &self.key {
+        let cut = match &self.key {
             Some(key) => key.scrub_and_cut(text, secret::MAX_MESSAGE_CHARS),
             None => text.chars().take(secret::MAX_MESSAGE_CHARS).collect(),
-        }
+        };
+        crate::output::terminal_safe(&cut).into_owned()
     }
 
     /// `text` without the key, whole (nothing cut).

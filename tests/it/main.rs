@@ -23,3 +23,4 @@ mod resets;
 mod sessions_commands;
 mod sessions_ls;
 mod store_durability;
+mod terminal_escapes;

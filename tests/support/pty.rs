@@ -29,3 +29,12 @@ fn spawn(cmd: Command, raw: bool) -> PtySession {
 pub fn prompt(p: &mut PtySession) {
     p.exp_regex(r"[0-9a-f]{8} gpt-4\.1 \d+% > ").expect("the prompt");
 }
+
+/// `exe ARGS` in a terminal against `ts`: everything it wrote, escapes
+/// and all, once it has exited.
+pub fn run_raw(ts: &TestStore, exe: &str, args: &[&str]) -> String {
+    let mut cmd = ts.std_cmd(exe);
+    cmd.args(args).env("TERM", "xterm-256color");
+    let mut p = spawn(cmd, true);
+    p.exp_eof().expect("the program to finish")
+}

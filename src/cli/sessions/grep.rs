@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{GrepArgs, PROGRAM};
-use crate::output::field;
+use crate::output::{field, shown, stdout_is_terminal};
 use crate::store::listing;
 use crate::store::{Entry, Located, Parsed, Store};
 
@@ -31,6 +31,8 @@ pub fn run(store: &Store, args: &GrepArgs, out: &mut dyn Write) -> Result<i32> {
         .build()
         // Exit 2, as grep(1) does: 1 means only "nothing matched".
         .map_err(|e| crate::cli::UsageError(format!("invalid pattern {:?}: {e}", args.pattern)))?;
+    // On a terminal, matched text shows its control sequences rather than obeying them.
+    let terminal = stdout_is_terminal();
     let listing = listing::list(store)?;
     for problem in &listing.problems {
         crate::cli::warn(PROGRAM, problem);
@@ -59,7 +61,9 @@ pub fn run(store: &Store, args: &GrepArgs, out: &mut dyn Write) -> Result<i32> {
                         line: clip(line.trim()),
                     };
                     if !args.json {
-                        writeln!(out, "{}\t{}\t{}\t{}", hit.id, hit.entry, field(&hit.kind), field(&hit.line))?;
+                        let (kind, line) = (field(&hit.kind), field(&hit.line));
+                        let (kind, line) = (shown(&kind, terminal), shown(&line, terminal));
+                        writeln!(out, "{}\t{}\t{kind}\t{line}", hit.id, hit.entry)?;
                     }
                     hits.push(hit);
                 }

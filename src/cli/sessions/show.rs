@@ -51,7 +51,8 @@ fn write_header(out: &mut dyn Write, file: &SessionFile, legacy: bool, style: St
         first.push_str(&format!(" · {}", text("title")));
     }
     writeln!(out, "{}", style.bold(&first))?;
-    writeln!(out, "created {} · updated {} · cwd {}", text("createdAt"), text("updatedAt"), text("cwd"))?;
+    let line = format!("created {} · updated {} · cwd {}", text("createdAt"), text("updatedAt"), text("cwd"));
+    writeln!(out, "{}", style.plain(&line))?;
     let mut facts = vec![format!("{} entries", file.events.len())];
     facts.push(format!("context {} tokens", file.get_u64("contextTokens").unwrap_or(0)));
     if !text("model").is_empty() {
@@ -73,7 +74,7 @@ fn write_header(out: &mut dyn Write, file: &SessionFile, legacy: bool, style: St
     if legacy {
         facts.push("legacy (read-only)".into());
     }
-    writeln!(out, "{}", facts.join(" · "))?;
+    writeln!(out, "{}", style.plain(&facts.join(" · ")))?;
     Ok(())
 }
 
@@ -86,8 +87,12 @@ fn write_entry(out: &mut dyn Write, n: u64, entry: &Parsed, style: Style) -> Res
     writeln!(out, "{}", style.bold(&format!("[{n}] {head} · {}", entry.at())))?;
     let body = body.trim_end();
     if !body.is_empty() {
-        let body =
-            if matches!(entry, Parsed::Known(Entry::Reasoning { .. })) { style.dim(body) } else { body.to_string() };
+        // Model and tool text: on a terminal its control sequences are shown, not obeyed.
+        let body = if matches!(entry, Parsed::Known(Entry::Reasoning { .. })) {
+            style.dim(body)
+        } else {
+            style.plain(body).into_owned()
+        };
         writeln!(out, "{body}")?;
     }
     Ok(())

@@ -1,0 +1,54 @@
+//! Issue 14, item 15: escape sequences in a reply (OSC 0 window title,
+//! OSC 52 clipboard, CSI 2J clear screen) must not reach a terminal raw,
+//! in the REPL or in `glrs-sessions show`/`grep`; glrs's own styling stays.
+//! Piped output keeps the data as it is.
+
+use crate::support::mock::{MockServer, Reply};
+use crate::support::sse::*;
+use crate::support::*;
+
+/// A reply that would retitle the window, fill the clipboard and clear the screen.
+const HOSTILE: &str = "safe \x1b]0;pwned\x07 \x1b]52;c;ZXZpbA==\x1b\\ \x1b[2J marker-end";
+
+fn assert_harmless(out: &str) {
+    for raw in ["\x1b]0;", "\x1b]52;", "\x1b[2J", "\x07"] {
+        assert!(!out.contains(raw), "{raw:?} reached the terminal: {out:?}");
+    }
+    assert!(out.contains("^[]0;pwned^G"), "shown, not obeyed: {out:?}");
+}
+
+#[test]
+fn the_repl_shows_escape_sequences_instead_of_obeying_them() {
+    let ts = TestStore::new();
+    let server = MockServer::start();
+    ts.config_for(&server);
+    server.push(Reply::sse(openai_text(&["# Title\n", HOSTILE, "\n"], 10, 4, 0)));
+    let mut p = crate::support::pty::chat(&ts, &["-m", "openai/gpt-4.1"], &[], true);
+    crate::support::pty::prompt(&mut p);
+    p.send_line("hi").unwrap();
+    let shown = p.exp_string("marker-end").expect("the reply");
+    crate::support::pty::prompt(&mut p);
+    p.send_line("/quit").unwrap();
+    let rest = p.exp_eof().expect("exit");
+    let all = format!("{shown}{rest}");
+    assert_harmless(&all);
+    // glrs's own styling is still there: the heading redrawn in bold.
+    assert!(all.contains("\x1b[1mTitle\x1b[0m"), "{all:?}");
+    let (_, session) = ts.only_session();
+    assert!(session["events"][1]["text"].as_str().unwrap().contains("\x1b]52;"), "the session keeps the text as sent");
+}
+
+#[test]
+fn show_and_grep_on_a_terminal_escape_but_pipes_keep_the_data() {
+    let ts = TestStore::new();
+    let id = ts.session("/tmp", &[user("hi"), notice(HOSTILE)]).to_string();
+    let sessions = env!("CARGO_BIN_EXE_glrs-sessions");
+    let shown = crate::support::pty::run_raw(&ts, sessions, &["show", &id]);
+    assert_harmless(&shown);
+    assert!(shown.contains("\x1b[1m["), "entry headings keep their bold: {shown:?}");
+    let found = crate::support::pty::run_raw(&ts, sessions, &["grep", "marker-end"]);
+    assert_harmless(&found);
+    // Piped: the bytes as stored.
+    let piped = ts.sessions().args(["show", &id]).output().unwrap();
+    assert!(stdout_of(&piped).contains(HOSTILE));
+}
