@@ -4,8 +4,9 @@
 //! anything outside the data folder.
 //!
 //! Rules, in order: leftovers (temporary files of interrupted writes and
-//! lock files of sessions that no longer exist, both older than an hour so
-//! a write in progress is never disturbed; orphan artifacts older than
+//! lock files and journals of sessions that no longer exist, both older
+//! than an hour so a write in progress is never disturbed; the active
+//! journal of an interrupted in-place append, settled under the lock; orphan artifacts older than
 //! `pruneAfter`); sessions not updated for `pruneAfter` (stale); sessions of
 //! `cron:` keys older than `cronRetention`; sessions beyond the newest
 //! `maxEntries`; then, while the sessions folder is over `maxDiskBytes`:
@@ -49,9 +50,12 @@ pub enum Reason {
     OverBudget,
     /// An artifacts folder whose session is gone.
     OrphanArtifact,
-    /// A temporary file of an interrupted write, or a lock file of a
-    /// session that is gone.
+    /// A temporary file of an interrupted write, or a lock file or journal
+    /// of a session that is gone.
     Leftover,
+    /// The active journal of an in-place append a crash interrupted: the
+    /// session is settled (the write finished or undone) and it goes.
+    Interrupted,
 }
 
 impl Reason {
@@ -64,6 +68,7 @@ impl Reason {
             Reason::OverBudget => "over budget",
             Reason::OrphanArtifact => "orphan artifact",
             Reason::Leftover => "leftover",
+            Reason::Interrupted => "interrupted write",
         }
     }
 }
@@ -240,8 +245,27 @@ pub fn plan(store: &Store, policy: &Policy, now: SystemTime) -> Result<Vec<Row>>
             let stale_lock = name
                 .strip_suffix(".lock")
                 .or_else(|| name.strip_suffix(".open"))
+                .or_else(|| name.strip_suffix(".journal"))
                 .is_some_and(|stem| SessionId::is_id(stem) && !existing.contains(stem))
                 && OpenLock::holder(&path).ok().flatten().is_none();
+            // The journal of an in-place append a crash interrupted: the
+            // session is put back as it was before that write, under its
+            // lock, and the journal goes (whatever its age: under the lock
+            // this is what any writer would do first).
+            if let Some(stem) = name.strip_suffix(".journal")
+                && existing.contains(stem)
+                && crate::store::inplace::is_active(&path)
+            {
+                rows.push(Row {
+                    action: Action::Remove,
+                    reason: Reason::Interrupted,
+                    kept_by: None,
+                    session: Some(stem.to_string()),
+                    bytes: size_of(&path),
+                    path,
+                });
+                continue;
+            }
             if (temp || stale_lock) && is_older(modified(&path), now, Some(LEFTOVER_AGE)) {
                 leftover_paths.push(path);
             }
@@ -396,6 +420,7 @@ pub fn enforce(store: &Store, rows: &[Row]) -> Vec<(Row, String)> {
                 SessionId::parse(id).and_then(|id| store.remove_orphan_artifacts(&id))
             }
             (Reason::Leftover, _) => store.remove_leftover(&row.path),
+            (Reason::Interrupted, Some(id)) => SessionId::parse(id).and_then(|id| store.settle(&id)).map(drop),
             (_, None) => {
                 failed.push((row.clone(), "a session rule without its session; left alone".into()));
                 continue;
@@ -407,4 +432,43 @@ pub fn enforce(store: &Store, rows: &[Row]) -> Vec<(Row, String)> {
         }
     }
     failed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::inplace::{self, StopAt};
+    use crate::store::{Append, Entry};
+
+    #[test]
+    fn the_journal_of_an_interrupted_append_is_settled_and_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        let paths = crate::Paths::from_vars(Some(data.clone()), None, None, Some(dir.path().to_path_buf())).unwrap();
+        let store = Store::new(paths);
+        let id = store.create("/w").unwrap();
+        let note = |t: &str| Entry::Notice { at: crate::time::now(), text: t.into() };
+        store.append(&id, Append::new().entry(&note("one")).unwrap()).unwrap();
+        let change = Append::new().entry(&note("two")).unwrap();
+        let (path, journal) = (store.session_path(&id), store.journal_path(&id));
+        inplace::append_stopping(&path, &journal, &change, None, &crate::time::now(), StopAt::BeforeDeactivate)
+            .unwrap();
+        assert!(inplace::is_active(&journal));
+        let policy = Policy::from_config(&Config::default()).unwrap();
+        let rows = plan(&store, &policy, SystemTime::now()).unwrap();
+        let row = rows.iter().find(|r| r.path == journal).expect("the journal is listed");
+        assert_eq!(
+            (row.action, row.reason, row.session.as_deref()),
+            (Action::Remove, Reason::Interrupted, Some(id.as_str()))
+        );
+        assert!(enforce(&store, &rows).is_empty());
+        assert!(!journal.exists());
+        let file = store.read(&store.locate(&id).unwrap()).unwrap().file;
+        assert_eq!(file.events.len(), 2, "the finished write is kept");
+        // A journal whose session is gone is an old leftover like a lock file.
+        std::fs::write(store.paths.sessions.join("0badc0de.journal"), b"").unwrap();
+        let later = SystemTime::now() + LEFTOVER_AGE * 2;
+        let rows = plan(&store, &policy, later).unwrap();
+        assert!(rows.iter().any(|r| r.path.ends_with("0badc0de.journal") && r.reason == Reason::Leftover), "{rows:?}");
+    }
 }

@@ -76,9 +76,13 @@ pub struct Chat {
     pub key: Option<String>,
     /// True once `keys.json` points the key at this session.
     pub key_recorded: bool,
-    /// The file as this chat last wrote or read it, with that file's stamp:
-    /// the next write need not read it again while it is unchanged.
-    known: Option<crate::store::Written>,
+    /// True when the file holds a `thinking` header field.
+    thinking_recorded: bool,
+    /// The file's `updatedAt` as this chat last wrote or read it.
+    pub(crate) updated_at: Option<String>,
+    /// The mark of the file as this chat last wrote or read it: a write
+    /// that finds the file still so appends in place without reading it.
+    mark: Option<crate::store::Mark>,
     /// How many entries the file had when this chat last read or wrote it:
     /// a write that finds more merged another program's entries.
     known_len: usize,
@@ -148,7 +152,9 @@ impl Chat {
             messages: Vec::new(),
             context_tokens: 0,
             stamp: None,
-            known: None,
+            mark: None,
+            thinking_recorded: false,
+            updated_at: None,
             known_len: 0,
             unwritten: Vec::new(),
             key: None,
@@ -177,7 +183,8 @@ impl Chat {
         // The stamp first: if the file changes while it is read, the stamp
         // is the older one, and the next check reloads (never the reverse).
         let stamp = Stamp::of(&at.path).with_context(|| format!("cannot read {}", at.path.display()))?;
-        let file = store.read(at)?.file;
+        let loaded = store.read(at)?;
+        let (file, mark) = (loaded.file, loaded.mark);
         let model = match model {
             Some(m) => m,
             None => match file.get_str("model") {
@@ -196,6 +203,8 @@ impl Chat {
         chat.key = file.get_str("key").map(str::to_string);
         chat.key_recorded = true;
         chat.last_call = file.get_str("updatedAt").and_then(|t| t.parse().ok());
+        chat.thinking_recorded = file.get("thinking").is_some();
+        chat.updated_at = file.get_str("updatedAt").map(str::to_string);
         if let Some(level) = file.get_str("thinking").and_then(|t| crate::provider::cache::Thinking::parse(t).ok()) {
             chat.thinking = level;
         }
@@ -205,7 +214,7 @@ impl Chat {
         // saves it there.
         if !at.legacy {
             chat.stamp = Some(stamp);
-            chat.known = Some(crate::store::Written { file, stamp, warning: None });
+            chat.mark = Some(mark);
         }
         Ok(chat)
     }
@@ -285,7 +294,8 @@ impl Chat {
             return Ok(false);
         }
         let at = Located { id: self.id.clone(), path: path.clone(), legacy: false };
-        let file = self.store.read(&at)?.file;
+        let loaded = self.store.read(&at)?;
+        let file = loaded.file;
         self.messages = if self.unwritten.is_empty() {
             context::replay(&file.events)
         } else {
@@ -296,10 +306,12 @@ impl Chat {
         self.context_tokens = file.get_u64("contextTokens").unwrap_or(self.context_tokens);
         (self.compactions, self.flushed_cycle) = compaction::cycle_of(&file.events);
         self.known_len = file.events.len();
+        self.thinking_recorded = file.get("thinking").is_some();
+        self.updated_at = file.get_str("updatedAt").map(str::to_string);
         self.stamp = Some(now);
         // Read after `now` was taken: if it changed meanwhile, the stamps
-        // differ at the next write and the file is read again.
-        self.known = Some(crate::store::Written { file, stamp: now, warning: None });
+        // differ at the next check, and the mark at the next write.
+        self.mark = Some(loaded.mark);
         Ok(true)
     }
 
@@ -353,8 +365,8 @@ impl Chat {
         }
         // Written only when it applies: a level other than off, or a change
         // back to off from a level the file holds.
-        let recorded = self.known.as_ref().and_then(|w| w.file.get_str("thinking").map(str::to_string));
-        if self.thinking != crate::provider::cache::Thinking::Off || recorded.is_some() {
+        let set_thinking = self.thinking != crate::provider::cache::Thinking::Off || self.thinking_recorded;
+        if set_thinking {
             change = change.set("thinking", Value::from(self.thinking.name()));
         }
         for entry in &self.unwritten {
@@ -370,7 +382,10 @@ impl Chat {
         let known_len = self.known_len;
         let system_tokens = self.system_tokens();
         let mut merged: Option<Vec<crate::provider::Message>> = None;
-        let written = self.store.update_known(&self.id, self.known.take(), |file| {
+        let added = self.unwritten.len();
+        // Usually appended in place; the file is read whole only when it is
+        // not as this chat left it (or cannot be appended to in place).
+        let written = self.store.append_since(&self.id, change, self.mark.as_ref(), |file, change| {
             let foreign = file.events.len() != known_len;
             change.apply(file);
             if foreign {
@@ -381,15 +396,20 @@ impl Chat {
             Ok(())
         })?;
         self.unwritten.clear();
+        self.thinking_recorded |= set_thinking;
+        self.updated_at = Some(written.updated_at.clone());
         let warning = written.warning.clone().map(|w| format!("the session was saved, but {w}"));
         self.stamp = Some(written.stamp);
-        self.known_len = written.file.events.len();
-        if let Some(messages) = merged {
-            self.messages = messages;
-            (self.compactions, self.flushed_cycle) = compaction::cycle_of(&written.file.events);
-            self.context_tokens = written.file.get_u64("contextTokens").unwrap_or(self.context_tokens);
+        self.mark = Some(written.mark);
+        match &written.rewritten {
+            Some(file) => self.known_len = file.events.len(),
+            None => self.known_len += added,
         }
-        self.known = Some(written);
+        if let (Some(messages), Some(file)) = (merged, &written.rewritten) {
+            self.messages = messages;
+            (self.compactions, self.flushed_cycle) = compaction::cycle_of(&file.events);
+            self.context_tokens = file.get_u64("contextTokens").unwrap_or(self.context_tokens);
+        }
         if let (Some(key), false) = (&self.key, self.key_recorded) {
             self.store.set_key(key, &self.id)?;
             self.key_recorded = true;

@@ -75,8 +75,8 @@ impl Summary {
 
 /// Summarise one session file from its bytes on disk.
 pub fn summarize(at: &Located) -> Result<Summary, StoreError> {
-    let bytes = std::fs::read(&at.path).map_err(|e| StoreError::io(&at.path, "read", e))?;
-    let doc: Doc<EventsSummary> = format::parse(&bytes, &at.path, Some(at.id.as_str()))?;
+    let (doc, _): (Doc<EventsSummary>, _) =
+        super::read_settled(at, |bytes| format::parse(bytes, &at.path, Some(at.id.as_str())))?;
     Ok(Summary::from_doc(&doc, at))
 }
 

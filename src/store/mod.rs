@@ -7,6 +7,7 @@
 pub mod cleanup;
 pub mod entry;
 pub mod format;
+pub mod inplace;
 pub mod listing;
 pub mod lock;
 pub mod prompts;
@@ -22,6 +23,7 @@ use crate::id::{IdPrefix, SessionId};
 use crate::paths::{Paths, ensure_private_dir};
 pub use entry::{Entry, Parsed, ToolCall, TurnMessage};
 pub use format::SessionFile;
+pub use inplace::Mark;
 pub use lock::{OpenLock, Stamp, WriteLock};
 
 /// Where a session's file is: the store, or the read-only legacy folder.
@@ -37,6 +39,9 @@ pub struct Located {
 pub struct Loaded {
     pub at: Located,
     pub file: SessionFile,
+    /// The mark of the bytes read: a writer that passes it to
+    /// [`Store::append_since`] learns whether anyone added entries since.
+    pub mark: Mark,
 }
 
 /// A session as this process just wrote it.
@@ -46,8 +51,23 @@ pub struct Written {
     /// The stamp of the file written: if the file's stamp differs later,
     /// another program changed it.
     pub stamp: Stamp,
+    pub mark: Mark,
     /// The write is done, but something after it failed (the folder sync):
     /// worth telling the user, never a reason to write again.
+    pub warning: Option<String>,
+}
+
+/// What an append did.
+#[derive(Debug, Clone)]
+pub struct Appended {
+    pub mark: Mark,
+    pub stamp: Stamp,
+    /// The file's `updatedAt` as written.
+    pub updated_at: String,
+    /// The whole file as written, when it was rewritten rather than
+    /// appended in place.
+    pub rewritten: Option<SessionFile>,
+    /// The write is done, but something after it failed (the folder sync).
     pub warning: Option<String>,
 }
 
@@ -139,6 +159,11 @@ impl Store {
         self.paths.sessions.join(format!("{id}.open"))
     }
 
+    /// `<id>.journal`: the rollback journal of in-place appends.
+    pub fn journal_path(&self, id: &SessionId) -> PathBuf {
+        self.paths.sessions.join(format!("{id}.journal"))
+    }
+
     /// Where the session's file is now: the store first, else legacy.
     pub fn locate(&self, id: &SessionId) -> Option<Located> {
         let path = self.session_path(id);
@@ -184,14 +209,30 @@ impl Store {
         }
     }
 
-    /// Read a session file whole.
+    /// Read a session file whole (see [`read_settled`]).
     pub fn read(&self, at: &Located) -> Result<Loaded, StoreError> {
-        let bytes = std::fs::read(&at.path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => StoreError::NotFound { id: at.id.to_string() },
-            _ => StoreError::io(&at.path, "read", e),
-        })?;
+        let (file, mark) = read_settled(at, |bytes| format::parse(bytes, &at.path, Some(at.id.as_str())))?;
+        Ok(Loaded { at: at.clone(), file, mark })
+    }
+
+    /// Read and parse the file as it is now (under the write lock).
+    fn read_now(&self, at: &Located) -> Result<Loaded, StoreError> {
+        let (bytes, ino) = read_bytes(at)?;
         let file = format::parse(&bytes, &at.path, Some(at.id.as_str()))?;
-        Ok(Loaded { at: at.clone(), file })
+        Ok(Loaded { at: at.clone(), file, mark: Mark::of_bytes(ino, &bytes) })
+    }
+
+    /// Finish or undo an interrupted in-place write of `id` and remove its
+    /// journal (cleanup of a crash's leftover). True when one was undone.
+    pub fn settle(&self, id: &SessionId) -> Result<bool, StoreError> {
+        let _lock = WriteLock::acquire(&self.lock_path(id))?;
+        let journal = self.journal_path(id);
+        let undone = inplace::recover(&self.session_path(id), &journal)?;
+        match std::fs::remove_file(&journal) {
+            Ok(()) => Ok(undone),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(undone),
+            Err(e) => Err(StoreError::io(journal, "remove", e)),
+        }
     }
 
     /// Create a new, empty session in `cwd` under a fresh id and write it.
@@ -231,25 +272,57 @@ impl Store {
         if self.locate(id).is_some() {
             return Ok(false);
         }
+        // A journal left by an earlier session of this id must never be
+        // applied to the new one.
+        inplace::clear(&self.journal_path(id))?;
         // A failed folder sync is not reported here: the new session's
         // first append follows at once and is the write the user hears about.
         lock::write_atomic(&self.session_path(id), true, |w| file.write_to(w))?;
         Ok(true)
     }
 
-    /// Append entries and set header fields, in one atomic, locked write.
-    /// Sets `updatedAt`, and `title` from the first user message when the
-    /// session has none. Returns the file as written.
-    pub fn append(&self, id: &SessionId, change: Append) -> Result<Written, StoreError> {
-        self.append_known(id, change, None)
-    }
-
-    /// [`Store::append`] for a writer that keeps what it last wrote: when the
-    /// file is still exactly that (same stamp), it is not read again.
-    pub fn append_known(&self, id: &SessionId, change: Append, known: Option<Written>) -> Result<Written, StoreError> {
-        self.update_known(id, known, move |file| {
+    /// Append entries and set header fields under the write lock: in place
+    /// when the file allows (see [`inplace`]), else by a full rewrite. Sets
+    /// `updatedAt`, and `title` from the first user message when the
+    /// session has none.
+    pub fn append(&self, id: &SessionId, change: Append) -> Result<Appended, StoreError> {
+        self.append_since(id, change, None, |file, change| {
             change.apply(file);
             Ok(())
+        })
+    }
+
+    /// [`Store::append`] for a writer that tracks the file (the chat):
+    /// `since` is the mark of the file as the caller last wrote or read it.
+    /// When the file is no longer that (another program added entries), or
+    /// cannot be appended in place, it is read whole and `rewrite` applies
+    /// the change to it (and may merge); [`Appended::rewritten`] then holds
+    /// the file as written.
+    pub fn append_since(
+        &self,
+        id: &SessionId,
+        change: Append,
+        since: Option<&Mark>,
+        rewrite: impl FnOnce(&mut SessionFile, Append) -> Result<(), StoreError>,
+    ) -> Result<Appended, StoreError> {
+        ensure_private_dir(&self.paths.sessions)
+            .map_err(|e| StoreError::io(&self.paths.sessions, "create folder", e))?;
+        let _lock = WriteLock::acquire(&self.lock_path(id))?;
+        let path = self.session_path(id);
+        let journal = self.journal_path(id);
+        inplace::recover(&path, &journal)?;
+        let now = crate::time::now();
+        if let inplace::Outcome::Done(mark) = inplace::append(&path, &journal, &change, since, &now)? {
+            let stamp = Stamp::of(&path).map_err(|e| StoreError::io(&path, "read", e))?;
+            return Ok(Appended { mark, stamp, updated_at: now, rewritten: None, warning: None });
+        }
+        let written = self.rewrite_locked(id, |file| rewrite(file, change))?;
+        Ok(Appended {
+            mark: written.mark,
+            stamp: written.stamp,
+            updated_at: written.file.get_str("updatedAt").unwrap_or_default().to_string(),
+            rewritten: Some(written.file),
+            warning: written.warning,
         })
     }
 
@@ -262,33 +335,29 @@ impl Store {
         id: &SessionId,
         change: impl FnOnce(&mut SessionFile) -> Result<(), StoreError>,
     ) -> Result<Written, StoreError> {
-        self.update_known(id, None, change)
-    }
-
-    /// [`Store::update`], skipping the re-read when `known` (what the caller
-    /// last wrote or read, with the stamp of that very file) is still what
-    /// is on disk: every write renames a new inode into place, so an equal
-    /// stamp means the same bytes. Any other file is read as usual.
-    pub fn update_known(
-        &self,
-        id: &SessionId,
-        known: Option<Written>,
-        change: impl FnOnce(&mut SessionFile) -> Result<(), StoreError>,
-    ) -> Result<Written, StoreError> {
         ensure_private_dir(&self.paths.sessions)
             .map_err(|e| StoreError::io(&self.paths.sessions, "create folder", e))?;
         let _lock = WriteLock::acquire(&self.lock_path(id))?;
+        inplace::recover(&self.session_path(id), &self.journal_path(id))?;
+        self.rewrite_locked(id, change)
+    }
+
+    /// Read, change and replace the file whole (under the write lock, after
+    /// recovery). The journal is cleared first, so it can never be applied
+    /// to the new file.
+    fn rewrite_locked(
+        &self,
+        id: &SessionId,
+        change: impl FnOnce(&mut SessionFile) -> Result<(), StoreError>,
+    ) -> Result<Written, StoreError> {
         let path = self.session_path(id);
-        let mut file = match known {
-            Some(k) if Stamp::of(&path).is_ok_and(|now| now == k.stamp) => k.file,
-            _ => {
-                let at = self.locate(id).ok_or(StoreError::NotFound { id: id.to_string() })?;
-                self.read(&at)?.file
-            }
-        };
+        let at = self.locate(id).ok_or(StoreError::NotFound { id: id.to_string() })?;
+        let mut file = self.read_now(&at)?.file;
         change(&mut file)?;
+        inplace::clear(&self.journal_path(id))?;
         let landed = lock::write_atomic(&path, true, |w| file.write_to(w))?;
-        Ok(Written { file, stamp: landed.stamp, warning: landed.warning })
+        let mark = Mark::of_file(&path).map_err(|e| StoreError::io(&path, "read", e))?;
+        Ok(Written { file, stamp: landed.stamp, mark, warning: landed.warning })
     }
 
     /// Take the session's open lock (held by a chat while it is open).
@@ -325,7 +394,7 @@ impl Store {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(StoreError::io(artifacts, "remove", e)),
         }
-        for lock_file in [self.open_path(id), self.lock_path(id)] {
+        for lock_file in [self.open_path(id), self.journal_path(id), self.lock_path(id)] {
             let _ = std::fs::remove_file(lock_file);
         }
         drop((open, write));
@@ -385,6 +454,40 @@ impl Store {
             w.write_all(b"\n")
         })?;
         Ok(())
+    }
+}
+
+/// The bytes of a session file and its inode.
+fn read_bytes(at: &Located) -> Result<(Vec<u8>, u64), StoreError> {
+    let fail = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::NotFound => StoreError::NotFound { id: at.id.to_string() },
+        _ => StoreError::io(&at.path, "read", e),
+    };
+    let mut handle = std::fs::File::open(&at.path).map_err(fail)?;
+    let ino = std::os::unix::fs::MetadataExt::ino(&handle.metadata().map_err(fail)?);
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut handle, &mut bytes).map_err(fail)?;
+    Ok((bytes, ino))
+}
+
+/// Read a session file whole and `parse` it. Readers take no lock, and an
+/// in-place append may be under way as they read: a file that does not
+/// parse is read once more under the session's write lock (after any
+/// interrupted write is finished or undone) before it is called corrupt.
+/// Legacy files are never written, so they are read once.
+pub(crate) fn read_settled<T>(
+    at: &Located,
+    parse: impl Fn(&[u8]) -> Result<T, StoreError>,
+) -> Result<(T, Mark), StoreError> {
+    let (bytes, ino) = read_bytes(at)?;
+    match parse(&bytes) {
+        Err(StoreError::Corrupt { .. }) if !at.legacy => {
+            let _lock = WriteLock::acquire(&at.path.with_extension("lock"))?;
+            inplace::recover(&at.path, &at.path.with_extension("journal"))?;
+            let (bytes, ino) = read_bytes(at)?;
+            Ok((parse(&bytes)?, Mark::of_bytes(ino, &bytes)))
+        }
+        other => Ok((other?, Mark::of_bytes(ino, &bytes))),
     }
 }
 

@@ -275,10 +275,10 @@ fn a_turn_whose_rename_fails_is_recovered() {
     }
     let id = first_turn(&ts, &server);
     server.push(Reply::sse(openai_text(&["Noted."], 10, 2, 0)));
-    let out =
-        chat_with_fault(&ts, "rename,renameat,renameat2", "EXDEV", &["--resume", &id, "-p", "remember 4217", "--json"])
-            .output()
-            .unwrap();
+    // Another model: its longer name grows the header, so this write is a
+    // full rewrite (a rename), not an append in place.
+    let args = ["--resume", &id, "-m", "openai/gpt-4.1-mini", "-p", "remember 4217", "--json"];
+    let out = chat_with_fault(&ts, "rename,renameat,renameat2", "EXDEV", &args).output().unwrap();
     assert_turn_recovered(&ts, &id, &out);
 }
 

@@ -6,7 +6,7 @@
 //! `GLRS_TEST_ROLE` set: real processes, real file locks, nothing faked.
 
 use std::io::{BufRead, BufReader};
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -116,9 +116,11 @@ fn a_writer_killed_at_random_moments_never_corrupts_or_loses_entries() {
     }
     let ts = TestStore::new();
     let id = ts.session("/w", &[user("start")]);
+    let first_ino = std::fs::metadata(ts.store.session_path(&id)).unwrap().ino();
     let mut seed = u64::from(std::process::id()) | 1;
     let mut committed_total = 0;
-    for round in 0..60u64 {
+    let mut interrupted = 0;
+    for round in 0..100u64 {
         let mut child = spawn_child(
             "a_writer_killed_at_random_moments_never_corrupts_or_loses_entries",
             &format!("forever:{id}:{round}"),
@@ -143,7 +145,13 @@ fn a_writer_killed_at_random_moments_never_corrupts_or_loses_entries() {
         child.wait().expect("wait");
         let last = reader.join().expect("reader");
 
+        // A kill inside an in-place append leaves its journal active; the
+        // next reader settles it under the lock, and then the file is one
+        // JSON document for any parser.
+        interrupted += usize::from(glrs::store::inplace::is_active(&ts.store.journal_path(&id)));
         let found = markers(&ts.store, &id);
+        let raw = std::fs::read(ts.store.session_path(&id)).unwrap();
+        serde_json::from_slice::<serde_json::Value>(&raw).unwrap_or_else(|e| panic!("round {round}: {e}"));
         let mine: Vec<u64> = found.iter().filter(|(w, _)| *w == round).map(|(_, n)| *n).collect();
         if let Some(last) = last {
             // Everything reported committed is there; at most one more (the
@@ -161,10 +169,55 @@ fn a_writer_killed_at_random_moments_never_corrupts_or_loses_entries() {
         committed_total = found.len();
     }
     assert!(committed_total > 0, "the writers never committed anything");
+    assert_eq!(std::fs::metadata(ts.store.session_path(&id)).unwrap().ino(), first_ino, "appended in place");
+    if std::env::var_os("GLRS_TEST_VERBOSE").is_some() {
+        eprintln!("{interrupted} of 100 kills landed inside an in-place append");
+    }
     // Leftover temporary files never show up as sessions.
     let out = ts.sessions().arg("ls").output().unwrap();
     assert_eq!(stdout_of(&out).lines().count(), 1);
     assert_eq!(stderr_of(&out), "");
+}
+
+#[test]
+fn a_reader_looping_during_1000_appends_never_sees_a_broken_file() {
+    if let Ok(role) = std::env::var(ROLE) {
+        // Child: "appends:<id>:<count>", each with some bulk.
+        let parts: Vec<&str> = role.split(':').collect();
+        let store = child_store();
+        let id = SessionId::parse(parts[1]).expect("id");
+        let count: u64 = parts[2].parse().expect("count");
+        for n in 0..count {
+            let change = Append::new().entry(&marker(0, n)).expect("entry").entry(&notice(&"y".repeat(3_000)));
+            store.append(&id, change.expect("entry")).expect("append");
+        }
+        return;
+    }
+    let ts = TestStore::new();
+    let id = ts.session("/w", &[user("start")]);
+    let mut child = spawn_child(
+        "a_reader_looping_during_1000_appends_never_sees_a_broken_file",
+        &format!("appends:{id}:1000"),
+        &ts.data_home(),
+    );
+    let at = ts.store.locate(&id).unwrap();
+    let path = ts.store.session_path(&id);
+    let (mut reads, mut last) = (0, 0);
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while child.try_wait().expect("wait").is_none() {
+        assert!(std::time::Instant::now() < deadline, "the writer did not finish 1,000 appends in 120 s");
+        let loaded = ts.store.read(&at).unwrap_or_else(|e| panic!("read {reads}: {e}"));
+        let summary = glrs::store::listing::summarize(&at).unwrap_or_else(|e| panic!("summary {reads}: {e}"));
+        assert!(loaded.file.events.len() >= last, "entries never go away");
+        assert!(summary.entries as usize >= loaded.file.events.len());
+        last = loaded.file.events.len();
+        reads += 1;
+    }
+    assert!(child.wait().expect("wait").success(), "the writer failed");
+    let raw = std::fs::read(&path).unwrap();
+    let value: serde_json::Value = serde_json::from_slice(&raw).expect("one JSON document");
+    assert_eq!(value["events"].as_array().map(Vec::len), Some(2001));
+    assert!(reads > 10, "the reader overlapped the writes ({reads} reads)");
 }
 
 #[test]
@@ -222,18 +275,27 @@ fn a_write_that_fails_leaves_the_old_file_and_names_it() {
 }
 
 #[test]
-fn a_writer_reusing_what_it_wrote_never_misses_another_writers_entries() {
+fn a_writer_tracking_its_mark_appends_in_place_and_notices_other_writers() {
     let ts = TestStore::new();
     let id = ts.session("/w", &[user("start")]);
     let add = |text: &str| Append::new().entry(&notice(text)).unwrap();
+    let merge = |file: &mut glrs::store::SessionFile, change: Append| {
+        change.apply(file);
+        Ok(())
+    };
+    let path = ts.store.session_path(&id);
+    let ino = || std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&path).unwrap());
     let mine = ts.store.append(&id, add("mine 1")).unwrap();
-    // Unchanged since: what it wrote is reused, not read again.
-    let mine = ts.store.append_known(&id, add("mine 2"), Some(mine)).unwrap();
-    // Another program writes; the stale copy must not be used.
+    let before = ino();
+    // Unchanged since: appended in place, the file is not read whole.
+    let mine = ts.store.append_since(&id, add("mine 2"), Some(&mine.mark), merge).unwrap();
+    assert!(mine.rewritten.is_none(), "appended in place");
+    assert_eq!(ino(), before, "the same file, extended");
+    // Another program writes; the caller's mark no longer matches.
     ts.store.append(&id, add("theirs")).unwrap();
-    let mine = ts.store.append_known(&id, add("mine 3"), Some(mine)).unwrap();
-    let texts: Vec<String> = mine
-        .file
+    let mine = ts.store.append_since(&id, add("mine 3"), Some(&mine.mark), merge).unwrap();
+    let file = mine.rewritten.expect("read whole to merge");
+    let texts: Vec<String> = file
         .events
         .iter()
         .filter_map(|r| match Parsed::from_raw(r) {
@@ -242,8 +304,9 @@ fn a_writer_reusing_what_it_wrote_never_misses_another_writers_entries() {
         })
         .collect();
     assert_eq!(texts, ["mine 1", "mine 2", "theirs", "mine 3"]);
-    let on_disk = ts.store.read(&ts.store.locate(&id).unwrap()).unwrap().file;
-    assert_eq!(on_disk.events.len(), 5);
+    let on_disk = ts.store.read(&ts.store.locate(&id).unwrap()).unwrap();
+    assert_eq!(on_disk.file.events.len(), 5);
+    assert_eq!(on_disk.mark, mine.mark);
 }
 
 /// Run `args` under `strace`, failing every `fsync` with EIO. The store
