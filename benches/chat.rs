@@ -6,6 +6,9 @@
 //!
 //! Run: `cargo bench --bench chat` (`GLRS_BENCH_RUNS`, default 31).
 
+// A benchmark is not product code: a failed step should stop it loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "../tests/support/mock.rs"]
 #[allow(dead_code)]
 mod mock;

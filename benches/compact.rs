@@ -5,6 +5,9 @@
 //!
 //! Run: `cargo bench --bench compact` (`GLRS_BENCH_RUNS`, default 11).
 
+// A benchmark is not product code: a failed step should stop it loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::time::{Duration, Instant};
 
 use glrs::compact::{artifact, brief, plan};

@@ -10,6 +10,9 @@
 //! - `GLRS_BENCH_DIR` (target/glrs-bench), `GLRS_BENCH_KEEP=1` to keep the
 //!   generated stores (about 23 GB with the defaults) for the next run.
 
+// A benchmark is not product code: a failed step should stop it loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

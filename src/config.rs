@@ -26,10 +26,13 @@ pub fn is_builtin_provider(id: &str) -> bool {
 pub enum CacheTtl {
     #[default]
     #[serde(rename = "5m")]
+    /// `"5m"`: the provider's default cache lifetime.
     FiveMinutes,
     #[serde(rename = "1h")]
+    /// `"1h"`: the longer cache lifetime.
     OneHour,
     #[serde(rename = "off")]
+    /// `"off"`: no cache marks.
     Off,
 }
 
@@ -38,31 +41,49 @@ pub enum CacheTtl {
 #[serde(rename_all = "lowercase")]
 pub enum Thinking {
     #[default]
+    /// No extended thinking.
     Off,
+    /// A small thinking budget.
     Low,
+    /// A medium thinking budget.
     Medium,
+    /// A large thinking budget.
     High,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+/// The whole configuration file (SPEC 13); a key not set is `None` and means the default.
 pub struct Config {
+    /// `model`: the default model, `provider/model-id`.
     pub model: Option<String>,
+    /// `systemPrompt`: the system prompt of new sessions.
     pub system_prompt: Option<String>,
+    /// `compactAt`: the compaction trigger as a fraction of the window.
     pub compact_at: Option<f64>,
+    /// `compactWindow`: the most of a model's window glrs plans against.
     pub compact_window: Option<u64>,
+    /// `compactModel`: the model that writes briefs.
     pub compact_model: Option<String>,
+    /// `keepRecentTokens`: how much recent conversation compaction keeps verbatim.
     pub keep_recent_tokens: Option<u64>,
+    /// `reserveTokens`: room kept free for the answer.
     pub reserve_tokens: Option<u64>,
+    /// `reserveTokensFloor`: the least reserve.
     pub reserve_tokens_floor: Option<u64>,
+    /// `parentForkMaxTokens`: the largest parent a new keyed session starts as a copy of.
     pub parent_fork_max_tokens: Option<u64>,
     #[serde(default)]
+    /// `memoryFlush.*`.
     pub memory_flush: MemoryFlush,
     #[serde(default)]
+    /// `session.*`: resets and maintenance.
     pub session: SessionConfig,
     #[serde(default)]
+    /// `providers.<id>`.
     pub providers: BTreeMap<String, ProviderConfig>,
     #[serde(default)]
+    /// `retry.*`.
     pub retry: Retry,
     /// Model calls in one turn before it ends with a notice (SPEC 13).
     pub max_steps_per_turn: Option<u64>,
@@ -72,10 +93,13 @@ pub struct Config {
     #[serde(default)]
     pub context_pruning: PruningConfig,
     #[serde(default)]
+    /// `tools.*`.
     pub tools: ToolsConfig,
     #[serde(default)]
+    /// `permissions.*`.
     pub permissions: PermissionsConfig,
     #[serde(default)]
+    /// `redact.*`.
     pub redact: RedactConfig,
 }
 
@@ -83,8 +107,10 @@ pub struct Config {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ToolsConfig {
+    /// `enabled`: false offers the model no tools.
     pub enabled: Option<bool>,
     #[serde(default)]
+    /// `disabled`: tools never offered.
     pub disabled: Vec<String>,
 }
 
@@ -93,8 +119,10 @@ pub struct ToolsConfig {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PermissionsConfig {
     #[serde(default)]
+    /// `allow`: rules whose calls run without asking.
     pub allow: Vec<String>,
     #[serde(default)]
+    /// `deny`: rules whose calls are refused.
     pub deny: Vec<String>,
 }
 
@@ -102,49 +130,70 @@ pub struct PermissionsConfig {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RedactConfig {
+    /// `enabled`: false turns redaction off.
     pub enabled: Option<bool>,
     #[serde(default)]
+    /// `patterns`: more regexes whose matches are redacted.
     pub patterns: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+/// `memoryFlush`: the silent turn before compaction (SPEC 7).
 pub struct MemoryFlush {
+    /// `enabled`: false turns the flush off.
     pub enabled: Option<bool>,
+    /// `softThresholdTokens`: how far below the trigger the flush runs.
     pub soft_threshold_tokens: Option<u64>,
+    /// `prompt`: the flush turn's user message.
     pub prompt: Option<String>,
+    /// `systemPrompt`: appended to the system prompt for the flush.
     pub system_prompt: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+/// `session`: resets and maintenance.
 pub struct SessionConfig {
     #[serde(default)]
+    /// `session.reset`.
     pub reset: Reset,
     #[serde(default)]
+    /// `session.maintenance`.
     pub maintenance: Maintenance,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
+/// `session.reset.mode`.
 pub enum ResetMode {
+    /// A new session each day at `atHour`.
     Daily,
+    /// A new session after `idleMinutes` without use.
     Idle,
+    /// Only when asked.
     Manual,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+/// `session.reset`: when a key starts a new session (SPEC 9).
 pub struct Reset {
+    /// `mode`.
     pub mode: Option<ResetMode>,
+    /// `atHour`: the local hour of a daily reset.
     pub at_hour: Option<u8>,
+    /// `idleMinutes`: the idle time that resets.
     pub idle_minutes: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
+/// `session.maintenance.mode`.
 pub enum MaintenanceMode {
+    /// Report what cleanup would remove.
     Warn,
+    /// Remove it.
     Enforce,
 }
 
@@ -153,41 +202,63 @@ pub enum MaintenanceMode {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(untagged)]
 pub enum Amount {
+    /// `true` or `false`.
     Switch(bool),
+    /// A plain number.
     Number(u64),
+    /// Text with a unit (`30d`, `10mb`).
     Text(String),
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+/// `session.maintenance`: cleanup and retention (SPEC 10).
 pub struct Maintenance {
+    /// `mode`: warn or enforce.
     pub mode: Option<MaintenanceMode>,
+    /// `pruneAfter`: the age of a stale session.
     pub prune_after: Option<Amount>,
+    /// `maxEntries`: how many sessions to keep.
     pub max_entries: Option<Amount>,
+    /// `maxDiskBytes`: the sessions folder's budget.
     pub max_disk_bytes: Option<Amount>,
+    /// `highWaterBytes`: what an over-budget cleanup brings it down to.
     pub high_water_bytes: Option<Amount>,
+    /// `cronRetention`: how long `cron:` keys' sessions are kept.
     pub cron_retention: Option<Amount>,
+    /// `checkEvery`: how often the chat runs maintenance by itself.
     pub check_every: Option<Amount>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
+/// `providers.<id>.type`: the protocol of a provider that is not built in.
 pub enum ProviderType {
+    /// OpenAI-compatible chat completions.
     Openai,
+    /// Anthropic Messages.
     Anthropic,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+/// `providers.<id>`: how to reach a provider.
 pub struct ProviderConfig {
     #[serde(rename = "type")]
+    /// `type`.
     pub kind: Option<ProviderType>,
+    /// `baseUrl`.
     pub base_url: Option<String>,
+    /// `apiKeyEnv`: the variable holding the key.
     pub api_key_env: Option<String>,
+    /// `apiKeyCommand`: a command printing the key.
     pub api_key_command: Option<String>,
+    /// `endpoint` (Azure).
     pub endpoint: Option<String>,
+    /// `apiVersion` (Azure).
     pub api_version: Option<String>,
     #[serde(default)]
+    /// `models.<id>`.
     pub models: BTreeMap<String, ModelConfig>,
     /// Prompt caching for Claude models: `"5m"` (default), `"1h"`, `"off"`.
     pub cache: Option<CacheTtl>,
@@ -195,23 +266,32 @@ pub struct ProviderConfig {
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+/// `providers.<id>.models.<model>`.
 pub struct ModelConfig {
     #[serde(default)]
+    /// `metadata`.
     pub metadata: ModelMetadata,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+/// `…models.<model>.metadata`: what glrs cannot ask the provider.
 pub struct ModelMetadata {
+    /// `context`: the context window, in tokens.
     pub context: Option<u64>,
+    /// `costPerMTokIn`: US dollars per million input tokens.
     pub cost_per_m_tok_in: Option<f64>,
+    /// `costPerMTokOut`: US dollars per million output tokens.
     pub cost_per_m_tok_out: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+/// `retry`: how model calls are retried.
 pub struct Retry {
+    /// `attempts`: tries in all.
     pub attempts: Option<u32>,
+    /// `baseDelayMs`: the first backoff, doubling after.
     pub base_delay_ms: Option<u64>,
 }
 

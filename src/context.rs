@@ -20,7 +20,9 @@ pub fn wrap_brief(brief: &str) -> String {
 /// replayed; `brief` is the brief of a `compacted` boundary (unwrapped).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Boundary {
+    /// The index of the first entry after the boundary.
     pub start: usize,
+    /// The brief the boundary holds, for a `compacted` one.
     pub brief: Option<String>,
 }
 

@@ -9,28 +9,78 @@ use std::path::PathBuf;
 #[derive(Debug)]
 pub enum StoreError {
     /// Text given as an id is not one (not hex, too short, `/`, `..`).
-    InvalidId { input: String, reason: &'static str },
+    InvalidId {
+        /// The text given.
+        input: String,
+        /// Why it is not an id.
+        reason: &'static str,
+    },
     /// No session has this id or prefix.
-    NotFound { id: String },
+    NotFound {
+        /// The id or prefix given.
+        id: String,
+    },
     /// The prefix matches more than one session.
-    Ambiguous { prefix: String, candidates: Vec<String> },
+    Ambiguous {
+        /// The prefix given.
+        prefix: String,
+        /// The ids it matches.
+        candidates: Vec<String>,
+    },
     /// Another program holds the session open.
-    Busy { id: String, pid: Option<u32> },
+    Busy {
+        /// The session.
+        id: String,
+        /// The holder's pid, when known.
+        pid: Option<u32>,
+    },
     /// The file is not a valid session file.
-    Corrupt { path: PathBuf, detail: String },
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        detail: String,
+    },
     /// The file's schema is newer than this version understands.
-    UnsupportedSchema { path: PathBuf, schema: String },
+    UnsupportedSchema {
+        /// The file.
+        path: PathBuf,
+        /// Its `schema` value.
+        schema: String,
+    },
     /// The file changed under a writer in a way it cannot merge (replaced
     /// or shortened while a compaction was being written).
-    Conflict { path: PathBuf, detail: String },
+    Conflict {
+        /// The file.
+        path: PathBuf,
+        /// What changed.
+        detail: String,
+    },
     /// The store will not remove or change this file: it is not what the
     /// caller took it for (a leftover that is not one, artifacts of a
     /// session that exists).
-    Refused { path: PathBuf, detail: String },
+    Refused {
+        /// The file.
+        path: PathBuf,
+        /// Why it is refused.
+        detail: String,
+    },
     /// A legacy session cannot be changed in place.
-    Legacy { id: String, what: &'static str },
+    Legacy {
+        /// The session.
+        id: String,
+        /// What was refused (`remove`, …).
+        what: &'static str,
+    },
     /// A read or write failed.
-    Io { path: PathBuf, action: &'static str, source: std::io::Error },
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// What was being done (`read`, `write`, …).
+        action: &'static str,
+        /// The system's error.
+        source: std::io::Error,
+    },
 }
 
 impl StoreError {

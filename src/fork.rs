@@ -17,9 +17,13 @@ use crate::{SessionId, time};
 /// A fork on disk.
 #[derive(Debug, Clone)]
 pub struct Forked {
+    /// The new session's id.
     pub id: SessionId,
+    /// The new session's file.
     pub path: PathBuf,
+    /// How many entries it got.
     pub entries: usize,
+    /// How many artifacts were copied.
     pub artifacts: usize,
 }
 

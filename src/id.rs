@@ -39,6 +39,7 @@ impl SessionId {
         name.len() == ID_LEN && name.bytes().all(is_lower_hex)
     }
 
+    /// The id as text.
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -74,6 +75,7 @@ impl IdPrefix {
         Ok(IdPrefix(text.to_ascii_lowercase()))
     }
 
+    /// The prefix as text.
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -83,6 +85,7 @@ impl IdPrefix {
         (self.0.len() == ID_LEN).then(|| SessionId(self.0.clone()))
     }
 
+    /// Whether `id` starts with this prefix.
     pub fn matches(&self, id: &SessionId) -> bool {
         id.0.starts_with(&self.0)
     }

@@ -19,10 +19,12 @@ use crate::{SessionId, time};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct KeyRecord {
+    /// The id of the key's current session.
     pub session: String,
     /// When the key last moved to a session.
     pub updated_at: String,
     #[serde(flatten)]
+    /// Fields this version does not know, kept on rewrite.
     pub extra: Map<String, Value>,
 }
 
@@ -52,12 +54,16 @@ impl Store {
 /// The reset rules in force.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ResetRule {
+    /// How sessions of a key reset.
     pub mode: ResetMode,
+    /// The local hour a daily reset happens at.
     pub at_hour: u8,
+    /// The idle time after which a session resets, if that rule is on.
     pub idle_minutes: Option<u64>,
 }
 
 impl ResetRule {
+    /// The rule of `session.reset` in `config`.
     pub fn from_config(config: &Config) -> ResetRule {
         let r = &config.session.reset;
         let mode = r.mode.unwrap_or(ResetMode::Daily);

@@ -32,8 +32,11 @@ const LEFTOVER_AGE: Duration = Duration::from_secs(3600);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
+/// What cleanup does with a row.
 pub enum Action {
+    /// Remove it.
     Remove,
+    /// Keep it: something protects it.
     Keep,
 }
 
@@ -142,17 +145,24 @@ impl Serialize for Row {
 /// with `false`.
 #[derive(Debug, Clone, Copy)]
 pub struct Policy {
+    /// Whether cleanup removes (`enforce`) or only reports (`warn`).
     pub enforce: bool,
+    /// `pruneAfter`: sessions not updated for this long are stale.
     pub prune_after: Option<Duration>,
+    /// `maxEntries`: how many sessions to keep.
     pub max_entries: Option<u64>,
+    /// `maxDiskBytes`: the sessions folder's budget.
     pub max_disk_bytes: Option<u64>,
+    /// `highWaterBytes`: what an over-budget cleanup brings it down to.
     pub high_water_bytes: Option<u64>,
+    /// `cronRetention`: how long sessions of `cron:` keys are kept.
     pub cron_retention: Option<Duration>,
     /// How often `glrs-chat` runs the plan by itself; `None`: never.
     pub check_every: Option<Duration>,
 }
 
 impl Policy {
+    /// The policy of `session.maintenance`, checked.
     pub fn from_config(config: &Config) -> Result<Policy> {
         let m = &config.session.maintenance;
         let secs = |v: &Option<Amount>, default: u64, key: &str| -> Result<Option<Duration>> {

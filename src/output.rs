@@ -18,19 +18,24 @@ pub fn color_enabled() -> bool {
 /// text inside is made [`terminal_safe`] first (colour or not).
 #[derive(Debug, Clone, Copy)]
 pub struct Style {
+    /// Whether to colour.
     pub color: bool,
+    /// Whether stdout is a terminal.
     pub terminal: bool,
 }
 
 impl Style {
+    /// Colour on a terminal, never with `NO_COLOR`.
     pub fn detect() -> Style {
         Style { color: color_enabled(), terminal: stdout_is_terminal() }
     }
 
+    /// `text` in bold, when colouring.
     pub fn bold(&self, text: &str) -> String {
         self.wrap("1", text)
     }
 
+    /// `text` dimmed, when colouring.
     pub fn dim(&self, text: &str) -> String {
         self.wrap("2", text)
     }

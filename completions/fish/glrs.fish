@@ -44,7 +44,7 @@ complete -c glrs -n "__fish_glrs_using_subcommand artifacts" -s h -l help -d 'Pr
 complete -c glrs -n "__fish_glrs_using_subcommand man" -l dir -d 'Write every page into this folder (e.g. ~/.local/share/man/man1)' -r -F
 complete -c glrs -n "__fish_glrs_using_subcommand man" -s h -l help -d 'Print help'
 complete -c glrs -n "__fish_glrs_using_subcommand completions" -l dir -d 'Write one file a program into this folder, named as the shell looks for it' -r -F
-complete -c glrs -n "__fish_glrs_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c glrs -n "__fish_glrs_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c glrs -n "__fish_glrs_using_subcommand config; and not __fish_seen_subcommand_from path show" -s h -l help -d 'Print help'
 complete -c glrs -n "__fish_glrs_using_subcommand config; and not __fish_seen_subcommand_from path show" -f -a "path" -d 'Print the config file\'s path (when there is no file there, defaults apply)'
 complete -c glrs -n "__fish_glrs_using_subcommand config; and not __fish_seen_subcommand_from path show" -f -a "show" -d 'Print the config as glrs reads it (GLRS_MODEL applied), secrets as ***'

@@ -17,9 +17,11 @@ use crate::tools::Situation;
 
 /// Defaults of `memoryFlush.*`.
 pub const FLUSH_SOFT_THRESHOLD: u64 = 4_000;
+/// Default of `memoryFlush.prompt`: the user message of the flush turn.
 pub const FLUSH_PROMPT: &str = "Pre-compaction memory flush: the older part of this conversation will soon be \
 summarised. Save anything worth keeping beyond it (decisions, facts about the user and the project, open tasks, \
 exact names and commands) with memory_append. If there is nothing to save, reply with NO_REPLY.";
+/// Default of `memoryFlush.systemPrompt`: appended to the system prompt for the flush turn.
 pub const FLUSH_SYSTEM_PROMPT: &str = "You are saving durable notes before the conversation is summarised. Use \
 the memory_append tool for each note. When you are done, reply with NO_REPLY and nothing else.";
 
@@ -39,13 +41,16 @@ pub fn compact_command(id: &crate::SessionId, instruction: Option<&str>) -> std:
 pub enum CompactOutcome {
     /// It landed; the line glrs-compact printed.
     Landed(String),
+    /// There was nothing to compact.
     Nothing,
     /// Esc or Ctrl-C: the child was stopped and nothing was written.
     Abandoned,
+    /// glrs-compact failed; its message.
     Failed(String),
 }
 
 impl CompactOutcome {
+    /// Whether a brief landed.
     pub fn landed(&self) -> bool {
         matches!(self, CompactOutcome::Landed(_))
     }

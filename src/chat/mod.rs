@@ -35,12 +35,19 @@ use crate::tools::{Permissions, Registry};
 use crate::{SessionId, time};
 pub use turn::{TurnOutcome, TurnUi};
 
+/// An open conversation: the session it records to, the model it talks to, and what it holds in memory between writes.
 pub struct Chat {
+    /// The store the session lives in.
     pub store: Store,
+    /// The configuration it was started with.
     pub config: Config,
+    /// The session's id.
     pub id: SessionId,
+    /// The working folder the session belongs to (its `cwd`).
     pub cwd: String,
+    /// The model it talks to.
     pub model: ModelRef,
+    /// The provider serving `model`.
     pub provider: Provider,
     /// The system prompt's replacement for the default part (`--system`,
     /// `systemPrompt`, or the session header's `system`); saved in the header.
@@ -53,7 +60,9 @@ pub struct Chat {
     pub redactor: Redactor,
     /// The context the next model call sends.
     pub messages: Vec<Message>,
+    /// The estimate of the context the next request sends (SPEC 5).
     pub context_tokens: u64,
+    /// The context window of `model`, in tokens.
     pub window: u64,
     /// The thinking level (SPEC 16): saved in the header as `thinking`.
     pub thinking: crate::provider::cache::Thinking,
@@ -67,6 +76,7 @@ pub struct Chat {
     stamp: Option<Stamp>,
     /// Compactions in the session, and the cycle of the last memory flush.
     pub compactions: u64,
+    /// The compaction count the newest memory flush recorded, if any.
     pub flushed_cycle: Option<u64>,
     /// Automatic compactions since the last user message (at most one).
     pub auto_compactions: u32,
@@ -474,8 +484,11 @@ impl Chat {
 /// Entries that could not be saved when leaving a session.
 #[derive(Debug)]
 pub struct Unsaved {
+    /// The session that could not be saved.
     pub id: SessionId,
+    /// How many entries wait to be written.
     pub count: usize,
+    /// Why the write failed.
     pub error: StoreError,
     /// The recovery file they went to, or why none could be written.
     pub recovery: Result<std::path::PathBuf, String>,

@@ -19,6 +19,7 @@ pub struct MarkdownStream {
 }
 
 impl MarkdownStream {
+    /// A renderer: `color` styles finished lines, `raw` passes text through untouched, `width` is the terminal's.
     pub fn new(color: bool, raw: bool, width: usize) -> MarkdownStream {
         MarkdownStream { color, raw, width: width.max(20), line: String::new(), in_code: false }
     }

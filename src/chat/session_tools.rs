@@ -28,6 +28,7 @@ fn string_arg<'a>(input: &'a Value, name: &str) -> Result<&'a str, ToolOutput> {
 
 /// `memory_append`: append a note to `<cwd>/memory/YYYY-MM-DD.md`.
 pub struct MemoryAppend {
+    /// The session's working folder; notes go to its `memory/` folder.
     pub cwd: PathBuf,
 }
 
@@ -110,11 +111,15 @@ fn file_name(path: &Path) -> String {
 
 /// The four compaction tools of one session.
 pub struct CompactionTool {
+    /// Which of the four tools (`compaction_list`, …).
     pub kind: &'static str,
+    /// The store holding the artifacts.
     pub store: Store,
+    /// The session whose artifacts it acts on.
     pub id: SessionId,
 }
 
+/// The names of the compaction tools (SPEC 6), offered once an artifact exists.
 pub const COMPACTION_TOOLS: [&str; 4] =
     ["compaction_list", "compaction_read", "compaction_annotate", "compaction_delete"];
 

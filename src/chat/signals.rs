@@ -18,7 +18,9 @@ use crate::provider::Cancel;
 /// A signal that ends the chat.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stop {
+    /// SIGTERM.
     Terminate,
+    /// SIGHUP.
     Hangup,
 }
 
@@ -35,6 +37,7 @@ impl Stop {
         }
     }
 
+    /// The signal's name (`TERM`, `HUP`).
     pub fn name(self) -> &'static str {
         match self {
             Stop::Terminate => "SIGTERM",
@@ -58,6 +61,7 @@ pub struct Signals {
 }
 
 impl Signals {
+    /// Start listening for the signals.
     pub fn new() -> std::io::Result<Signals> {
         Ok(Signals { term: signal(SignalKind::terminate())?, hup: signal(SignalKind::hangup())? })
     }

@@ -28,17 +28,24 @@ pub const RESULT_PREVIEW_LINES: usize = 4;
 
 /// The terminal side of a turn.
 pub struct TermUi {
+    /// Renders the answer's Markdown as it streams.
     pub md: MarkdownStream,
+    /// Whether to colour.
     pub color: bool,
+    /// Held while writing, so the key watcher's notes do not interleave.
     pub lock: Arc<Mutex<()>>,
+    /// The spinner shown until the first token.
     pub spinner: Option<Spinner>,
+    /// Whether reasoning is being shown (dimmed).
     pub reasoning: bool,
     /// Set while the key watcher runs: a permission prompt can be answered.
     pub can_ask: bool,
+    /// Where the key watcher puts the answer to a permission prompt.
     pub answer: AnswerSlot,
 }
 
 impl TermUi {
+    /// Write text (newlines as the raw-mode terminal needs them).
     pub fn write(&self, text: &str) {
         let _guard = self.lock.lock();
         let mut out = std::io::stdout().lock();
@@ -46,18 +53,22 @@ impl TermUi {
         let _ = out.flush();
     }
 
+    /// `text` dimmed, when colouring.
     pub fn dim(&self, text: &str) -> String {
         if self.color { format!("\x1b[2m{text}\x1b[0m") } else { text.to_string() }
     }
 
+    /// `text` in red, when colouring.
     pub fn red(&self, text: &str) -> String {
         if self.color { format!("\x1b[31m{text}\x1b[0m") } else { text.to_string() }
     }
 
+    /// The terminal's width (at least 20).
     pub fn width(&self) -> usize {
         crossterm::terminal::size().map_or(100, |(w, _)| w as usize).max(20)
     }
 
+    /// Stop and clear the spinner.
     pub fn stop_spinner(&mut self) {
         if let Some(mut s) = self.spinner.take() {
             s.stop();
@@ -169,12 +180,16 @@ pub fn cut_to(text: &str, width: usize) -> String {
 
 /// Starts `glrs-compact` the moment `/compact` is entered during a turn.
 pub struct BackgroundCompact {
+    /// The session to compact.
     pub id: crate::SessionId,
+    /// The children started, for the turn to wait for.
     pub started: Arc<Mutex<Vec<std::process::Child>>>,
+    /// Held while writing its note.
     pub lock: Arc<Mutex<()>>,
 }
 
 impl BackgroundCompact {
+    /// Start `glrs-compact` with `instruction` and say so.
     pub fn start(&self, instruction: &str) {
         let mut cmd = super::compaction::compact_command(&self.id, Some(instruction));
         cmd.stdin(std::process::Stdio::null())
@@ -198,11 +213,14 @@ impl BackgroundCompact {
 
 /// Reads keys while a turn runs (the terminal in raw mode).
 pub struct KeyWatch {
+    /// Set to make the watcher stop.
     pub stop: Arc<AtomicBool>,
+    /// The watcher; it returns the text typed but not sent.
     pub thread: Option<std::thread::JoinHandle<String>>,
 }
 
 impl KeyWatch {
+    /// Watch keys: Esc and Ctrl-C cancel, lines sent become steers.
     pub fn start(cancel: Arc<Cancel>, steers: Arc<Mutex<Vec<String>>>) -> KeyWatch {
         KeyWatch::start_with(cancel, steers, None, Arc::default(), Arc::default())
     }
@@ -212,6 +230,7 @@ impl KeyWatch {
         !self.stop.load(Ordering::SeqCst)
     }
 
+    /// Watch keys, also starting background compactions and answering permission prompts.
     pub fn start_with(
         cancel: Arc<Cancel>,
         steers: Arc<Mutex<Vec<String>>>,
@@ -301,6 +320,7 @@ impl KeyWatch {
     }
 }
 
+/// The terminal side of a turn, with colour or without.
 pub fn term_ui(color: bool) -> TermUi {
     let width = crossterm::terminal::size().map_or(80, |(w, _)| w as usize);
     TermUi {

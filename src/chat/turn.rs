@@ -130,6 +130,7 @@ impl Asker for UiAsker<'_> {
 pub struct TurnOutcome {
     /// The assistant's text over the turn's steps.
     pub reply: String,
+    /// Tokens and cost summed over the turn's model calls.
     pub usage: Usage,
     /// Why the turn ended early, if it did.
     pub error: Option<CallError>,
@@ -138,6 +139,7 @@ pub struct TurnOutcome {
 }
 
 impl TurnOutcome {
+    /// Whether the turn ended before the model finished (stopped, failed or cut).
     pub fn stopped(&self) -> bool {
         matches!(self.error, Some(CallError::Cancelled { .. }))
     }
@@ -158,6 +160,7 @@ impl Chat {
         self.turn_with(text, TurnKind::Normal, ui, cancel, steers).await
     }
 
+    /// Run one turn of `kind` for the user's `text`, showing it through `ui`; `steers` yields lines typed meanwhile.
     pub async fn turn_with(
         &mut self,
         text: &str,

@@ -10,6 +10,7 @@ use crate::compact::artifact::{self, ArtifactInfo};
 use crate::output::field;
 use crate::store::Store;
 
+/// The program's name, for messages.
 pub const PROGRAM_NAME: &str = "glrs-artifacts";
 
 #[derive(Debug, Parser)]
@@ -22,12 +23,15 @@ pub const PROGRAM_NAME: &str = "glrs-artifacts";
         an artifact (or ID/NAME.md); anything outside the artifacts folder is refused.",
     after_help = "Exit status: 0 success, 1 failure, 2 usage error or an invalid id."
 )]
+/// The arguments of glrs-artifacts.
 pub struct Args {
     #[command(subcommand)]
+    /// The subcommand.
     pub command: Command,
 }
 
 #[derive(Debug, Subcommand)]
+/// The subcommands of glrs-artifacts.
 pub enum Command {
     /// List artifacts, oldest first: file, session, createdAt, label, messages, note
     Ls {
@@ -44,19 +48,26 @@ pub enum Command {
     /// Print an artifact: a FILE, ID (its newest) or ID:N (its Nth, oldest first)
     Cat {
         #[arg(value_name = "FILE|ID[:N]")]
+        /// An artifact file, a session id (its newest), or ID:N (its Nth)
         target: String,
     },
     /// Print the artifacts folder, or one session's
-    Path { id: Option<String> },
+    Path {
+        /// Session id or unique prefix
+        id: Option<String>,
+    },
     /// Set an artifact's note (empty text clears it)
     Annotate {
         #[arg(value_name = "FILE")]
+        /// The artifact file
         file: String,
+        /// The note (empty clears it)
         note: String,
     },
     /// Remove an artifact
     Rm {
         #[arg(value_name = "FILE")]
+        /// The artifact file
         file: String,
     },
 }

@@ -11,6 +11,7 @@ use crate::config::Config;
 use crate::provider::select::{self, ModelRef};
 use crate::store::{Located, Store, listing};
 
+/// The program's name, for messages.
 pub const PROGRAM_NAME: &str = "glrs-chat";
 
 /// Chat with a language model; sessions are saved as you go.

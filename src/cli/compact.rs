@@ -13,6 +13,7 @@ use crate::provider::Cancel;
 use crate::provider::select::ModelRef;
 use crate::store::{Located, SessionFile, Store, listing};
 
+/// The program's name, for messages.
 pub const PROGRAM_NAME: &str = "glrs-compact";
 
 /// Summarise the older part of a session into a brief; the replaced

@@ -5,6 +5,7 @@ use clap::Parser;
 
 use crate::store::Store;
 
+/// The program's name, for messages.
 pub const PROGRAM_NAME: &str = "glrs-fork";
 
 #[derive(Debug, Parser)]
@@ -19,6 +20,7 @@ pub const PROGRAM_NAME: &str = "glrs-fork";
     after_help = "Exit status: 0 success, 1 failure (unknown id, N out of range, N splitting a tool call from its result), \
         2 usage error."
 )]
+/// The arguments of glrs-fork.
 pub struct Args {
     /// Session id or unique prefix
     pub id: String,
@@ -27,6 +29,7 @@ pub struct Args {
     pub n: Option<u64>,
 }
 
+/// Fork the session and print the new id.
 pub fn run(args: Args) -> Result<i32> {
     let store = Store::from_env()?;
     let at = store.resolve(&args.id)?;

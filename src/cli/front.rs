@@ -37,6 +37,7 @@ pub enum Builtin {
     /// Print the completions of every glrs program for SHELL, or write them into a folder
     Completions {
         #[arg(value_enum)]
+        /// The shell
         shell: Shell,
         /// Write one file a program into this folder, named as the shell looks for it
         #[arg(long, value_name = "DIR")]
@@ -45,6 +46,7 @@ pub enum Builtin {
     /// The config file: its path, or its contents with secrets as ***
     Config {
         #[command(subcommand)]
+        /// The config subcommand
         command: super::settings::ConfigCommand,
     },
     /// The providers and models that can be used: window, the key each needs, and whether it is set
@@ -56,6 +58,7 @@ pub enum Builtin {
     /// Print a program's help: glrs help chat
     Help {
         #[arg(value_name = "PROGRAM")]
+        /// The program whose man page to print
         program: Option<String>,
     },
 }

@@ -13,12 +13,16 @@ use super::manual;
 /// The shells glrs writes completions for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Shell {
+    /// GNU Bash.
     Bash,
+    /// Z shell.
     Zsh,
+    /// fish.
     Fish,
 }
 
 impl Shell {
+    /// Every shell completions are made for.
     pub const ALL: [Shell; 3] = [Shell::Bash, Shell::Zsh, Shell::Fish];
 
     fn generator(self) -> clap_complete::Shell {
@@ -41,6 +45,7 @@ impl Shell {
         }
     }
 
+    /// The shell's name, as `glrs completions` takes it.
     pub fn name(self) -> &'static str {
         match self {
             Shell::Bash => "bash",

@@ -15,6 +15,7 @@ use crate::paths::Paths;
 use crate::provider::{BUILTIN, catalogue};
 
 #[derive(Debug, Subcommand)]
+/// The subcommands of `glrs config`.
 pub enum ConfigCommand {
     /// Print the config file's path (when there is no file there, defaults apply)
     Path,
@@ -22,6 +23,7 @@ pub enum ConfigCommand {
     Show,
 }
 
+/// `glrs config path | show`.
 pub fn config(cmd: ConfigCommand, out: &mut dyn Write) -> Result<i32> {
     let paths = Paths::from_env()?;
     match cmd {
@@ -91,6 +93,7 @@ struct ModelRow {
     key_status: String,
 }
 
+/// `glrs models`: the configured providers and models, their windows and keys.
 pub fn models(json: bool, out: &mut dyn Write) -> Result<i32> {
     let paths = Paths::from_env()?;
     let config = Config::load_env(&paths)?;

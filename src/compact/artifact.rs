@@ -24,12 +24,19 @@ use crate::{SessionId, StoreError as E};
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ArtifactInfo {
+    /// The artifact's file.
     pub file: PathBuf,
+    /// The session it came from.
     pub session: String,
+    /// When it was written.
     pub created_at: String,
+    /// The brief's first line.
     pub label: String,
+    /// How many messages it holds.
     pub messages: u64,
+    /// The note set by `annotate` (empty until then).
     pub note: String,
+    /// The entries it replaced (`1-244`).
     pub entries: String,
 }
 

@@ -20,12 +20,14 @@ use crate::provider::{CallError, Cancel, Message, Provider, Request};
 pub const TOOL_RESULT_LIMIT: usize = 2_000;
 /// At most this many exact references, and this many characters of them.
 pub const REFERENCE_CAP: usize = 200;
+/// The most characters of exact references appended to a brief.
 pub const REFERENCE_CHARS: usize = 12_000;
 const REFERENCES_HEADING: &str = "## Exact references";
 /// Tokens kept free in the compact model's window for the prompt and the
 /// brief it writes.
 const HEADROOM_TOKENS: u64 = 12_000;
 
+/// The system prompt of the summary request.
 pub const SYSTEM_PROMPT: &str = "You write the brief that replaces the older part of a conversation between a user and an AI \
 assistant, so that the assistant can carry on the work from the brief alone.\n\n\
 Answer with the brief only, in this form:\n\
@@ -213,11 +215,17 @@ fn strip_references(summary: &str) -> String {
     }
 }
 
-static BACKTICKED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"`([^`\n]{1,300})`").expect("regex"));
-static URL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#"https?://[^\s<>()\[\]{}"'`]+"#).expect("regex"));
-static PATH: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?:~|\.{1,2})?/?(?:[A-Za-z0-9_@.+-]+/)+[A-Za-z0-9_@.+-]+").expect("regex"));
-static COMMAND_LINE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^\s*\$ (.+)$").expect("regex"));
+/// A regex from a pattern written in this file. No input reaches it, and
+/// the reference tests compile every one, so a bad pattern cannot ship.
+#[allow(clippy::expect_used)]
+fn fixed(pattern: &'static str) -> Regex {
+    Regex::new(pattern).expect("a pattern of this file compiles")
+}
+
+static BACKTICKED: LazyLock<Regex> = LazyLock::new(|| fixed(r"`([^`\n]{1,300})`"));
+static URL: LazyLock<Regex> = LazyLock::new(|| fixed(r#"https?://[^\s<>()\[\]{}"'`]+"#));
+static PATH: LazyLock<Regex> = LazyLock::new(|| fixed(r"(?:~|\.{1,2})?/?(?:[A-Za-z0-9_@.+-]+/)+[A-Za-z0-9_@.+-]+"));
+static COMMAND_LINE: LazyLock<Regex> = LazyLock::new(|| fixed(r"(?m)^\s*\$ (.+)$"));
 
 /// A path worth keeping: absolute, home- or dot-relative, or with a file
 /// extension (`and/or` is not a path).
@@ -296,6 +304,7 @@ pub fn exact_references(blocks: &[Block]) -> Vec<String> {
     out
 }
 
+/// The exact references as the brief's closing section.
 pub fn render_references(items: &[String]) -> String {
     let mut out = String::from(REFERENCES_HEADING);
     for item in items {

@@ -21,14 +21,20 @@ use crate::provider::catalogue;
 /// Compaction settings, with the specification's defaults.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Settings {
+    /// `compactAt`: the trigger as a fraction of the window (0 turns automatic compaction off).
     pub compact_at: f64,
+    /// `compactWindow`: the most of a model's window glrs plans against.
     pub compact_window: u64,
+    /// `keepRecentTokens`: how much recent conversation survives verbatim.
     pub keep_recent_tokens: u64,
+    /// `reserveTokens`: room kept free for the answer.
     pub reserve_tokens: u64,
+    /// `reserveTokensFloor`: the least reserve (0 turns the reserve rule off).
     pub reserve_tokens_floor: u64,
 }
 
 impl Settings {
+    /// The settings of `config`, defaults filled in.
     pub fn from_config(config: &Config) -> Settings {
         Settings {
             compact_at: config.compact_at.unwrap_or(0.75),
@@ -79,6 +85,7 @@ impl Trigger {
         }
     }
 
+    /// The trigger for `s` on a model whose window is `window`.
     pub fn new(s: Settings, window: u64) -> Trigger {
         if s.compact_at <= 0.0 {
             return Trigger { window, fraction_line: None, reserve_line: None, reserve_ignored: false };

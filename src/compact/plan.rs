@@ -16,6 +16,7 @@ use crate::store::{Entry, Parsed};
 pub struct Block {
     /// `user`, `assistant`, `reasoning`, `tool-call NAME`, `tool-result NAME`, `brief`.
     pub tag: String,
+    /// The block's text.
     pub text: String,
 }
 
@@ -26,12 +27,14 @@ pub struct Plan {
     pub start: usize,
     /// Index of the first kept entry (0-based): `firstKept` is `cut + 1`.
     pub cut: usize,
+    /// The brief of the previous compaction, folded into this one.
     pub previous_brief: Option<String>,
     /// The replaced messages, previous brief first.
     pub blocks: Vec<Block>,
     /// How many entries the snapshot had, and a hash of them: the landing
     /// refuses a file that no longer starts with them.
     pub snapshot_len: usize,
+    /// A hash of the summarised entries, to notice the file changing under the compaction.
     pub snapshot_hash: u64,
 }
 

@@ -36,20 +36,28 @@ pub struct Options {
 /// A compaction that landed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Landed {
+    /// The context estimate before.
     pub tokens_before: u64,
+    /// The context estimate after.
     pub tokens_after: u64,
+    /// The artifact written.
     pub artifact: PathBuf,
+    /// The brief's label.
     pub label: String,
+    /// The first entry kept verbatim.
     pub first_kept: u64,
+    /// The model that wrote the brief.
     pub model: String,
     /// The brief landed, but the folder could not be synced after.
     pub warning: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
+/// How a compaction ended.
 pub enum Outcome {
     /// No user message gives anything to summarise.
     Nothing,
+    /// A brief landed.
     Compacted(Landed),
 }
 

@@ -30,8 +30,10 @@ impl CacheTtl {
 }
 
 impl Thinking {
+    /// The levels' names, for arguments and completion.
     pub const NAMES: &[&str] = &["off", "low", "medium", "high"];
 
+    /// Read a level's name (any case).
     pub fn parse(text: &str) -> Result<Thinking, String> {
         match text.trim().to_ascii_lowercase().as_str() {
             "off" => Ok(Thinking::Off),
@@ -42,6 +44,7 @@ impl Thinking {
         }
     }
 
+    /// The level's name.
     pub fn name(self) -> &'static str {
         Thinking::NAMES[self as usize]
     }

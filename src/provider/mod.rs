@@ -51,15 +51,18 @@ pub struct Cancel {
 }
 
 impl Cancel {
+    /// Stop the call or the wait.
     pub fn cancel(&self) {
         self.flag.store(true, Ordering::SeqCst);
         self.notify.notify_waiters();
     }
 
+    /// Whether it was stopped.
     pub fn is_cancelled(&self) -> bool {
         self.flag.load(Ordering::SeqCst)
     }
 
+    /// Make it usable again for the next call.
     pub fn reset(&self) {
         self.flag.store(false, Ordering::SeqCst);
     }
@@ -86,9 +89,17 @@ pub enum CallError {
     /// The provider refused or could not be reached (after retries).
     Failed(String),
     /// The stream broke mid-answer; `partial` is what arrived.
-    Cut { partial: Response, message: String },
+    Cut {
+        /// What arrived before the break.
+        partial: Response,
+        /// Why the stream broke.
+        message: String,
+    },
     /// The user stopped it; `partial` is what arrived.
-    Cancelled { partial: Response },
+    Cancelled {
+        /// What arrived before the stop.
+        partial: Response,
+    },
 }
 
 impl CallError {
@@ -117,23 +128,31 @@ impl fmt::Display for CallError {
 pub struct Request<'a> {
     /// The model id without the provider (`gpt-4.1`).
     pub model: &'a str,
+    /// The system prompt, if any.
     pub system: Option<&'a str>,
+    /// The conversation.
     pub messages: &'a [Message],
+    /// The tools offered.
     pub tools: &'a [ToolSpec],
     /// The thinking level (SPEC 16); `Off` sends no thinking parameter.
     pub thinking: cache::Thinking,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The wire protocol a provider speaks.
 pub enum Protocol {
+    /// OpenAI's chat completions (OpenAI, Azure, Ollama, compatible servers).
     OpenAi,
+    /// Anthropic's Messages.
     Anthropic,
 }
 
 /// A configured provider, ready to call.
 #[derive(Debug, Clone)]
 pub struct Provider {
+    /// The provider id (`openai`, or a configured one).
     pub id: String,
+    /// The protocol it speaks.
     pub protocol: Protocol,
     base_url: String,
     azure_version: Option<String>,

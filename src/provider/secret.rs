@@ -25,10 +25,12 @@ impl fmt::Debug for Secret {
 }
 
 impl Secret {
+    /// Wrap a key.
     pub fn new(key: String) -> Secret {
         Secret(key)
     }
 
+    /// The key itself, for a request header only.
     pub fn expose(&self) -> &str {
         &self.0
     }

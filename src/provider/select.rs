@@ -11,11 +11,14 @@ use crate::config::Config;
 /// A model named `provider/model-id`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelRef {
+    /// The provider id.
     pub provider: String,
+    /// The model id at that provider.
     pub model: String,
 }
 
 impl ModelRef {
+    /// Read `provider/model-id`.
     pub fn parse(name: &str) -> Result<ModelRef> {
         match name.split_once('/') {
             Some((p, m)) if !p.is_empty() && !m.is_empty() => Ok(ModelRef { provider: p.into(), model: m.into() }),
@@ -64,6 +67,7 @@ fn misnamed(name: &str) -> String {
 
 /// The default models of the auto-pick.
 pub const OPENAI_DEFAULT: &str = "openai/gpt-4.1";
+/// The model picked when only `ANTHROPIC_API_KEY` is set.
 pub const ANTHROPIC_DEFAULT: &str = "anthropic/claude-sonnet-4-5";
 
 /// Decide the model for a chat.

@@ -30,7 +30,9 @@ pub trait Decoder: Send {
 /// Why reading a body stopped early.
 #[derive(Debug)]
 pub enum ReadStop {
+    /// The user stopped it.
     Cancelled,
+    /// The stream failed; why.
     Failed(String),
 }
 
@@ -48,6 +50,7 @@ where
     S: Stream<Item = reqwest::Result<B>> + Unpin,
     B: AsRef<[u8]>,
 {
+    /// A body that fails after `timeout` without data.
     pub fn new(stream: S, timeout: Duration) -> Body<S> {
         let now = Instant::now();
         Body { stream, timeout, progress: now, last_data: now }
@@ -106,6 +109,7 @@ pub async fn read_capped(
     Ok((out, true))
 }
 
+/// Read a streamed answer in `protocol`, showing deltas as they arrive; `cancel` stops it.
 pub async fn read_response(
     protocol: Protocol,
     response: reqwest::Response,

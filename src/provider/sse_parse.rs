@@ -25,7 +25,10 @@ pub struct Event {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ParseError {
     /// A line or an event's data passed `limit` bytes.
-    TooLong { limit: usize },
+    TooLong {
+        /// The limit that was passed, in bytes.
+        limit: usize,
+    },
 }
 
 impl std::fmt::Display for ParseError {
@@ -61,6 +64,7 @@ impl Default for EventParser {
 }
 
 impl EventParser {
+    /// A parser refusing lines or events longer than `limit` bytes.
     pub fn new(limit: usize) -> EventParser {
         EventParser {
             limit,

@@ -10,7 +10,9 @@ pub use crate::message::{Message, Reasoning, ToolCall};
 /// A tool the model may call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolSpec {
+    /// Its name.
     pub name: String,
+    /// What it does, for the model.
     pub description: String,
     /// JSON Schema of the input object.
     pub parameters: Value,
@@ -22,18 +24,25 @@ pub struct ToolSpec {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
+    /// Input tokens not read from the cache.
     pub input_tokens: u64,
+    /// Output tokens.
     pub output_tokens: u64,
+    /// Input tokens read from the cache.
     pub cache_read_tokens: u64,
+    /// Input tokens written to the cache.
     pub cache_write_tokens: u64,
+    /// The cost in US dollars, when known.
     pub cost_usd: Option<f64>,
 }
 
 impl Usage {
+    /// All four token counts added up.
     pub fn total(&self) -> u64 {
         self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
     }
 
+    /// Add another call's usage to this.
     pub fn add(&mut self, other: &Usage) {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
@@ -48,16 +57,23 @@ impl Usage {
 /// What one model call produced (whole, or as much as arrived).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Response {
+    /// The answer's text.
     pub text: String,
+    /// Reasoning shown.
     pub reasoning: Vec<Reasoning>,
+    /// Tools the model asked to run.
     pub tool_calls: Vec<ToolCall>,
+    /// Why the model stopped, as the provider said it.
     pub stop_reason: String,
+    /// Tokens and cost, when reported.
     pub usage: Option<Usage>,
 }
 
 /// Pieces of a streamed answer, for showing as they arrive.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Delta {
+    /// Answer text.
     Text(String),
+    /// Reasoning text.
     Reasoning(String),
 }

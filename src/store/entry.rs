@@ -19,84 +19,143 @@ pub enum Entry {
     /// The user sent a message; `steer` when it joined a running turn.
     #[serde(rename_all = "camelCase")]
     User {
+        /// When it was recorded.
         at: String,
+        /// What the user said.
         text: String,
         #[serde(default, skip_serializing_if = "is_false")]
+        /// Whether it joined a running turn.
         steer: bool,
     },
     /// One model call's answer.
     #[serde(rename_all = "camelCase")]
     Assistant {
+        /// When it was recorded.
         at: String,
+        /// The answer's text.
         text: String,
+        /// The model, `provider/model-id`.
         model: String,
         #[serde(default)]
+        /// Tools the model asked to run (may be empty).
         tool_calls: Vec<ToolCall>,
+        /// Why the model stopped (`aborted`, `error` when glrs stopped it).
         stop_reason: String,
     },
     /// The model's reasoning, in full, with what the provider needs back.
     #[serde(rename_all = "camelCase")]
     Reasoning {
+        /// When it was recorded.
         at: String,
+        /// The reasoning, in full.
         text: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// The provider's signature, needed to send it back.
         signature: Option<String>,
     },
     /// A tool ran.
     #[serde(rename_all = "camelCase")]
     Tool {
+        /// When it was recorded.
         at: String,
+        /// The call id.
         id: String,
+        /// The tool's name.
         name: String,
+        /// The input the model sent.
         input: Value,
+        /// What the tool returned.
         result: String,
         #[serde(default)]
+        /// Whether it failed.
         is_error: bool,
     },
     /// Tokens and cost reported by one model call.
     #[serde(rename_all = "camelCase")]
     Usage {
+        /// When it was recorded.
         at: String,
+        /// The model, `provider/model-id`.
         model: String,
         #[serde(default)]
+        /// Input tokens not read from the cache.
         input_tokens: u64,
         #[serde(default)]
+        /// Output tokens.
         output_tokens: u64,
         #[serde(default)]
+        /// Input tokens read from the cache.
         cache_read_tokens: u64,
         #[serde(default)]
+        /// Input tokens written to the cache.
         cache_write_tokens: u64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// The cost in US dollars, when known.
         cost_usd: Option<f64>,
     },
     /// A turn ended: its messages in provider-neutral form.
     #[serde(rename_all = "camelCase")]
-    Turn { at: String, messages: Vec<TurnMessage> },
+    Turn {
+        /// When it was recorded.
+        at: String,
+        /// The turn's messages, as sent and received.
+        messages: Vec<TurnMessage>,
+    },
     /// glrs said something.
     #[serde(rename_all = "camelCase")]
-    Notice { at: String, text: String },
+    Notice {
+        /// When it was recorded.
+        at: String,
+        /// What glrs said.
+        text: String,
+    },
     /// Something failed; `kind` is `provider`, `overflow`, `tool`, `io`, …
     #[serde(rename_all = "camelCase")]
-    Error { at: String, text: String, kind: String },
+    Error {
+        /// When it was recorded.
+        at: String,
+        /// What failed.
+        text: String,
+        /// `provider`, `overflow`, `tool`, `io`, …
+        kind: String,
+    },
     /// `/clear`: the replay boundary moves here.
     #[serde(rename_all = "camelCase")]
-    Cleared { at: String },
+    Cleared {
+        /// When it was recorded.
+        at: String,
+    },
     /// A compaction landed.
     #[serde(rename_all = "camelCase")]
     Compacted {
+        /// When it was recorded.
         at: String,
+        /// The brief standing in for the replaced entries.
         brief: String,
+        /// The first entry kept verbatim (numbered from 1).
         first_kept: u64,
+        /// The context estimate before.
         tokens_before: u64,
+        /// The context estimate after.
         tokens_after: u64,
+        /// The model that wrote the brief.
         model: String,
+        /// The artifact's file name in the session's artifacts folder.
         artifact: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// The instruction that steered it, if any.
         instruction: Option<String>,
     },
     /// A program's own data; never sent to the model.
     #[serde(rename_all = "camelCase")]
-    Custom { at: String, name: String, data: Value },
+    Custom {
+        /// When it was recorded.
+        at: String,
+        /// Whose data it is (`memoryFlush`, …).
+        name: String,
+        /// The data.
+        data: Value,
+    },
 }
 
 /// One message of a `turn` entry, in the schema's shape. The store owns
@@ -106,24 +165,34 @@ pub enum Entry {
 #[serde(tag = "role", rename_all = "camelCase")]
 pub enum TurnMessage {
     /// `{"role": "user", "content"}`
-    User { content: String },
+    User {
+        /// The text.
+        content: String,
+    },
     /// `{"role": "assistant", "content", "reasoning"?, "toolCalls"?}`
     #[serde(rename_all = "camelCase")]
     Assistant {
         #[serde(default)]
+        /// The answer's text.
         content: String,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        /// Reasoning shown.
         reasoning: Vec<Reasoning>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        /// Tools the model asked to run.
         tool_calls: Vec<ToolCall>,
     },
     /// `{"role": "tool", "toolCallId", "name", "content", "isError"}`
     #[serde(rename_all = "camelCase")]
     Tool {
+        /// The call this answers.
         tool_call_id: String,
+        /// The tool's name.
         name: String,
+        /// The result.
         content: String,
         #[serde(default)]
+        /// Whether it failed.
         is_error: bool,
     },
 }
@@ -163,11 +232,15 @@ fn is_false(b: &bool) -> bool {
 /// An entry as read from a file: known, or kept as it is.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Parsed {
+    /// An entry of a type this version knows.
     Known(Entry),
     /// An unknown type, or a known type whose fields do not fit.
     Other {
+        /// Its `type`.
         kind: String,
+        /// Its `at`.
         at: String,
+        /// The whole entry.
         value: Value,
     },
 }
@@ -218,6 +291,7 @@ impl Entry {
         }
     }
 
+    /// The entry's `at`.
     pub fn at(&self) -> &str {
         match self {
             Entry::User { at, .. }

@@ -37,6 +37,7 @@ pub struct Doc<E> {
     pub header: Vec<(String, Value)>,
     /// How many header fields come before `events` in the file.
     pub events_pos: usize,
+    /// The entries.
     pub events: E,
 }
 
@@ -44,14 +45,17 @@ pub struct Doc<E> {
 pub type SessionFile = Doc<Vec<Box<RawValue>>>;
 
 impl<E> Doc<E> {
+    /// A header field.
     pub fn get(&self, name: &str) -> Option<&Value> {
         self.header.iter().find(|(k, _)| k == name).map(|(_, v)| v)
     }
 
+    /// A header field that is text.
     pub fn get_str(&self, name: &str) -> Option<&str> {
         self.get(name).and_then(Value::as_str)
     }
 
+    /// A header field that is a number.
     pub fn get_u64(&self, name: &str) -> Option<u64> {
         self.get(name).and_then(Value::as_u64)
     }
@@ -253,7 +257,9 @@ impl<'de, E: DeserializeOwned> Visitor<'de> for DocVisitor<'_, E> {
 /// without the `title` header field).
 #[derive(Debug, Clone, Default)]
 pub struct EventsSummary {
+    /// How many entries there are.
     pub count: u64,
+    /// The text of the first user entry, for a title.
     pub first_user_text: Option<String>,
 }
 

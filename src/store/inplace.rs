@@ -60,8 +60,11 @@ const MARK_TAIL: usize = 256;
 /// entries since (entries are only ever added at the end).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mark {
+    /// The file's inode.
     pub ino: u64,
+    /// Its length in bytes.
     pub len: u64,
+    /// Its final bytes.
     pub tail: Vec<u8>,
 }
 

@@ -33,18 +33,31 @@ const INDEX_VERSION: u32 = 1;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Summary {
+    /// The session id.
     pub id: String,
+    /// `createdAt`.
     pub created_at: String,
+    /// `updatedAt`.
     pub updated_at: String,
+    /// How many entries.
     pub entries: u64,
+    /// `contextTokens`.
     pub context_tokens: u64,
+    /// `cwd`.
     pub cwd: String,
+    /// The title (the header's, else the first user message's first line).
     pub title: String,
+    /// The session key that owns it.
     pub key: Option<String>,
+    /// The model it last used.
     pub model: Option<String>,
+    /// `parent` as written by a fork.
     pub parent: Option<Value>,
+    /// Whether it is pinned.
     pub pinned: bool,
+    /// Whether it is in the legacy folder.
     pub legacy: bool,
+    /// Its file.
     pub path: PathBuf,
 }
 
@@ -84,7 +97,9 @@ pub fn summarize(at: &Located) -> Result<Summary, StoreError> {
 /// could not be read (one bad session never hides the others).
 #[derive(Debug, Default)]
 pub struct Listing {
+    /// Every readable session.
     pub sessions: Vec<Summary>,
+    /// Files that could not be read, each named with why.
     pub problems: Vec<String>,
 }
 

@@ -74,13 +74,18 @@ pub fn sync_folder(dir: &Path) -> Result<(), StoreError> {
 /// into place, and size and modification time guard against inode reuse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Stamp {
+    /// The inode.
     pub ino: u64,
+    /// The size in bytes.
     pub size: u64,
+    /// The modification time, seconds.
     pub mtime: i64,
+    /// The modification time's nanoseconds.
     pub mtime_ns: i64,
 }
 
 impl Stamp {
+    /// The stamp of a file's metadata.
     pub fn from_metadata(m: &std::fs::Metadata) -> Stamp {
         use std::os::unix::fs::MetadataExt;
         Stamp { ino: m.ino(), size: m.size(), mtime: m.mtime(), mtime_ns: m.mtime_nsec() }
@@ -115,6 +120,7 @@ impl WriteLock {
 #[derive(Debug)]
 pub struct OpenLock {
     _file: File,
+    /// The lock file.
     pub path: PathBuf,
 }
 

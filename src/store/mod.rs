@@ -29,15 +29,20 @@ pub use lock::{OpenLock, Stamp, WriteLock};
 /// Where a session's file is: the store, or the read-only legacy folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Located {
+    /// The session's id.
     pub id: SessionId,
+    /// Its file.
     pub path: PathBuf,
+    /// Whether the file is in the legacy (read-only) folder.
     pub legacy: bool,
 }
 
 /// A session read from disk.
 #[derive(Debug, Clone)]
 pub struct Loaded {
+    /// Where it was read from.
     pub at: Located,
+    /// The file as read.
     pub file: SessionFile,
     /// The mark of the bytes read: a writer that passes it to
     /// [`Store::append_since`] learns whether anyone added entries since.
@@ -47,10 +52,12 @@ pub struct Loaded {
 /// A session as this process just wrote it.
 #[derive(Debug, Clone)]
 pub struct Written {
+    /// The file as written.
     pub file: SessionFile,
     /// The stamp of the file written: if the file's stamp differs later,
     /// another program changed it.
     pub stamp: Stamp,
+    /// What the writer knows of the file now, for an in-place append next time.
     pub mark: Mark,
     /// The write is done, but something after it failed (the folder sync):
     /// worth telling the user, never a reason to write again.
@@ -60,7 +67,9 @@ pub struct Written {
 /// What an append did.
 #[derive(Debug, Clone)]
 pub struct Appended {
+    /// What the writer knows of the file now.
     pub mark: Mark,
+    /// The stamp of the file written.
     pub stamp: Stamp,
     /// The file's `updatedAt` as written.
     pub updated_at: String,
@@ -80,6 +89,7 @@ pub struct Append {
 }
 
 impl Append {
+    /// An empty change.
     pub fn new() -> Append {
         Append::default()
     }
@@ -129,10 +139,12 @@ impl Append {
 /// The store rooted at one data folder.
 #[derive(Debug, Clone)]
 pub struct Store {
+    /// Where everything lives.
     pub paths: Paths,
 }
 
 impl Store {
+    /// The store at `paths`.
     pub fn new(paths: Paths) -> Store {
         Store { paths }
     }

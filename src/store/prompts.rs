@@ -14,9 +14,13 @@ pub const DEFAULT_CAP: usize = 1000;
 /// One remembered prompt.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Prompt {
+    /// What was sent.
     pub text: String,
+    /// When.
     pub at: String,
+    /// The session it was sent in.
     pub session: String,
+    /// The working folder it was sent from.
     pub cwd: String,
     /// Fields a newer version added, kept on rewrite.
     #[serde(flatten)]

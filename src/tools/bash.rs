@@ -18,7 +18,9 @@ use super::limits::{self, MAX_BYTES};
 use super::{Origin, Tool, ToolContext, ToolFuture, ToolOutput, parse_input};
 use crate::provider::ToolSpec;
 
+/// The default timeout of a command, in seconds.
 pub const DEFAULT_TIMEOUT: u64 = 120;
+/// The longest timeout a call may ask for, in seconds.
 pub const MAX_TIMEOUT: u64 = 600;
 
 /// Outputs larger than this are read from their end only.
@@ -61,8 +63,11 @@ struct BashInput {
 /// How a command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ending {
+    /// It exited with this code.
     Exit(i32),
+    /// A signal ended it.
     Signal(i32),
+    /// It ran past its timeout (seconds) and was killed.
     TimedOut(u64),
 }
 

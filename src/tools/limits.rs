@@ -6,7 +6,9 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// The most lines of output the model gets from one call.
 pub const MAX_LINES: usize = 2_000;
+/// The most bytes of output the model gets from one call.
 pub const MAX_BYTES: usize = 50 * 1024;
 
 /// The first line of `text`, at most `max` characters.

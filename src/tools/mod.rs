@@ -30,15 +30,19 @@ pub use permissions::{Answer, Asker, Decision, Permissions, Rule};
 /// What a tool run gives back to the model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolOutput {
+    /// The result text the model reads.
     pub content: String,
+    /// Whether the tool failed.
     pub is_error: bool,
 }
 
 impl ToolOutput {
+    /// A successful result.
     pub fn ok(content: impl Into<String>) -> ToolOutput {
         ToolOutput { content: content.into(), is_error: false }
     }
 
+    /// A failed result.
     pub fn error(content: impl Into<String>) -> ToolOutput {
         ToolOutput { content: content.into(), is_error: true }
     }
@@ -54,7 +58,9 @@ pub struct ToolContext<'a> {
     pub cwd: &'a Path,
     /// Set by Esc or Ctrl-C; the registry also stops waiting when it fires.
     pub cancel: &'a Cancel,
+    /// The session's id.
     pub session_id: &'a str,
+    /// The session's file.
     pub session_file: &'a Path,
     /// Where output too long for the model is kept whole.
     pub output_dir: &'a Path,
@@ -82,8 +88,11 @@ pub enum Origin {
 
 /// One tool.
 pub trait Tool: Send + Sync {
+    /// The name, description and input schema offered to the model.
     fn spec(&self) -> ToolSpec;
+    /// The tool's name.
     fn name(&self) -> &str;
+    /// The kind of tool (built in, the session's, an extension); extension unless it says.
     fn origin(&self) -> Origin {
         Origin::Extension
     }
@@ -109,6 +118,7 @@ pub trait Tool: Send + Sync {
     fn offered(&self, _situation: &Situation) -> bool {
         true
     }
+    /// Run a call; dropping the future stops it.
     fn run<'a>(&'a self, input: &'a Value, ctx: &'a ToolContext<'a>) -> ToolFuture<'a>;
 }
 
@@ -172,10 +182,12 @@ pub struct Offering {
 pub struct Registry {
     tools: Vec<Arc<dyn Tool>>,
     offering: Offering,
+    /// The session's permission state.
     pub permissions: Permissions,
 }
 
 impl Registry {
+    /// An empty registry with what to offer and the permissions.
     pub fn new(offering: Offering, permissions: Permissions) -> Registry {
         Registry { tools: Vec::new(), offering, permissions }
     }

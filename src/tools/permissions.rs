@@ -23,6 +23,7 @@ fn glob(text: &str) -> Result<GlobMatcher> {
 }
 
 impl Rule {
+    /// Read a `TOOL` or `TOOL:GLOB` rule.
     pub fn parse(text: &str) -> Result<Rule> {
         let (tool, subject) = match text.split_once(':') {
             Some((tool, subject)) => (tool, Some(subject)),
@@ -39,6 +40,7 @@ impl Rule {
         Ok(Rule { text: text.to_string(), tool: tool_glob, subject })
     }
 
+    /// The rule as written.
     pub fn text(&self) -> &str {
         &self.text
     }
@@ -58,6 +60,7 @@ impl Rule {
 /// What the permission check says about a call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
+    /// Run it.
     Allow,
     /// Denied by a rule; the text is the result the model reads.
     Deny(String),
@@ -83,16 +86,19 @@ pub enum Answer {
 /// What a permission prompt shows.
 #[derive(Debug, Clone)]
 pub struct Question<'a> {
+    /// The tool's name.
     pub tool: &'a str,
     /// The call in one line.
     pub summary: String,
     /// A short diff for `write`/`edit`.
     pub preview: Option<String>,
+    /// What `TOOL:GLOB` rules match (the command, the path).
     pub subject: Option<&'a str>,
 }
 
 /// Asks the user; the REPL does, one-shot mode cannot.
 pub trait Asker {
+    /// Ask, and wait for the answer.
     fn ask(&mut self, question: &Question<'_>) -> Answer;
 }
 
@@ -156,6 +162,7 @@ impl Permissions {
         Permissions { allow_all: true, ..Permissions::default() }
     }
 
+    /// Whether a call of `tool` on `subject` runs, is refused, or needs asking: deny rules first, then allow rules and earlier answers.
     pub fn decide(&self, tool: &str, needs_permission: bool, subject: Option<&str>) -> Decision {
         if let Some(rule) = self.deny.iter().find(|r| r.matches(tool, subject)) {
             return Decision::Deny(format!(

@@ -151,11 +151,17 @@ fn search_bytes(re: &regex::bytes::Regex, buf: &[u8], context: usize) -> Option<
 /// One `grep` search.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GrepQuery<'a> {
+    /// The regex.
     pub pattern: &'a str,
+    /// The file or folder to search (the cwd when none).
     pub path: Option<&'a str>,
+    /// Only files matching this glob.
     pub glob: Option<&'a str>,
+    /// Match without regard to case.
     pub ignore_case: bool,
+    /// Lines of context around each match.
     pub context: usize,
+    /// The most matches returned.
     pub limit: usize,
 }
 

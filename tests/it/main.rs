@@ -3,6 +3,10 @@
 //! `support` (in `tests/support/`, shared with the benchmarks) builds
 //! temporary stores, runs the programs, and serves the mock model.
 
+// Test helpers outside `#[test]` functions unwrap too: a failed step
+// should fail the test loudly (product code denies both, Cargo.toml).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "../support/mod.rs"]
 mod support;
 

@@ -14,18 +14,31 @@ use crate::store::listing::{self, Summary};
 /// A column `ls --format` can show, named as in `--json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Column {
+    /// The session id.
     Id,
+    /// When it was last written.
     UpdatedAt,
+    /// When it was created.
     CreatedAt,
+    /// How many entries it has.
     Entries,
+    /// Its `contextTokens`.
     ContextTokens,
+    /// Its working folder.
     Cwd,
+    /// Its title.
     Title,
+    /// The session key that owns it.
     Key,
+    /// The model it last used.
     Model,
+    /// The session it was forked from.
     Parent,
+    /// Whether it is pinned.
     Pinned,
+    /// Whether it is in the legacy folder.
     Legacy,
+    /// Its file.
     Path,
 }
 
@@ -102,6 +115,7 @@ pub fn parse_format(text: &str) -> Result<Columns, String> {
     Ok(Columns(columns))
 }
 
+/// `glrs-sessions ls`.
 pub fn run(store: &Store, args: &LsArgs, out: &mut dyn Write) -> Result<i32> {
     let listing = listing::list(store)?;
     for problem in &listing.problems {

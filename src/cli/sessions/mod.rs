@@ -17,6 +17,7 @@ use serde_json::Value;
 use crate::error::StoreError;
 use crate::store::Store;
 
+/// The program's name, for messages.
 pub const PROGRAM_NAME: &str = "glrs-sessions";
 pub(crate) const PROGRAM: &str = PROGRAM_NAME;
 
@@ -37,10 +38,12 @@ pub(crate) const PROGRAM: &str = PROGRAM_NAME;
 )]
 pub struct Args {
     #[command(subcommand)]
+    /// The subcommand.
     pub command: Command,
 }
 
 #[derive(Debug, Subcommand)]
+/// The subcommands of glrs-sessions.
 pub enum Command {
     /// List sessions, newest first: id, updatedAt, entries, contextTokens, cwd, title
     Ls(LsArgs),
@@ -69,6 +72,7 @@ pub enum Command {
 }
 
 #[derive(Debug, ClapArgs)]
+/// Arguments of `export`.
 pub struct ExportArgs {
     /// Session id or unique prefix
     pub id: String,
@@ -82,12 +86,14 @@ pub struct ExportArgs {
 }
 
 #[derive(Debug, ClapArgs)]
+/// Arguments of `import`.
 pub struct ImportArgs {
     /// The recovery file the chat named (glrs-recovery-ID-TIME.json)
     pub file: std::path::PathBuf,
 }
 
 #[derive(Debug, ClapArgs)]
+/// Arguments of `keys`.
 pub struct KeysArgs {
     /// Print a JSON array
     #[arg(long)]
@@ -95,6 +101,7 @@ pub struct KeysArgs {
 }
 
 #[derive(Debug, ClapArgs)]
+/// Arguments of `cleanup`.
 pub struct CleanupArgs {
     /// Only say what would be removed (the default in "warn" mode)
     #[arg(long, conflicts_with = "enforce")]
@@ -108,6 +115,7 @@ pub struct CleanupArgs {
 }
 
 #[derive(Debug, ClapArgs)]
+/// Arguments of `ls`.
 pub struct LsArgs {
     /// Print a JSON array
     #[arg(long, conflicts_with = "jsonl")]
@@ -137,6 +145,7 @@ pub struct LsArgs {
 }
 
 #[derive(Debug, ClapArgs)]
+/// Arguments of `show`.
 pub struct ShowArgs {
     /// Session id or unique prefix
     pub id: String,
@@ -152,6 +161,7 @@ pub struct ShowArgs {
 }
 
 #[derive(Debug, ClapArgs)]
+/// Arguments of `status`.
 pub struct StatusArgs {
     /// Session id or unique prefix
     pub id: String,
@@ -161,6 +171,7 @@ pub struct StatusArgs {
 }
 
 #[derive(Debug, ClapArgs)]
+/// Arguments of `grep`.
 pub struct GrepArgs {
     /// A regular expression (Rust regex syntax)
     pub pattern: String,
@@ -173,12 +184,14 @@ pub struct GrepArgs {
 }
 
 #[derive(Debug, ClapArgs)]
+/// Arguments of `path`.
 pub struct PathArgs {
     /// Session id or unique prefix (none: the sessions folder)
     pub id: Option<String>,
 }
 
 #[derive(Debug, ClapArgs)]
+/// Arguments of `rm`.
 pub struct RmArgs {
     /// Session ids or unique prefixes
     #[arg(required = true)]
@@ -186,6 +199,7 @@ pub struct RmArgs {
 }
 
 #[derive(Debug, ClapArgs)]
+/// One session id argument.
 pub struct IdArg {
     /// Session id or unique prefix
     pub id: String,
