@@ -19,10 +19,12 @@
 pub use crate::config::{PruneMode, PruningConfig};
 use crate::provider::Message;
 
+/// `hardClear.placeholder` by default.
 pub const DEFAULT_PLACEHOLDER: &str = "[Old tool result content cleared]";
 
 /// The settings in force, defaults filled in.
 #[derive(Debug, Clone, PartialEq)]
+#[allow(missing_docs)] // each field is the `contextPruning` key of the same name
 pub struct Pruning {
     pub mode: PruneMode,
     pub ttl_secs: u64,
@@ -99,13 +101,18 @@ pub fn glob_match(pattern: &str, name: &str) -> bool {
 /// What one pruning pass did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PruneReport {
+    /// Results cut to head and tail.
     pub trimmed: usize,
+    /// Results replaced by the placeholder.
     pub cleared: usize,
+    /// The request's size in characters before.
     pub chars_before: usize,
+    /// The size after.
     pub chars_after: usize,
 }
 
 impl PruneReport {
+    /// True when the pass changed anything.
     pub fn changed(&self) -> bool {
         self.trimmed + self.cleared > 0
     }

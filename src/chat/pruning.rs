@@ -13,7 +13,9 @@ use crate::prune::{self, PruneMode, PruneReport, Pruning};
 /// The last pruning pass that changed something, for `/status`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LastPrune {
+    /// When it ran.
     pub at: Timestamp,
+    /// What it did.
     pub report: PruneReport,
 }
 
