@@ -73,7 +73,8 @@ pub fn fork(store: &Store, at: &Located, upto: Option<usize>, key: Option<&str>)
     let total = file.events.len();
     let n = upto.unwrap_or(total);
     if upto.is_some() && (n == 0 || n > total) {
-        bail!("entry {n} is out of range: session {} has {total} entries (1-{total})", at.id);
+        let has = crate::output::count(total as u64, "entry", "entries");
+        bail!("entry {n} is out of range: session {} has {has} (1-{total})", at.id);
     }
     check_tool_pairs(&file, &at.id, n)?;
     let tokens = if n == total {

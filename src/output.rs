@@ -90,11 +90,18 @@ pub fn field(text: &str) -> String {
     text.chars().map(|c| if matches!(c, '\t' | '\n' | '\r') { ' ' } else { c }).collect()
 }
 
+/// `1 entry`, `2 entries`: a count with its noun in the right number.
+pub fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
     fn fields_never_split() {
         assert_eq!(super::field("a\tb\nc"), "a b c");
+        assert_eq!(super::count(1, "entry", "entries"), "1 entry");
+        assert_eq!(super::count(0, "entry", "entries"), "0 entries");
     }
 
     #[test]

@@ -496,7 +496,9 @@ pub struct Unsaved {
 
 impl std::fmt::Display for Unsaved {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "session {} could not be saved ({}): {} entries are not in it", self.id, self.error, self.count)?;
+        let entries = crate::output::count(self.count as u64, "entry", "entries");
+        let verb = if self.count == 1 { "is" } else { "are" };
+        write!(f, "session {} could not be saved ({}): {entries} {verb} not in it", self.id, self.error)?;
         match &self.recovery {
             Ok(path) => write!(
                 f,

@@ -170,6 +170,9 @@ fn cat_target(store: &Store, target: &str) -> Result<std::path::PathBuf> {
     match chosen {
         Some(a) => Ok(a.file.clone()),
         None if list.is_empty() => bail!("session {} has no artifacts", at.id),
-        None => bail!("session {} has {} artifacts; {target} names none of them", at.id, list.len()),
+        None => {
+            let has = crate::output::count(list.len() as u64, "artifact", "artifacts");
+            bail!("session {} has {has}; {target} names none of them", at.id)
+        }
     }
 }

@@ -95,7 +95,8 @@ pub fn run(args: Args) -> Result<i32> {
                     let line = trigger
                         .threshold()
                         .map_or("automatic compaction is off".into(), |t| format!("trigger {}", thousands(t)));
-                    println!("{}: {} tokens, under its {line}; nothing to do", at.id, thousands(tokens));
+                    let noun = if tokens == 1 { "token" } else { "tokens" };
+                    println!("{}: {} {noun}, under its {line}; nothing to do", at.id, thousands(tokens));
                 }
                 return Ok(0);
             }

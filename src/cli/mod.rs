@@ -30,7 +30,7 @@ pub fn finish(program: &str, result: anyhow::Result<i32>) -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             let advice = err.chain().find_map(|e| e.downcast_ref::<StoreError>()).and_then(advice);
-            eprintln!("{program}: error: {err:#}{}", advice.unwrap_or_default());
+            eprintln!("{program}: error: {}{}", describe(&err), advice.unwrap_or_default());
             let code = if err.chain().any(|e| e.is::<UsageError>()) {
                 2
             } else {
@@ -39,6 +39,24 @@ pub fn finish(program: &str, result: anyhow::Result<i32>) -> ExitCode {
             ExitCode::from(u8::try_from(code).unwrap_or(1))
         }
     }
+}
+
+/// An error and its causes, `: `-joined, each said once: an error whose
+/// text already ends with its cause's (`cannot read F: No such file…`)
+/// does not repeat it.
+pub fn describe(err: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in err.chain() {
+        let part = cause.to_string();
+        if text.ends_with(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
 }
 
 /// What the user can do about a store error, for the programs' messages
@@ -60,6 +78,7 @@ pub fn warn(program: &str, message: &str) {
 }
 
 /// A mistake in how a program was called (exit 2), found after parsing.
+
 #[derive(Debug)]
 pub struct UsageError(pub String);
 
@@ -70,3 +89,14 @@ impl std::fmt::Display for UsageError {
 }
 
 impl std::error::Error for UsageError {}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_cause_already_in_the_message_is_not_repeated() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory");
+        let store = crate::error::StoreError::Io { path: "/x/a.md".into(), action: "find", source: io };
+        let err = anyhow::Error::new(store).context("annotate");
+        assert_eq!(super::describe(&err), "annotate: cannot find /x/a.md: No such file or directory");
+    }
+}

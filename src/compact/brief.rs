@@ -189,19 +189,69 @@ pub fn finish(summary: &str, blocks: &[Block]) -> String {
     brief.trim_end().to_string()
 }
 
-/// The label: the first line, without heading marks or quotes, under 80
-/// characters.
+/// The label: the first line as plain text (no heading, list or quote
+/// marks, emphasis, code spans or link syntax: it is shown in listings and
+/// front matter, where markup is noise), under 80 characters.
 pub fn clean_label(line: &str) -> String {
-    let mut text = line.trim().trim_start_matches('#').trim();
-    for prefix in ["Label:", "label:", "**Label:**"] {
+    let plain = strip_markup(line);
+    let mut text = plain.trim();
+    for prefix in ["Label:", "label:", "LABEL:"] {
         text = text.strip_prefix(prefix).unwrap_or(text).trim();
     }
-    let text = text.trim_matches(|c| c == '*' || c == '"' || c == '`').trim();
+    let text = text.trim_matches('"').trim();
     let text = if text.is_empty() { "compacted conversation" } else { text };
     match text.char_indices().nth(79) {
         Some((cut, _)) => text[..cut].trim_end().to_string(),
         None => text.to_string(),
     }
+}
+
+/// One line of Markdown as the text it shows: `[text](url)` is `text`;
+/// emphasis, strike and code marks go (an `_` inside a word stays); leading
+/// heading, quote and list marks go.
+fn strip_markup(line: &str) -> String {
+    let mut text = line.trim();
+    loop {
+        let before = text;
+        text = text.trim_start_matches(['#', '>']).trim_start();
+        for marker in ["- ", "* ", "+ "] {
+            text = text.strip_prefix(marker).unwrap_or(text);
+        }
+        let digits = text.len() - text.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if digits > 0 && matches!(text[digits..].chars().next(), Some('.' | ')')) {
+            text = text[digits + 1..].trim_start();
+        }
+        if text == before {
+            break;
+        }
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '[' {
+            // A link: keep its text, drop the target.
+            let close = chars[i..].iter().position(|&x| x == ']').map(|p| p + i);
+            if let Some(close) = close
+                && chars.get(close + 1) == Some(&'(')
+                && let Some(end) = chars[close..].iter().position(|&x| x == ')').map(|p| p + close)
+            {
+                out.extend(&chars[i + 1..close]);
+                i = end + 1;
+                continue;
+            }
+        }
+        let word_inside =
+            |j: usize| j > 0 && j + 1 < chars.len() && chars[j - 1].is_alphanumeric() && chars[j + 1].is_alphanumeric();
+        match c {
+            '*' | '`' | '~' => {}
+            '_' if !word_inside(i) => {}
+            _ => out.push(c),
+        }
+        i += 1;
+    }
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn strip_references(summary: &str) -> String {
@@ -381,6 +431,11 @@ mod tests {
     #[test]
     fn labels_and_finishing() {
         assert_eq!(clean_label("# **Label:** fixed the auth tests"), "fixed the auth tests");
+        assert_eq!(
+            clean_label("1. Fixed **three** failing `auth_test` cases in [redirect.ts](src/redirect.ts), _finally_"),
+            "Fixed three failing auth_test cases in redirect.ts, finally"
+        );
+        assert_eq!(clean_label("> - ~~old~~ *new* plan"), "old new plan");
         assert_eq!(clean_label(""), "compacted conversation");
         assert_eq!(clean_label(&"x".repeat(200)).len(), 79);
         let brief = finish(

@@ -117,13 +117,15 @@ impl Append {
     /// whatever is there, the header fields, `title` from the first user
     /// message when the session has none, and `updatedAt`.
     pub fn apply(self, file: &mut SessionFile) {
+        // An untitled file (a legacy one, say) that already has a user
+        // message takes its title from that, not from the new message.
+        let untitled = file.get_str("title").is_none_or(str::is_empty);
+        let title = if untitled { first_user_title(&file.events).or(self.title) } else { None };
         file.events.extend(self.entries);
         for (name, value) in self.header {
             file.set(&name, value);
         }
-        if let Some(title) = self.title
-            && file.get_str("title").is_none_or(str::is_empty)
-        {
+        if let Some(title) = title {
             file.set("title", Value::from(title));
         }
         file.set("updatedAt", Value::from(crate::time::now()));
@@ -134,6 +136,17 @@ impl Append {
         self.header.push((name.to_string(), value.into()));
         self
     }
+}
+
+/// The title the first user entry among `events` gives, if there is one.
+fn first_user_title(events: &[Box<RawValue>]) -> Option<String> {
+    events.iter().find_map(|raw| {
+        let value: Value = serde_json::from_str(raw.get()).ok()?;
+        if value.get("type")?.as_str()? != "user" {
+            return None;
+        }
+        value.get("text")?.as_str().map(format::title_from)
+    })
 }
 
 /// The store rooted at one data folder.

@@ -540,3 +540,18 @@ fn a_model_that_always_calls_a_tool_is_stopped_at_max_steps_per_turn() {
     assert_eq!(&types[types.len() - 2..], ["notice", "turn"]);
     assert!(session["events"][types.len() - 2]["text"].as_str().unwrap().contains(notice));
 }
+
+#[test]
+fn an_untitled_legacy_session_keeps_its_own_title_when_resumed() {
+    let (ts, server) = setup();
+    let first = r#"{"type":"user","at":"2026-11-01T10:00:01.000Z","text":"\nplan the migration\nin detail"}"#;
+    let reply = r#"{"type":"assistant","at":"2026-11-01T10:00:02.000Z","text":"ok","model":"openai/gpt-4.1","toolCalls":[],"stopReason":"stop"}"#;
+    let legacy = ts.write_fixed_in(&ts.legacy_dir(), "abcd0001", "2026-11-01T10:00:02.000Z", "/w", &[first, reply]);
+    let before = std::fs::read(&legacy).unwrap();
+    server.push(Reply::sse(openai_text(&["sure"], 1, 1, 0)));
+    ts.chat().args(["--resume", "abcd0001", "-p", "a new question"]).assert().success();
+    let (id, session) = ts.only_session();
+    assert_eq!(id, "abcd0001");
+    assert_eq!(session["title"], "plan the migration", "its own first user message, not the new one");
+    assert_eq!(std::fs::read(&legacy).unwrap(), before, "the legacy file is untouched");
+}

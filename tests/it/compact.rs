@@ -435,9 +435,11 @@ fn glrs_artifacts_lists_reads_annotates_and_removes() {
     assert_eq!(stdout_of(&a(&["cat", &art.file.to_string_lossy()])), whole);
     let rel = format!("{id}/{}", art.file.file_name().unwrap().to_string_lossy());
     assert_eq!(stdout_of(&a(&["cat", &rel])), whole);
-    assert!(stderr_of(&a(&["cat", &format!("{id}:2")])).contains("has 1 artifacts"));
+    assert!(stderr_of(&a(&["cat", &format!("{id}:2")])).contains("has 1 artifact;"));
     assert_eq!(stdout_of(&a(&["path", id.as_str()])), format!("{}\n", ts.store.paths.artifacts_of(&id).display()));
 
+    let missing = stderr_of(&a(&["annotate", &format!("{id}/nope.md"), "x"]));
+    assert_eq!(missing.matches("No such file").count(), 1, "the OS error once: {missing}");
     let note = "checked: \"all\" good\nsecond line";
     assert!(a(&["annotate", &art.file.to_string_lossy(), note]).status.success());
     let out = a(&["ls", "--json"]);

@@ -22,6 +22,7 @@ mod generated;
 mod harness;
 mod layering;
 mod lifecycle;
+mod recipes;
 mod reliability;
 mod resets;
 mod sessions_commands;

@@ -108,7 +108,7 @@ fn status_reports_usage_compactions_flush_artifacts_and_the_holder() {
             "entries": 7, "contextTokens": 70, "window": 256000, "trigger": 192000, "compactions": 1,
             "lastCompaction": "2026-11-01T10:00:06.000Z", "lastMemoryFlush": "2026-11-01T10:00:07.000Z",
             "artifacts": 1,
-            "usage": {"calls": 2, "inputTokens": 400, "outputTokens": 60, "cacheReadTokens": 5, "cacheWriteTokens": 1, "costUsd": 0.75},
+            "usage": {"modelCalls": 2, "inputTokens": 400, "outputTokens": 60, "cacheReadTokens": 5, "cacheWriteTokens": 1, "costUsd": 0.75},
             "open": open, "openBy": pid,
         })
     };

@@ -224,7 +224,8 @@ pub fn run(args: Args) -> Result<i32> {
         Command::Export(a) => export::run(&store, &a, &mut out)?,
         Command::Import(a) => {
             let (id, count) = store.import_recovery(&a.file)?;
-            writeln!(out, "{id}: {count} entries imported from {}", a.file.display())?;
+            let entries = crate::output::count(count as u64, "entry", "entries");
+            writeln!(out, "{id}: {entries} imported from {}", a.file.display())?;
             0
         }
     };

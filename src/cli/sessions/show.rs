@@ -7,7 +7,7 @@ use anyhow::Result;
 use serde_json::Value;
 
 use super::ShowArgs;
-use crate::output::Style;
+use crate::output::{Style, count};
 use crate::store::{Entry, Parsed, SessionFile, Store};
 
 pub fn run(store: &Store, args: &ShowArgs, out: &mut dyn Write) -> Result<i32> {
@@ -53,8 +53,8 @@ fn write_header(out: &mut dyn Write, file: &SessionFile, legacy: bool, style: St
     writeln!(out, "{}", style.bold(&first))?;
     let line = format!("created {} · updated {} · cwd {}", text("createdAt"), text("updatedAt"), text("cwd"));
     writeln!(out, "{}", style.plain(&line))?;
-    let mut facts = vec![format!("{} entries", file.events.len())];
-    facts.push(format!("context {} tokens", file.get_u64("contextTokens").unwrap_or(0)));
+    let mut facts = vec![count(file.events.len() as u64, "entry", "entries")];
+    facts.push(format!("context {}", count(file.get_u64("contextTokens").unwrap_or(0), "token", "tokens")));
     if !text("model").is_empty() {
         facts.push(format!("model {}", text("model")));
     }
@@ -131,7 +131,9 @@ fn describe(entry: &Entry) -> (String, String) {
             }
             (head, String::new())
         }
-        Entry::Turn { messages, .. } => (format!("turn · {} messages", messages.len()), String::new()),
+        Entry::Turn { messages, .. } => {
+            (format!("turn · {}", count(messages.len() as u64, "message", "messages")), String::new())
+        }
         Entry::Notice { text, .. } => ("notice".into(), text.clone()),
         Entry::Error { text, kind, .. } => (format!("error ({kind})"), text.clone()),
         Entry::Cleared { .. } => ("cleared · the replay starts after here".into(), String::new()),

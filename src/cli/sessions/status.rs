@@ -14,6 +14,8 @@ use crate::store::{Entry, Parsed, Store};
 #[derive(Debug, Default, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct UsageTotals {
+    /// `modelCalls` in JSON as in the text form: one name for one fact.
+    #[serde(rename = "modelCalls")]
     pub calls: u64,
     pub input_tokens: u64,
     pub output_tokens: u64,

@@ -1,0 +1,276 @@
+//! The README's recipes, run as written. Each test takes its command lines
+//! from README.md itself (found by how they begin, and run whole, comment
+//! included, with `sh -c`), so a recipe that changes is run as changed, and
+//! one that disappears fails here. The programs are installed into a
+//! temporary root (`$HOME/.cargo/bin`, where `cargo install` puts them);
+//! the model is the mock server. The cron line runs as cron runs it: under
+//! `env -i` with only HOME and `PATH=/usr/bin:/bin`.
+//!
+//! Not run: `cargo install …` and `cargo test` (the build itself), and the
+//! fzf picker (interactive).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::support::mock::{MockServer, Reply};
+use crate::support::sse::*;
+use crate::support::*;
+use glrs::store::{Append, Entry, Store};
+use serde_json::{Value, json};
+
+const PROGRAMS: [(&str, &str); 6] = [
+    ("glrs", env!("CARGO_BIN_EXE_glrs")),
+    ("glrs-chat", env!("CARGO_BIN_EXE_glrs-chat")),
+    ("glrs-sessions", env!("CARGO_BIN_EXE_glrs-sessions")),
+    ("glrs-fork", env!("CARGO_BIN_EXE_glrs-fork")),
+    ("glrs-compact", env!("CARGO_BIN_EXE_glrs-compact")),
+    ("glrs-artifacts", env!("CARGO_BIN_EXE_glrs-artifacts")),
+];
+
+/// A home folder with the programs installed in `~/.cargo/bin`, the store
+/// and config at their default places under it, and a work folder.
+struct Home {
+    _dir: tempfile::TempDir,
+    home: PathBuf,
+    work: PathBuf,
+    store: Store,
+}
+
+impl Home {
+    fn new() -> Home {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let home = dir.path().join("home");
+        let bin = home.join(".cargo/bin");
+        std::fs::create_dir_all(&bin).expect("mkdir bin");
+        for (name, exe) in PROGRAMS {
+            std::fs::copy(exe, bin.join(name)).expect("install a program");
+        }
+        let work = home.join("work");
+        std::fs::create_dir_all(&work).expect("mkdir work");
+        let paths = glrs::Paths::from_vars(None, None, None, Some(home.clone())).expect("paths");
+        Home { _dir: dir, home, work, store: Store::new(paths) }
+    }
+
+    fn config(&self, value: &Value) {
+        let dir = self.home.join(".config/glrs");
+        std::fs::create_dir_all(&dir).expect("mkdir config");
+        std::fs::write(dir.join("config.json"), value.to_string()).expect("write config");
+    }
+
+    /// Run `script` with `sh -c` in a login-like environment: HOME, a PATH
+    /// with `~/.cargo/bin`, and the keys.
+    fn sh(&self, script: &str) -> Output {
+        let path = format!("{}:/usr/bin:/bin", self.home.join(".cargo/bin").display());
+        Command::new("/bin/sh")
+            .args(["-c", script])
+            .env_clear()
+            .env("HOME", &self.home)
+            .env("PATH", path)
+            .env("OPENAI_API_KEY", OPENAI_KEY)
+            .env("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+            .current_dir(&self.work)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run sh")
+    }
+}
+
+/// The README line (in an indented code block) that begins with `start`,
+/// whole, without the indent.
+fn recipe(start: &str) -> String {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README.md");
+    let found: Vec<&str> =
+        readme.lines().filter_map(|l| l.strip_prefix("    ")).filter(|l| l.starts_with(start)).collect();
+    assert_eq!(found.len(), 1, "README.md has one recipe line beginning {start:?}: {found:?}");
+    found[0].trim_end().to_string()
+}
+
+/// The JSON block of the README that contains `needle`.
+fn readme_json(needle: &str) -> Value {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README.md");
+    let block = readme
+        .split("```json\n")
+        .skip(1)
+        .filter_map(|rest| rest.split("\n```").next())
+        .find(|b| b.contains(needle))
+        .unwrap_or_else(|| panic!("README.md has no JSON block with {needle:?}"));
+    serde_json::from_str(block).expect("the README's JSON block parses")
+}
+
+/// What cron runs of a crontab line: the text after the five time fields.
+fn cron_command(line: &str) -> &str {
+    let mut rest = line.trim_start();
+    for _ in 0..5 {
+        let end = rest.find(char::is_whitespace).expect("five time fields");
+        rest = rest[end..].trim_start();
+    }
+    rest
+}
+
+fn ok(out: &Output, what: &str) -> String {
+    assert!(out.status.success(), "{what}: {:?}\n{}", out.status, stderr_of(out));
+    stdout_of(out)
+}
+
+/// The text of every message of `role` in an OpenAI request body.
+fn said(body: &Value, role: &str) -> Vec<String> {
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    messages.iter().filter(|m| m["role"] == role).map(|m| m["content"].as_str().unwrap_or("").to_string()).collect()
+}
+
+fn mock_config(server: &MockServer) -> Value {
+    json!({
+        "memoryFlush": {"enabled": false},
+        "providers": {
+            "openai": {"baseUrl": format!("{}/v1", server.url())},
+            "anthropic": {"baseUrl": server.url()},
+        },
+    })
+}
+
+#[test]
+fn the_cron_line_works_under_cron_with_the_key_from_apikeycommand() {
+    let h = Home::new();
+    let server = MockServer::start();
+    // The README's config for cron, pointed at the mock server.
+    let mut config = readme_json("apiKeyCommand\": \"cat $HOME");
+    config["providers"]["openai"]["baseUrl"] = json!(format!("{}/v1", server.url()));
+    h.config(&config);
+    let key_file = h.home.join(".config/glrs/openai.key");
+    std::fs::write(&key_file, "sk-cron-key-0123\n").expect("key file");
+
+    // A session over its trigger (gpt-4.1 plans against 256,000 tokens).
+    let id = h.store.create(&h.work.to_string_lossy()).expect("create");
+    let mut change = Append::new();
+    for n in 0..12 {
+        let at = glrs::time::now();
+        let user = Entry::User { at: at.clone(), text: format!("question {n} about src/app{n}.rs"), steer: false };
+        let answer = Entry::Assistant {
+            at,
+            text: format!("answer {n}: {}", "x".repeat(10_000)),
+            model: "openai/gpt-4.1".into(),
+            tool_calls: vec![],
+            stop_reason: "stop".into(),
+        };
+        change = change.entry(&user).expect("entry").entry(&answer).expect("entry");
+    }
+    change = change.set("model", json!("openai/gpt-4.1")).set("contextTokens", json!(230_000));
+    h.store.append(&id, change).expect("append");
+    // The memory flush runs first (the README's config leaves it on), then
+    // the brief.
+    server.push(Reply::sse(openai_text(&["NO_REPLY"], 10, 1, 0)));
+    server.push(Reply::sse(openai_text(&["reviewed the app\n## Goal\nreview"], 9_000, 50, 0)));
+
+    let line = recipe("0 3 * * *");
+    let command = cron_command(&line);
+    let out = Command::new("/usr/bin/env")
+        .args(["-i", &format!("HOME={}", h.home.display()), "PATH=/usr/bin:/bin", "/bin/sh", "-c", command])
+        .current_dir(&h.home)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run the cron line");
+    assert!(out.status.success(), "{command}: {:?}\n{}", out.status, stderr_of(&out));
+    assert_eq!((stdout_of(&out), stderr_of(&out)), (String::new(), String::new()), "--quiet: no mail from cron");
+    let session: Value =
+        serde_json::from_slice(&std::fs::read(h.store.session_path(&id)).expect("read")).expect("json");
+    let types = entry_types(&session);
+    assert_eq!(types.last().map(String::as_str), Some("compacted"), "{types:?}");
+    for request in server.model_requests() {
+        assert_eq!(request.header("authorization"), Some("Bearer sk-cron-key-0123"), "the key from apiKeyCommand");
+    }
+}
+
+#[test]
+fn the_chat_recipes() {
+    let h = Home::new();
+    let server = MockServer::start();
+    h.config(&mock_config(&server));
+
+    server.push(Reply::sse(anthropic_text(&["A summary."])));
+    let out = h.sh(&recipe("echo \"summarise README.md\" | glrs-chat"));
+    assert_eq!(ok(&out, "echo | glrs-chat"), "A summary.\n");
+    assert_eq!(server.model_requests()[0].path, "/v1/messages");
+
+    std::fs::write(h.work.join("notes.txt"), "buy milk\ncall Bob\n").expect("notes");
+    server.push(Reply::sse(openai_text(&["Two errands."], 5, 2, 0)));
+    let out = h.sh(&recipe("cat notes.txt | glrs-chat"));
+    assert_eq!(ok(&out, "cat notes.txt | glrs-chat"), "Two errands.\n");
+    let body = &server.model_requests()[1].body;
+    assert_eq!(said(body, "user"), ["summarise this\n\nbuy milk\ncall Bob"]);
+
+    server.push(Reply::sse(openai_text(&["2, 3, 5"], 5, 3, 0)));
+    server.push(Reply::sse(openai_text(&["Their sum is 10."], 9, 5, 0)));
+    let script = format!("{}\n{}", recipe("id=$(glrs-chat -p"), recipe("glrs-chat --resume \"$id\""));
+    let out = h.sh(&script);
+    assert_eq!(ok(&out, "the scripted conversation"), "Their sum is 10.\n");
+    let last = &server.model_requests()[3].body;
+    assert_eq!(said(last, "assistant"), ["2, 3, 5"], "the second turn went on with the first");
+}
+
+#[test]
+fn the_sessions_and_artifacts_recipes() {
+    let h = Home::new();
+    let sessions = h.store.paths.sessions.clone();
+    let user = r#"{"type":"user","at":"2026-11-01T10:00:01.000Z","text":"why does the login redirect loop?"}"#;
+    let usage = r#"{"type":"usage","at":"2026-11-01T10:00:02.000Z","model":"openai/gpt-4.1","inputTokens":400,"outputTokens":60,"cacheReadTokens":0,"cacheWriteTokens":0}"#;
+    for (id, entries) in [("3f9a0001", vec![user, usage]), ("bbbb0002", vec![user]), ("cccc0003", vec![usage])] {
+        let text = format!(
+            r#"{{"schema":2,"id":"{id}","createdAt":"2026-11-01T10:00:00.000Z","updatedAt":"2026-11-01T10:00:02.000Z","cwd":"/w","events":[{}],"contextTokens":10}}"#,
+            entries.join(",")
+        );
+        std::fs::create_dir_all(&sessions).expect("mkdir");
+        std::fs::write(sessions.join(format!("{id}.json")), text).expect("write session");
+    }
+    let out = h.sh(&recipe("glrs-sessions grep -i 'redirect'"));
+    assert_eq!(ok(&out, "grep | cut | sort"), "3f9a0001\nbbbb0002\n");
+
+    let out = h.sh(&recipe("glrs-sessions status 3f9a --json | jq .usage"));
+    let usage: Value = serde_json::from_str(&ok(&out, "status | jq")).expect("jq printed JSON");
+    assert_eq!(usage["modelCalls"], 1);
+    assert_eq!(usage["inputTokens"], 400);
+
+    // On a new store the folder does not exist yet: the recipe still works
+    // (and finds nothing, grep's exit 1).
+    let grep_artifacts = recipe("grep -rl 'redirect.ts'");
+    let out = h.sh(&grep_artifacts);
+    assert_eq!(out.status.code(), Some(1), "nothing found, no error: {}", stderr_of(&out));
+    assert_eq!(stderr_of(&out), "");
+    let artifact = h.store.paths.artifacts.join("3f9a0001/2026-11-01T10-00-00.000Z.md");
+    std::fs::create_dir_all(artifact.parent().expect("a folder")).expect("mkdir");
+    std::fs::write(&artifact, "---\nlabel: x\n---\n[tool-call read]\n{\"path\":\"src/auth/redirect.ts\"}\n")
+        .expect("write");
+    let out = h.sh(&grep_artifacts);
+    assert_eq!(ok(&out, "grep artifacts"), format!("{}\n", artifact.display()));
+}
+
+#[test]
+fn the_man_page_and_completion_install_lines() {
+    let h = Home::new();
+    for start in ["glrs man --dir", "glrs completions bash", "glrs completions fish", "glrs completions zsh"] {
+        let out = h.sh(&recipe(start));
+        ok(&out, start);
+    }
+    let installed = |dir: &str, file: &str| h.home.join(dir).join(file).is_file();
+    assert!(installed(".local/share/man/man1", "glrs-sessions.1"));
+    assert!(installed(".local/share/bash-completion/completions", "glrs-sessions"));
+    assert!(installed(".config/fish/completions", "glrs-sessions.fish"));
+    assert!(installed(".local/share/zsh/site-functions", "_glrs-sessions"));
+    // man(1) finds the pages by name as the README says: with ~/.local/bin
+    // on PATH, or else with the MANPATH line.
+    if Path::new("/usr/bin/man").exists() {
+        let local_bin = h.home.join(".local/bin");
+        std::fs::create_dir_all(&local_bin).expect("mkdir");
+        let manpath = format!("{}/.local/share/man:", h.home.display());
+        for (path, manpath) in
+            [(format!("{}:/usr/bin:/bin", local_bin.display()), None), ("/usr/bin:/bin".into(), Some(manpath))]
+        {
+            let mut man = Command::new("/usr/bin/man");
+            man.args(["-w", "glrs-compact"]).env_clear().env("HOME", &h.home).env("PATH", path);
+            if let Some(manpath) = manpath {
+                man.env("MANPATH", manpath);
+            }
+            let out = man.output().expect("man -w");
+            assert!(stdout_of(&out).contains(".local/share/man/man1/glrs-compact.1"), "{}", stderr_of(&out));
+        }
+    }
+}
