@@ -7,6 +7,8 @@
 //! a compaction landed) and the context is rebuilt from the file.
 
 pub mod compaction;
+pub mod history;
+pub mod markdown;
 pub mod oneshot;
 pub mod picker;
 pub mod render;
@@ -182,6 +184,20 @@ impl Chat {
         system: Option<String>,
     ) -> Result<Chat> {
         let open = store.open_lock(&at.id)?;
+        Chat::resume_locked(open, store, config, at, model, fallback, system)
+    }
+
+    /// [`Chat::resume`] with the open lock already taken (by `glrs-compact`
+    /// for its memory flush, marked as a compaction).
+    pub fn resume_locked(
+        open: OpenLock,
+        store: Store,
+        config: Config,
+        at: &Located,
+        model: Option<ModelRef>,
+        fallback: impl FnOnce() -> Result<ModelRef>,
+        system: Option<String>,
+    ) -> Result<Chat> {
         // The stamp first: if the file changes while it is read, the stamp
         // is the older one, and the next check reloads (never the reverse).
         let stamp = Stamp::of(&at.path).with_context(|| format!("cannot read {}", at.path.display()))?;
@@ -244,7 +260,7 @@ impl Chat {
 
     /// The system prompt's share of the context, estimated.
     pub fn system_tokens(&self) -> u64 {
-        self.system_prompt().map_or(0, |s| (s.len() as u64).div_ceil(4))
+        self.system_prompt().map_or(0, |s| crate::message::estimate_text(&s))
     }
 
     /// An entry as it may be written: redacted.
@@ -323,6 +339,7 @@ impl Chat {
             at: time::now(),
             session: self.id.to_string(),
             cwd: self.cwd.clone(),
+            truncated_from: None,
             extra: Default::default(),
         };
         self.store
@@ -434,7 +451,16 @@ impl Chat {
             Ok(_) => return Ok(()),
             Err(e) => e,
         };
-        let entries: Vec<_> = self.unwritten.iter().filter_map(|e| e.to_raw().ok()).collect();
+        // Redacted like everything else this chat writes.
+        let entries: Vec<_> = self
+            .unwritten
+            .iter()
+            .filter_map(|e| match self.redacted(e) {
+                Ok(Some(clean)) => clean.to_raw().ok(),
+                Ok(None) => e.to_raw().ok(),
+                Err(_) => None,
+            })
+            .collect();
         let mut header =
             vec![("model", Value::from(self.model.full())), ("contextTokens", Value::from(self.context_tokens))];
         if let Some(key) = &self.key {

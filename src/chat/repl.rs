@@ -18,8 +18,7 @@ use rustyline::{Context, Editor, Helper};
 use super::Chat;
 use super::signals::Watcher;
 use super::terminal::{BackgroundCompact, KeyWatch, term_ui};
-use crate::output::terminal_safe;
-use crate::provider::{Cancel, Message};
+use crate::provider::Cancel;
 
 /// The slash commands, for help and completion.
 pub const COMMANDS: &[(&str, &str)] = &[
@@ -100,7 +99,7 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
     let dim = |t: &str| if color { format!("\x1b[2m{t}\x1b[0m") } else { t.to_string() };
     println!("{}", dim(&format!("glrs-chat · session {} · {} · /help for commands", chat.id, chat.model.full())));
     if resumed {
-        show_history(&chat, color);
+        super::history::show(&chat, color);
     }
     // At the prompt everything is saved: SIGTERM or SIGHUP just ends.
     let signals = Watcher::start(|stop| std::process::exit(stop.exit_code()))?;
@@ -131,15 +130,8 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
             continue;
         }
         let _ = editor.add_history_entry(text.as_str());
-        if let Some(rest) = trimmed.strip_prefix("/compact").filter(|r| r.is_empty() || r.starts_with(' ')) {
-            let instruction = rest.trim();
-            let idle = idle_work(
-                &mut chat,
-                runtime,
-                &signals,
-                color,
-                IdleWork::Compact((!instruction.is_empty()).then_some(instruction)),
-            );
+        if let Some(instruction) = super::compaction::parse_compact(trimmed) {
+            let idle = idle_work(&mut chat, runtime, &signals, color, IdleWork::Compact(instruction));
             initial = idle.release(&mut queued);
             continue;
         }
@@ -292,7 +284,9 @@ fn run_turn(
     let children = started.lock().map(|mut c| std::mem::take(&mut *c)).unwrap_or_default();
     if !children.is_empty() {
         chat.adopt_background(children);
-        chat.wait_for_background(&mut ui);
+        // Ctrl-C stops waiting (the key watcher has finished).
+        let wait = Arc::new(Cancel::default());
+        signals.during(&wait, || runtime.block_on(chat.wait_for_background(&wait, &mut ui)));
     }
     // Steers sent after the last model call: the next prompt's text.
     let late: Vec<String> = steers.lock().map(|mut q| std::mem::take(&mut *q)).unwrap_or_default();
@@ -310,29 +304,6 @@ fn run_turn(
         next.push_str(&leftover);
     }
     (next, outcome.compact_due)
-}
-
-/// The last few messages of a resumed session.
-fn show_history(chat: &Chat, color: bool) {
-    let shown: Vec<&Message> = chat
-        .messages
-        .iter()
-        .filter(|m| !matches!(m, Message::Tool { .. }))
-        .rev()
-        .take(6)
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-        .collect();
-    for message in shown {
-        match message {
-            Message::User { content } => {
-                println!("{} {}", if color { "\x1b[1m>\x1b[0m" } else { ">" }, terminal_safe(content))
-            }
-            Message::Assistant { content, .. } if !content.is_empty() => println!("{}", terminal_safe(content)),
-            _ => {}
-        }
-    }
 }
 
 fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
@@ -428,7 +399,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
             }
             *chat = next;
             println!("session {} · {}", chat.id, chat.model.full());
-            show_history(chat, color);
+            super::history::show(chat, color);
         }
         "/new" | "/reset" => {
             let next = chat.successor()?;

@@ -190,19 +190,15 @@ pub struct BackgroundCompact {
 
 impl BackgroundCompact {
     /// Start `glrs-compact` with `instruction` and say so.
-    pub fn start(&self, instruction: &str) {
-        let mut cmd = super::compaction::compact_command(&self.id, Some(instruction));
-        cmd.stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
-        let note = match cmd.spawn() {
+    pub fn start(&self, instruction: Option<&str>) {
+        let note = match super::compaction::start_background(&self.id, instruction) {
             Ok(child) => {
                 if let Ok(mut started) = self.started.lock() {
                     started.push(child);
                 }
-                "(compacting in the background: the brief lands with the turn's next write)".to_string()
+                super::compaction::BACKGROUND_NOTE.to_string()
             }
-            Err(e) => format!("(cannot run glrs-compact: {e})"),
+            Err(note) => note,
         };
         let _guard = self.lock.lock();
         let mut out = std::io::stdout().lock();
@@ -243,6 +239,9 @@ impl KeyWatch {
         let flag = stop.clone();
         let thread = std::thread::spawn(move || {
             let mut typed = String::new();
+            // A steer half typed when a permission prompt appears waits
+            // here, so the answer is only what is typed at the prompt.
+            let mut held: Option<String> = None;
             let asking = || answer.lock().is_ok_and(|slot| slot.is_some());
             let echo = |text: &str| {
                 let _guard = lock.lock();
@@ -261,18 +260,24 @@ impl KeyWatch {
                 if !event::poll(Duration::from_millis(30)).unwrap_or(false) {
                     continue;
                 }
-                match event::read() {
+                let event = event::read();
+                if held.is_none() && asking() {
+                    held = Some(std::mem::take(&mut typed));
+                }
+                match event {
                     Ok(Event::Key(key)) if key.kind != KeyEventKind::Release => match key.code {
                         KeyCode::Esc => {
                             cancel.cancel();
                             if reply(None) {
                                 echo("\r\n");
+                                typed = held.take().unwrap_or_default();
                             }
                         }
                         KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
                             cancel.cancel();
                             if reply(None) {
                                 echo("\r\n");
+                                typed = held.take().unwrap_or_default();
                             }
                         }
                         KeyCode::Enter => {
@@ -280,12 +285,12 @@ impl KeyWatch {
                             if reply(Some(line.clone())) {
                                 // The answer to a permission prompt, not a steer.
                                 echo("\r\n");
+                                typed = held.take().unwrap_or_default();
                                 continue;
                             }
-                            let compact_now =
-                                line.trim().strip_prefix("/compact").filter(|r| r.is_empty() || r.starts_with(' '));
-                            if let (Some(rest), Some(compact)) = (compact_now, &compact) {
-                                compact.start(rest.trim());
+                            let compact_now = super::compaction::parse_compact(&line);
+                            if let (Some(instruction), Some(compact)) = (compact_now, &compact) {
+                                compact.start(instruction);
                             } else if !line.trim().is_empty()
                                 && let Ok(mut queue) = steers.lock()
                             {
@@ -322,9 +327,9 @@ impl KeyWatch {
 
 /// The terminal side of a turn, with colour or without.
 pub fn term_ui(color: bool) -> TermUi {
-    let width = crossterm::terminal::size().map_or(80, |(w, _)| w as usize);
+    let (width, height) = crossterm::terminal::size().map_or((80, 24), |(w, h)| (w as usize, h as usize));
     TermUi {
-        md: MarkdownStream::new(color, true, width),
+        md: MarkdownStream::new(color, true, width).with_height(height),
         color,
         lock: Arc::default(),
         spinner: None,

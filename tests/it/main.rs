@@ -12,12 +12,15 @@ mod support;
 
 mod agent;
 mod chat_compaction;
+mod chat_markdown;
 mod chat_oneshot;
 mod chat_repl;
 mod compact;
 mod completions;
 mod cost;
+mod escapes;
 mod export;
+mod extensions;
 mod front;
 mod generated;
 mod harness;
