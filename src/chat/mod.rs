@@ -260,7 +260,7 @@ impl Chat {
 
     /// The system prompt's share of the context, estimated.
     pub fn system_tokens(&self) -> u64 {
-        self.system_prompt().map_or(0, |s| (s.len() as u64).div_ceil(4))
+        self.system_prompt().map_or(0, |s| crate::message::estimate_text(&s))
     }
 
     /// An entry as it may be written: redacted.

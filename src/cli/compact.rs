@@ -7,6 +7,7 @@ use anyhow::{Result, bail};
 use clap::Parser;
 
 use crate::compact::Trigger;
+use crate::compact::report::Report;
 use crate::compact::run::{self, Landed, Options, Outcome};
 use crate::config::Config;
 use crate::provider::Cancel;
@@ -53,18 +54,10 @@ pub struct Args {
     /// Skip the memory flush (the silent turn that saves notes before compacting)
     #[arg(long)]
     pub no_flush: bool,
-}
-
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    /// Print each result as a JSON object on one line (outcome "compacted", "nothing" or
+    /// "underTrigger", with the numbers) instead of the line for people
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Run `glrs-compact`; returns the exit code.
@@ -93,22 +86,19 @@ pub fn run(args: Args) -> Result<i32> {
             let trigger = Trigger::for_session(&config, file.get_str("model"));
             if !trigger.is_over(tokens) {
                 if !args.quiet {
-                    let line = trigger
-                        .threshold()
-                        .map_or("automatic compaction is off".into(), |t| format!("trigger {}", thousands(t)));
-                    let noun = if tokens == 1 { "token" } else { "tokens" };
-                    println!("{}: {} {noun}, under its {line}; nothing to do", at.id, thousands(tokens));
+                    let report = Report::UnderTrigger { id: at.id.to_string(), tokens, trigger: trigger.threshold() };
+                    print_report(&report, args.json)?;
                 }
                 return Ok(0);
             }
         }
         let outcome = compact_one(&job, &at, file)?;
         if !args.quiet {
-            report(&at, &outcome);
+            report(&at, &outcome, args.json)?;
         }
         return Ok(0);
     }
-    compact_all(&job, args.quiet)
+    compact_all(&job, args.quiet, args.json)
 }
 
 /// What every compaction of one run shares.
@@ -188,27 +178,25 @@ fn compact_one(job: &Job<'_>, at: &Located, file: SessionFile) -> Result<Outcome
     })
 }
 
-fn report(at: &Located, outcome: &Outcome) {
+fn report(at: &Located, outcome: &Outcome, json: bool) -> Result<()> {
     if let Outcome::Compacted(Landed { warning: Some(warning), .. }) = outcome {
         crate::cli::warn(PROGRAM_NAME, &format!("{}: the brief landed, but {warning}", at.id));
     }
-    match outcome {
-        Outcome::Nothing => println!("{}: nothing to compact", at.id),
-        Outcome::CompactedMeanwhile => {
-            println!("{}: another compaction landed meanwhile; nothing to compact", at.id)
-        }
-        Outcome::Compacted(l) => println!(
-            "{}: compacted, {} → {} tokens, artifact {}",
-            at.id,
-            thousands(l.tokens_before),
-            thousands(l.tokens_after),
-            l.artifact.display()
-        ),
+    print_report(&Report::of(&at.id, outcome), json)
+}
+
+/// One session's result: its line, or its JSON on one line.
+fn print_report(report: &Report, json: bool) -> Result<()> {
+    if json {
+        println!("{}", serde_json::to_string(report)?);
+    } else {
+        println!("{}", report.line());
     }
+    Ok(())
 }
 
 /// Every session over its trigger; open ones skipped, failures counted.
-fn compact_all(job: &Job<'_>, quiet: bool) -> Result<i32> {
+fn compact_all(job: &Job<'_>, quiet: bool, json: bool) -> Result<i32> {
     let (store, config) = (job.store, job.config);
     let listing = listing::list(store)?;
     for problem in &listing.problems {
@@ -254,7 +242,7 @@ fn compact_all(job: &Job<'_>, quiet: bool) -> Result<i32> {
                     eprint!("\r\x1b[2K");
                 }
                 if !quiet {
-                    report(&at, &outcome);
+                    report(&at, &outcome, json)?;
                 }
             }
             Err(e) => {

@@ -15,6 +15,7 @@ pub mod brief;
 #[cfg(test)]
 mod fuzz;
 pub mod plan;
+pub mod report;
 pub mod run;
 
 use crate::config::Config;
