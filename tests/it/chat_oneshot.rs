@@ -445,6 +445,9 @@ fn glrs_is_the_front_door() {
     let (id, _) = ts.only_session();
     let out = ts.cmd("glrs").args(["sessions", "ls"]).output().unwrap();
     assert!(stdout_of(&out).starts_with(&id), "{}", stdout_of(&out));
+    // A first argument that is no program's name is a prompt for the chat.
+    server.push(Reply::sse(openai_text(&["four"], 1, 1, 0)));
+    ts.cmd("glrs").env("OPENAI_API_KEY", OPENAI_KEY).arg("what is 2+2?").assert().success().stdout("four\n");
     let out = ts.cmd("glrs").args(["nonesuch"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr_of(&out).contains("no program glrs-nonesuch"), "{}", stderr_of(&out));
