@@ -1,9 +1,10 @@
 //! `glrs-sessions`: list, show, search and remove sessions.
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use glrs::cli::{finish, sessions};
 
 fn main() -> std::process::ExitCode {
+    glrs::cli::complete::handle(sessions::Args::command);
     let args = sessions::Args::parse();
     finish(sessions::PROGRAM_NAME, sessions::run(args))
 }

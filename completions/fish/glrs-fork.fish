@@ -1,2 +1,1 @@
-complete -c glrs-fork -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c glrs-fork -s V -l version -d 'Print version'
+complete --keep-order --exclusive --command glrs-fork --arguments "(_GLRS_COMPLETE=fish glrs-fork -- (commandline --current-process --tokenize --cut-at-cursor) (commandline --current-token))"

@@ -37,6 +37,7 @@ pub enum Command {
     Ls {
         /// Session id or unique prefix (none, or --all: every session)
         #[arg(conflicts_with = "all")]
+        #[arg(add = crate::cli::complete::ids())]
         id: Option<String>,
         /// Every session's artifacts
         #[arg(long)]
@@ -54,6 +55,7 @@ pub enum Command {
     /// Print the artifacts folder, or one session's
     Path {
         /// Session id or unique prefix
+        #[arg(add = crate::cli::complete::ids())]
         id: Option<String>,
     },
     /// Set an artifact's note (empty text clears it)

@@ -33,6 +33,7 @@ pub const PROGRAM_NAME: &str = "glrs-chat";
 pub struct Args {
     /// Open a session by id or unique prefix; with no ID, pick one (newest first)
     #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "", conflicts_with = "continue_")]
+    #[arg(add = crate::cli::complete::ids())]
     pub resume: Option<String>,
     /// Open the newest session started in this directory
     #[arg(short = 'c', long = "continue")]
@@ -42,6 +43,7 @@ pub struct Args {
     pub key: Option<String>,
     /// With --key, when a new session starts: begin it as a copy of this one (unless it is over parentForkMaxTokens)
     #[arg(long, value_name = "ID", requires = "key")]
+    #[arg(add = crate::cli::complete::ids())]
     pub parent: Option<String>,
     /// The model, as provider/model-id (openai/gpt-4.1, anthropic/claude-sonnet-4-5, ollama/llama3.2)
     #[arg(short = 'm', long, value_name = "PROVIDER/MODEL", value_parser = ModelRef::check_arg)]

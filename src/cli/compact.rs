@@ -33,6 +33,7 @@ pub const PROGRAM_NAME: &str = "glrs-compact";
 pub struct Args {
     /// Session id or unique prefix
     #[arg(required_unless_present = "all", conflicts_with = "all")]
+    #[arg(add = crate::cli::complete::ids())]
     pub id: Option<String>,
     /// Every session over its trigger (skipping open ones)
     #[arg(long)]

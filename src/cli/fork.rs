@@ -23,6 +23,7 @@ pub const PROGRAM_NAME: &str = "glrs-fork";
 /// The arguments of glrs-fork.
 pub struct Args {
     /// Session id or unique prefix
+    #[arg(add = crate::cli::complete::ids())]
     pub id: String,
     /// Keep entries 1..N (default: all)
     #[arg(value_parser = clap::value_parser!(u64))]

@@ -85,6 +85,25 @@ pub fn command() -> clap::Command {
     Builtin::augment_subcommands(cmd)
 }
 
+/// `glrs` as the shell completes it: the chat's flags, and each program
+/// as a subcommand with all of its own arguments (`glrs sessions show ID`).
+pub fn completion_command() -> clap::Command {
+    use clap::CommandFactory;
+    let mut cmd = super::chat::Args::command().name("glrs").bin_name("glrs").disable_help_subcommand(true);
+    for (name, about) in PROGRAMS {
+        let program = match *name {
+            "chat" => super::chat::Args::command(),
+            "sessions" => super::sessions::Args::command(),
+            "fork" => super::fork::Args::command(),
+            "compact" => super::compact::Args::command(),
+            "artifacts" => super::artifacts::Args::command(),
+            _ => clap::Command::new(*name),
+        };
+        cmd = cmd.subcommand(program.name(*name).about(*about));
+    }
+    Builtin::augment_subcommands(cmd)
+}
+
 const BUILTINS: &[&str] = &["man", "completions", "config", "models", "help"];
 
 /// Run the program the arguments name; returns only on failure.

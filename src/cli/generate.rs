@@ -25,14 +25,6 @@ impl Shell {
     /// Every shell completions are made for.
     pub const ALL: [Shell; 3] = [Shell::Bash, Shell::Zsh, Shell::Fish];
 
-    fn generator(self) -> clap_complete::Shell {
-        match self {
-            Shell::Bash => clap_complete::Shell::Bash,
-            Shell::Zsh => clap_complete::Shell::Zsh,
-            Shell::Fish => clap_complete::Shell::Fish,
-        }
-    }
-
     /// The file a program's completion goes in, named as each shell's
     /// loader looks for it: bash-completion loads `completions/NAME` when
     /// NAME is first completed, zsh autoloads `_NAME` from `$fpath`, fish
@@ -67,12 +59,10 @@ pub fn programs() -> Vec<clap::Command> {
     ]
 }
 
-/// One program's completion script for `shell`.
+/// One program's completion script for `shell`: it calls the program back
+/// to answer each request (see [`super::complete`]).
 pub fn completion(shell: Shell, cmd: &clap::Command) -> Vec<u8> {
-    let mut out = Vec::new();
-    let name = cmd.get_name().to_string();
-    clap_complete::generate(shell.generator(), &mut cmd.clone(), name, &mut out);
-    out
+    super::complete::script(shell.name(), cmd.get_name()).unwrap_or_default().into_bytes()
 }
 
 /// Every completion file, by its path under `completions/`

@@ -6,6 +6,7 @@
 pub mod artifacts;
 pub mod chat;
 pub mod compact;
+pub mod complete;
 pub mod fork;
 pub mod front;
 pub mod generate;

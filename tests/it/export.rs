@@ -4,8 +4,7 @@
 //! the page's no-fetch policy).
 
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::CommandExt;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::support::*;
 
@@ -50,11 +49,9 @@ fn markdown_and_jsonl_on_stdout_and_into_files() {
 
 #[test]
 fn the_html_page_renders_in_headless_chromium_with_no_console_errors() {
-    let Some(chromium) = ["chromium", "chromium-browser"].into_iter().find(|c| on_path(c)) else {
-        assert!(std::env::var_os("CI").is_none(), "CI needs chromium (apt-get install chromium)");
-        eprintln!("skipped: no chromium on PATH (apt-get install chromium)");
+    if !installed("chromium") {
         return;
-    };
+    }
     let ts = TestStore::new();
     ts.write_fixed("abcd0001", "2026-11-01T10:00:05.000Z", "/w", ENTRIES);
     let page = ts.dir.path().join("session.html");
@@ -62,7 +59,7 @@ fn the_html_page_renders_in_headless_chromium_with_no_console_errors() {
     assert!(out.status.success(), "{}", stderr_of(&out));
 
     let profile = ts.dir.path().join("chromium-profile");
-    let mut cmd = std::process::Command::new(chromium);
+    let mut cmd = std::process::Command::new("chromium");
     cmd.args([
         "--headless",
         "--no-sandbox",
@@ -76,12 +73,9 @@ fn the_html_page_renders_in_headless_chromium_with_no_console_errors() {
         "--dump-dom",
     ])
     .arg(format!("--user-data-dir={}", profile.display()))
-    .arg(format!("file://{}", page.display()))
-    .stdout(std::process::Stdio::piped())
-    .stderr(std::process::Stdio::piped())
-    .process_group(0);
-    let child = cmd.spawn().expect("start chromium");
-    let (dom, log) = wait_bounded(child, Duration::from_secs(90), "chromium to load the page and print its DOM");
+    .arg(format!("file://{}", page.display()));
+    let out = run_bounded(&mut cmd, Duration::from_secs(90), "chromium to load the page and print its DOM");
+    let (dom, log) = (stdout_of(&out), String::from_utf8_lossy(&out.stderr).into_owned());
 
     for text in [
         "Why does the login test fail?\nIt broke today.",
@@ -97,41 +91,4 @@ fn the_html_page_renders_in_headless_chromium_with_no_console_errors() {
     assert!(!dom.contains("<img"), "{dom}");
     let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
     assert!(console.is_empty(), "the page logged to the console: {console:#?}");
-}
-
-fn on_path(name: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(name).is_file()))
-}
-
-/// Wait for a child (its own process group) and read its output; after
-/// `limit` the whole group is killed and the test fails naming `what`.
-fn wait_bounded(mut child: std::process::Child, limit: Duration, what: &str) -> (String, String) {
-    use std::io::Read;
-    let mut stdout = child.stdout.take().expect("piped stdout");
-    let mut stderr = child.stderr.take().expect("piped stderr");
-    let out = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stdout.read_to_string(&mut s);
-        s
-    });
-    let err = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stderr.read_to_string(&mut s);
-        s
-    });
-    let start = Instant::now();
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            break;
-        }
-        if start.elapsed() > limit {
-            let _ = std::process::Command::new("kill").args(["-KILL", "--", &format!("-{}", child.id())]).status();
-            let _ = child.wait();
-            panic!("timed out after {limit:?} waiting for {what}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    // Chromium's helpers share its group; none may outlive the test.
-    let _ = std::process::Command::new("kill").args(["-KILL", "--", &format!("-{}", child.id())]).status();
-    (out.join().unwrap_or_default(), err.join().unwrap_or_default())
 }

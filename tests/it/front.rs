@@ -47,7 +47,9 @@ fn man_and_completions_print_and_install() {
     assert!(out.status.success());
     let script = stdout_of(&out);
     for program in ["glrs", "glrs-chat", "glrs-sessions", "glrs-fork", "glrs-compact", "glrs-artifacts"] {
-        assert!(script.contains(&format!("-o bashdefault -o default {program}\n")), "{program}");
+        // Each program's script registers a function that calls it back.
+        let function = format!("_clap_complete_{}", program.replace('-', "_"));
+        assert!(script.contains(&format!("-F {function} {program}\n")), "{program}");
     }
     let dirs = [
         ("bash", ".local/share/bash-completion/completions", "glrs-sessions"),

@@ -15,6 +15,7 @@ mod chat_compaction;
 mod chat_oneshot;
 mod chat_repl;
 mod compact;
+mod completions;
 mod cost;
 mod export;
 mod front;

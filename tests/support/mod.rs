@@ -221,3 +221,62 @@ pub fn stderr_of(output: &std::process::Output) -> String {
 pub fn json_of(output: &std::process::Output) -> serde_json::Value {
     serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout_of(output)))
 }
+
+/// Whether a system program a test drives (a shell, chromium) is on PATH.
+/// Under CI (`CI` set) a missing one fails the test: `.ci/run` installs it.
+pub fn installed(program: &str) -> bool {
+    let found = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()));
+    if !found {
+        assert!(std::env::var_os("CI").is_none(), "CI needs {program} (.ci/run installs it with apt-get)");
+        eprintln!("skipped: {program} is not installed");
+    }
+    found
+}
+
+/// Run `cmd` (in its own process group) and collect its output; after
+/// `limit` the whole group is killed and the test fails naming `what`.
+/// The group is killed at the end too, so no helper outlives the test.
+pub fn run_bounded(cmd: &mut std::process::Command, limit: std::time::Duration, what: &str) -> std::process::Output {
+    use std::io::Read;
+    use std::os::unix::process::CommandExt;
+    let mut child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
+    let mut stdout = child.stdout.take().expect("piped stdout");
+    let mut stderr = child.stderr.take().expect("piped stderr");
+    let out = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = stdout.read_to_end(&mut b);
+        b
+    });
+    let err = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = stderr.read_to_end(&mut b);
+        b
+    });
+    let kill_group = |pid: u32| {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", "--", &format!("-{pid}")])
+            .stderr(std::process::Stdio::null())
+            .status();
+    };
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if start.elapsed() > limit {
+            kill_group(child.id());
+            let _ = child.wait();
+            panic!("timed out after {limit:?} waiting for {what}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    kill_group(child.id());
+    std::process::Output { status, stdout: out.join().unwrap_or_default(), stderr: err.join().unwrap_or_default() }
+}

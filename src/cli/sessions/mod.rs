@@ -75,6 +75,7 @@ pub enum Command {
 /// Arguments of `export`.
 pub struct ExportArgs {
     /// Session id or unique prefix
+    #[arg(add = crate::cli::complete::ids())]
     pub id: String,
     /// md: a heading per message; html: one page, nothing to fetch; jsonl: one entry a line
     /// [default: from the -o file's extension, else md]
@@ -148,6 +149,7 @@ pub struct LsArgs {
 /// Arguments of `show`.
 pub struct ShowArgs {
     /// Session id or unique prefix
+    #[arg(add = crate::cli::complete::ids())]
     pub id: String,
     /// Print the raw session file (with --from/--tail: the chosen entries as a JSON array)
     #[arg(long)]
@@ -164,6 +166,7 @@ pub struct ShowArgs {
 /// Arguments of `status`.
 pub struct StatusArgs {
     /// Session id or unique prefix
+    #[arg(add = crate::cli::complete::ids())]
     pub id: String,
     /// Print a JSON object
     #[arg(long)]
@@ -187,6 +190,7 @@ pub struct GrepArgs {
 /// Arguments of `path`.
 pub struct PathArgs {
     /// Session id or unique prefix (none: the sessions folder)
+    #[arg(add = crate::cli::complete::ids())]
     pub id: Option<String>,
 }
 
@@ -195,6 +199,7 @@ pub struct PathArgs {
 pub struct RmArgs {
     /// Session ids or unique prefixes
     #[arg(required = true)]
+    #[arg(add = crate::cli::complete::ids())]
     pub ids: Vec<String>,
 }
 
@@ -202,6 +207,7 @@ pub struct RmArgs {
 /// One session id argument.
 pub struct IdArg {
     /// Session id or unique prefix
+    #[arg(add = crate::cli::complete::ids())]
     pub id: String,
 }
 
