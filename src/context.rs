@@ -6,10 +6,8 @@
 
 use std::collections::HashMap;
 
-use serde_json::value::RawValue;
-
 use crate::message::{Message, Reasoning};
-use crate::store::{Entry, Parsed};
+use crate::store::{Entry, EntryText, Parsed};
 
 /// Wrap a compaction brief as the first message of the context.
 pub fn wrap_brief(brief: &str) -> String {
@@ -28,13 +26,17 @@ pub struct Boundary {
 
 /// Find the newest `cleared` or `compacted` entry. Only candidates whose
 /// text names one of those types are parsed.
-pub fn last_boundary(events: &[Box<RawValue>]) -> Boundary {
+pub fn last_boundary<E: EntryText>(events: &[E]) -> Boundary {
     for (i, raw) in events.iter().enumerate().rev() {
-        let text = raw.get();
-        if !(text.contains("\"cleared\"") || text.contains("\"compacted\"")) {
+        let text = raw.text();
+        let candidate = match crate::store::entry::quick_type(text) {
+            Some(kind) => kind == "cleared" || kind == "compacted",
+            None => text.contains("\"cleared\"") || text.contains("\"compacted\""),
+        };
+        if !candidate {
             continue;
         }
-        match Parsed::from_raw(raw) {
+        match Parsed::from_text(text) {
             Parsed::Known(Entry::Cleared { .. }) => return Boundary { start: i + 1, brief: None },
             Parsed::Known(Entry::Compacted { brief, first_kept, .. }) => {
                 // `firstKept` points before the brief itself.
@@ -47,24 +49,19 @@ pub fn last_boundary(events: &[Box<RawValue>]) -> Boundary {
     Boundary { start: 0, brief: None }
 }
 
-/// An entry's `type` read from its first bytes, for the layout glrs writes
-/// (`{"type":"user",…`); `None` for anything else, which is then parsed.
-fn quick_type(raw: &RawValue) -> Option<&str> {
-    let rest = raw.get().strip_prefix("{\"type\":\"")?;
-    rest.find('"').map(|end| &rest[..end])
-}
+use crate::store::entry::quick_type;
 
 /// True when a raw `user` entry is a steer. Inside JSON strings quotes are
 /// escaped, so this field text cannot come from a message's words.
-fn is_steer(raw: &RawValue) -> bool {
-    raw.get().contains("\"steer\":true")
+fn is_steer(raw: &str) -> bool {
+    raw.contains("\"steer\":true")
 }
 
 /// Messages rebuilt from the entries of an unfinished (or foreign) turn.
-fn rebuild(raws: &[&RawValue], out: &mut Vec<Message>) {
+fn rebuild(raws: &[&str], out: &mut Vec<Message>) {
     let mut reasoning: Vec<Reasoning> = Vec::new();
     for raw in raws {
-        match Parsed::from_raw(raw) {
+        match Parsed::from_text(raw) {
             Parsed::Known(Entry::User { text, .. }) => out.push(Message::User { content: text }),
             Parsed::Known(Entry::Reasoning { text, signature, .. }) => reasoning.push(Reasoning { text, signature }),
             Parsed::Known(Entry::Assistant { text, tool_calls, .. }) => {
@@ -84,21 +81,21 @@ fn rebuild(raws: &[&RawValue], out: &mut Vec<Message>) {
 /// its recorded `turn.messages` without being read, and entries that are
 /// never sent (usage, notices, errors, custom data) are skipped by their
 /// first bytes, so replaying a 100 MB session stays quick.
-pub fn replay(events: &[Box<RawValue>]) -> Vec<Message> {
+pub fn replay<E: EntryText>(events: &[E]) -> Vec<Message> {
     let boundary = last_boundary(events);
     let mut messages = Vec::new();
     if let Some(brief) = &boundary.brief {
         messages.push(Message::User { content: wrap_brief(brief) });
     }
     // Entries since the last finished turn, not parsed yet.
-    let mut pending: Vec<&RawValue> = Vec::new();
+    let mut pending: Vec<&str> = Vec::new();
     // A turn's recorded messages are used only when its first user entry is
     // inside the replayed range; otherwise the entries themselves are.
     let mut turn_began_in_range = false;
-    for raw in &events[boundary.start.min(events.len())..] {
+    for raw in events[boundary.start.min(events.len())..].iter().map(EntryText::text) {
         let kind = match quick_type(raw) {
             Some(kind) => kind.to_string(),
-            None => Parsed::from_raw(raw).kind().to_string(),
+            None => Parsed::from_text(raw).kind().to_string(),
         };
         match kind.as_str() {
             "user" | "assistant" | "reasoning" | "tool" => {
@@ -112,7 +109,7 @@ pub fn replay(events: &[Box<RawValue>]) -> Vec<Message> {
                 pending.push(raw);
             }
             "turn" => {
-                let recorded = match Parsed::from_raw(raw) {
+                let recorded = match Parsed::from_text(raw) {
                     Parsed::Known(Entry::Turn { messages: recorded, .. }) if turn_began_in_range => {
                         Some(recorded.into_iter().map(Message::from).collect::<Vec<Message>>())
                     }
@@ -202,6 +199,7 @@ mod tests {
     use crate::message::ToolCall;
     use crate::store::TurnMessage;
     use serde_json::json;
+    use serde_json::value::RawValue;
 
     fn raw(e: &Entry) -> Box<RawValue> {
         e.to_raw().unwrap()

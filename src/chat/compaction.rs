@@ -58,15 +58,19 @@ impl CompactOutcome {
 
 /// The number of `compacted` entries, and the compaction count recorded by
 /// the newest memory flush.
-pub fn cycle_of(events: &[Box<serde_json::value::RawValue>]) -> (u64, Option<u64>) {
+pub fn cycle_of<E: crate::store::EntryText>(events: &[E]) -> (u64, Option<u64>) {
     let mut compactions = 0;
     let mut flushed = None;
     for raw in events {
-        let text = raw.get();
-        if !(text.contains("\"compacted\"") || text.contains("memoryFlush")) {
+        let text = raw.text();
+        let candidate = match crate::store::entry::quick_type(text) {
+            Some(kind) => kind == "compacted" || (kind == "custom" && text.contains("memoryFlush")),
+            None => text.contains("\"compacted\"") || text.contains("memoryFlush"),
+        };
+        if !candidate {
             continue;
         }
-        match Parsed::from_raw(raw) {
+        match Parsed::from_text(text) {
             Parsed::Known(Entry::Compacted { .. }) => compactions += 1,
             Parsed::Known(Entry::Custom { name, data, .. }) if name == "memoryFlush" => {
                 flushed = data.get("compactionCount").and_then(|v| v.as_u64());

@@ -185,8 +185,10 @@ impl Chat {
         // The stamp first: if the file changes while it is read, the stamp
         // is the older one, and the next check reloads (never the reverse).
         let stamp = Stamp::of(&at.path).with_context(|| format!("cannot read {}", at.path.display()))?;
-        let loaded = store.read(at)?;
-        let (file, mark) = (loaded.file, loaded.mark);
+        // Read once, entries found as lines: only those the context uses
+        // are parsed (the last boundary on), whatever the session's size.
+        let file = store.read_lines(at)?;
+        let events = file.entries();
         let model = match model {
             Some(m) => m,
             None => match file.get_str("model") {
@@ -200,7 +202,7 @@ impl Chat {
         let system =
             system.or_else(|| file.get_str("system").map(str::to_string)).or_else(|| config.system_prompt.clone());
         let mut chat = Chat::assemble(store, config, at.id.clone(), open, model, provider, system, cwd)?;
-        chat.messages = context::replay(&file.events);
+        chat.messages = context::replay(&events);
         chat.context_tokens = file.get_u64("contextTokens").unwrap_or(0);
         chat.key = file.get_str("key").map(str::to_string);
         chat.key_recorded = true;
@@ -209,13 +211,13 @@ impl Chat {
         if let Some(level) = file.get_str("thinking").and_then(|t| crate::provider::cache::Thinking::parse(t).ok()) {
             chat.thinking = level;
         }
-        (chat.compactions, chat.flushed_cycle) = compaction::cycle_of(&file.events);
-        chat.known_len = file.events.len();
+        (chat.compactions, chat.flushed_cycle) = compaction::cycle_of(&events);
+        chat.known_len = events.len();
         // A legacy session has no file in the store yet: its first write
         // saves it there.
         if !at.legacy {
             chat.stamp = Some(stamp);
-            chat.mark = Some(mark);
+            chat.mark = Some(file.mark.clone());
         }
         Ok(chat)
     }
@@ -295,24 +297,21 @@ impl Chat {
             return Ok(false);
         }
         let at = Located { id: self.id.clone(), path: path.clone(), legacy: false };
-        let loaded = self.store.read(&at)?;
-        let file = loaded.file;
-        self.messages = if self.unwritten.is_empty() {
-            context::replay(&file.events)
-        } else {
-            let mut events = file.events.clone();
-            events.extend(self.unwritten.iter().filter_map(|e| e.to_raw().ok()));
-            context::replay(&events)
-        };
+        let file = self.store.read_lines(&at)?;
+        let mut events = file.entries();
+        let known_len = events.len();
+        (self.compactions, self.flushed_cycle) = compaction::cycle_of(&events);
+        let unwritten: Vec<String> = self.unwritten.iter().filter_map(|e| serde_json::to_string(e).ok()).collect();
+        events.extend(unwritten.iter().map(String::as_str));
+        self.messages = context::replay(&events);
         self.context_tokens = file.get_u64("contextTokens").unwrap_or(self.context_tokens);
-        (self.compactions, self.flushed_cycle) = compaction::cycle_of(&file.events);
-        self.known_len = file.events.len();
+        self.known_len = known_len;
         self.thinking_recorded = file.get("thinking").is_some();
         self.updated_at = file.get_str("updatedAt").map(str::to_string);
         self.stamp = Some(now);
         // Read after `now` was taken: if it changed meanwhile, the stamps
         // differ at the next check, and the mark at the next write.
-        self.mark = Some(loaded.mark);
+        self.mark = Some(file.mark.clone());
         Ok(true)
     }
 

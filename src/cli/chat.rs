@@ -198,7 +198,7 @@ fn start_from_parent(
     notices: &mut Vec<String>,
 ) -> Result<Option<Located>> {
     let at = store.resolve(parent)?;
-    let tokens = store.read(&at)?.file.get_u64("contextTokens").unwrap_or(0);
+    let tokens = store.read_lines(&at)?.get_u64("contextTokens").unwrap_or(0);
     let limit = config.parent_fork_max_tokens.unwrap_or(100_000);
     if limit > 0 && tokens > limit {
         notices.push(format!(

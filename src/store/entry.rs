@@ -245,13 +245,52 @@ pub enum Parsed {
     },
 }
 
+/// An entry's JSON text, whether held as a parsed file's raw value or as a
+/// line of a file read without parsing ([`crate::store::lines`]).
+pub trait EntryText {
+    /// The entry's JSON text.
+    fn text(&self) -> &str;
+}
+
+impl EntryText for Box<RawValue> {
+    fn text(&self) -> &str {
+        self.get()
+    }
+}
+
+impl EntryText for &RawValue {
+    fn text(&self) -> &str {
+        self.get()
+    }
+}
+
+impl EntryText for &str {
+    fn text(&self) -> &str {
+        self
+    }
+}
+
+/// An entry's `type` read from its first bytes, for the layout glrs writes
+/// (`{"type":"user",…`); `None` for anything else, which must be parsed (or
+/// searched) to know. Cheap enough to skip entries of a 100 MB session.
+pub fn quick_type(text: &str) -> Option<&str> {
+    let rest = text.strip_prefix("{\"type\":\"")?;
+    rest.find('"').map(|end| &rest[..end])
+}
+
 impl Parsed {
     /// Read one raw entry. Never fails: what does not fit is `Other`.
     pub fn from_raw(raw: &RawValue) -> Parsed {
-        if let Ok(entry) = serde_json::from_str::<Entry>(raw.get()) {
+        Parsed::from_text(raw.get())
+    }
+
+    /// Read one entry from its JSON text. Never fails: what does not fit
+    /// (or is not JSON at all) is `Other`.
+    pub fn from_text(text: &str) -> Parsed {
+        if let Ok(entry) = serde_json::from_str::<Entry>(text) {
             return Parsed::Known(entry);
         }
-        let value: Value = serde_json::from_str(raw.get()).unwrap_or(Value::Null);
+        let value: Value = serde_json::from_str(text).unwrap_or(Value::Null);
         let field = |name: &str| value.get(name).and_then(Value::as_str).unwrap_or("").to_string();
         Parsed::Other { kind: field("type"), at: field("at"), value }
     }

@@ -89,7 +89,7 @@ impl Summary {
 /// Summarise one session file from its bytes on disk.
 pub fn summarize(at: &Located) -> Result<Summary, StoreError> {
     let (doc, _): (Doc<EventsSummary>, _) =
-        super::read_settled(at, |bytes| format::parse(bytes, &at.path, Some(at.id.as_str())))?;
+        super::read_settled(at, |bytes| format::parse(&bytes, &at.path, Some(at.id.as_str())))?;
     Ok(Summary::from_doc(&doc, at))
 }
 

@@ -8,6 +8,7 @@ pub mod cleanup;
 pub mod entry;
 pub mod format;
 pub mod inplace;
+pub mod lines;
 pub mod listing;
 pub mod lock;
 pub mod prompts;
@@ -21,7 +22,7 @@ use serde_json::value::RawValue;
 use crate::error::StoreError;
 use crate::id::{IdPrefix, SessionId};
 use crate::paths::{Paths, ensure_private_dir};
-pub use entry::{Entry, Parsed, ToolCall, TurnMessage};
+pub use entry::{Entry, EntryText, Parsed, ToolCall, TurnMessage};
 pub use format::SessionFile;
 pub use inplace::Mark;
 pub use lock::{OpenLock, Stamp, WriteLock};
@@ -236,8 +237,14 @@ impl Store {
 
     /// Read a session file whole (see [`read_settled`]).
     pub fn read(&self, at: &Located) -> Result<Loaded, StoreError> {
-        let (file, mark) = read_settled(at, |bytes| format::parse(bytes, &at.path, Some(at.id.as_str())))?;
+        let (file, mark) = read_settled(at, |bytes| format::parse(&bytes, &at.path, Some(at.id.as_str())))?;
         Ok(Loaded { at: at.clone(), file, mark })
+    }
+
+    /// Read a session's header and entries as text, parsing none of the
+    /// entries (see [`lines`]): what a reader that uses a few entries wants.
+    pub fn read_lines(&self, at: &Located) -> Result<lines::Lines, StoreError> {
+        lines::read(at)
     }
 
     /// Read and parse the file as it is now (under the write lock).
@@ -502,17 +509,19 @@ fn read_bytes(at: &Located) -> Result<(Vec<u8>, u64), StoreError> {
 /// Legacy files are never written, so they are read once.
 pub(crate) fn read_settled<T>(
     at: &Located,
-    parse: impl Fn(&[u8]) -> Result<T, StoreError>,
+    parse: impl Fn(Vec<u8>) -> Result<T, StoreError>,
 ) -> Result<(T, Mark), StoreError> {
     let (bytes, ino) = read_bytes(at)?;
-    match parse(&bytes) {
+    let mark = Mark::of_bytes(ino, &bytes);
+    match parse(bytes) {
         Err(StoreError::Corrupt { .. }) if !at.legacy => {
             let _lock = WriteLock::acquire(&at.path.with_extension("lock"))?;
             inplace::recover(&at.path, &at.path.with_extension("journal"))?;
             let (bytes, ino) = read_bytes(at)?;
-            Ok((parse(&bytes)?, Mark::of_bytes(ino, &bytes)))
+            let mark = Mark::of_bytes(ino, &bytes);
+            Ok((parse(bytes)?, mark))
         }
-        other => Ok((other?, Mark::of_bytes(ino, &bytes))),
+        other => Ok((other?, mark)),
     }
 }
 

@@ -7,19 +7,22 @@ use anyhow::Result;
 use serde_json::Value;
 
 use super::ShowArgs;
+use std::ops::Range;
+
 use crate::output::{Style, count};
-use crate::store::{Entry, Parsed, SessionFile, Store};
+use crate::store::format::Doc;
+use crate::store::{Entry, Parsed, Store};
 
 pub fn run(store: &Store, args: &ShowArgs, out: &mut dyn Write) -> Result<i32> {
     let at = store.resolve(&args.id)?;
-    let loaded = store.read(&at)?;
-    let file = &loaded.file;
-    let total = file.events.len() as u64;
+    // Entries found as lines, and only those shown are parsed.
+    let file = store.read_lines(&at)?;
+    let total = file.len() as u64;
     let mut first = args.from.unwrap_or(1);
     if let Some(tail) = args.tail {
         first = first.max(total.saturating_sub(tail) + 1);
     }
-    let chosen = (first.max(1)..=total).map(|n| (n, &file.events[(n - 1) as usize]));
+    let chosen = (first.max(1)..=total).map(|n| (n, file.entry((n - 1) as usize)));
 
     if args.json {
         if args.from.is_none() && args.tail.is_none() {
@@ -27,7 +30,7 @@ pub fn run(store: &Store, args: &ShowArgs, out: &mut dyn Write) -> Result<i32> {
             out.write_all(&std::fs::read(&at.path)?)?;
         } else {
             let rows: Vec<Value> = chosen
-                .map(|(n, raw)| serde_json::json!({"entry": n, "value": serde_json::from_str::<Value>(raw.get()).unwrap_or(Value::Null)}))
+                .map(|(n, raw)| serde_json::json!({"entry": n, "value": serde_json::from_str::<Value>(raw).unwrap_or(Value::Null)}))
                 .collect();
             serde_json::to_writer_pretty(&mut *out, &rows)?;
             writeln!(out)?;
@@ -36,15 +39,15 @@ pub fn run(store: &Store, args: &ShowArgs, out: &mut dyn Write) -> Result<i32> {
     }
 
     let style = Style::detect();
-    write_header(out, file, at.legacy, style)?;
+    write_header(out, &file.doc, at.legacy, style)?;
     for (n, raw) in chosen {
         writeln!(out)?;
-        write_entry(out, n, &Parsed::from_raw(raw), style)?;
+        write_entry(out, n, &Parsed::from_text(raw), style)?;
     }
     Ok(0)
 }
 
-fn write_header(out: &mut dyn Write, file: &SessionFile, legacy: bool, style: Style) -> Result<()> {
+fn write_header(out: &mut dyn Write, file: &Doc<Vec<Range<usize>>>, legacy: bool, style: Style) -> Result<()> {
     let text = |name| file.get_str(name).unwrap_or("");
     let mut first = format!("session {}", text("id"));
     if !text("title").is_empty() {

@@ -61,19 +61,23 @@ pub struct Status {
 
 pub fn run(store: &Store, args: &StatusArgs, out: &mut dyn Write) -> Result<i32> {
     let at = store.resolve(&args.id)?;
-    let loaded = store.read(&at)?;
-    let file = &loaded.file;
+    // Entries found as lines; only those that can matter are parsed, found
+    // by their first bytes (`{"type":"usage"`, as glrs writes them), so
+    // status stays quick on a long session.
+    let file = store.read_lines(&at)?;
     let text = |name| file.get_str(name).map(str::to_string);
     let mut usage = UsageTotals::default();
     let (mut compactions, mut last_compaction, mut last_flush) = (0, None, None);
-    for raw in &file.events {
-        // Only entries that can matter are parsed, so status stays quick on
-        // a long session.
-        let body = raw.get();
-        if !(body.contains("\"usage\"") || body.contains("\"compacted\"") || body.contains("\"custom\"")) {
+    for i in 0..file.len() {
+        let body = file.entry(i);
+        let wanted = match body.strip_prefix("{\"type\":\"") {
+            Some(rest) => ["usage\"", "compacted\"", "custom\""].iter().any(|t| rest.starts_with(t)),
+            None => body.contains("\"usage\"") || body.contains("\"compacted\"") || body.contains("\"custom\""),
+        };
+        if !wanted {
             continue;
         }
-        match Parsed::from_raw(raw) {
+        match Parsed::from_text(body) {
             Parsed::Known(Entry::Usage {
                 input_tokens,
                 output_tokens,
@@ -116,7 +120,7 @@ pub fn run(store: &Store, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
         parent: file.get("parent").cloned(),
         pinned: file.get("pinned").and_then(Value::as_bool).unwrap_or(false),
         bytes: std::fs::metadata(&at.path).map(|m| m.len()).unwrap_or(0),
-        entries: file.events.len() as u64,
+        entries: file.len() as u64,
         context_tokens: file.get_u64("contextTokens").unwrap_or(0),
         window: trigger.window,
         trigger: trigger.threshold(),

@@ -1,0 +1,216 @@
+//! Reading a session at memory speed: the file is read once, its header and
+//! trailing fields are parsed, and its entries are found as lines (glrs
+//! writes one entry per line, and a JSON string cannot hold a raw line
+//! break), without parsing them. Callers parse only the entries they use:
+//! `show --tail 5` five, the chat's context those after the last boundary.
+//!
+//! A file not in that layout (another program wrote it, a legacy file)
+//! is parsed whole instead, and one that does not parse is read again under
+//! the write lock (see [`super::read_settled`]), so a reader never reports
+//! a torn tail as corrupt.
+
+use std::ops::Range;
+
+use serde_json::Value;
+
+use super::format::{self, Doc};
+use super::{Located, Mark};
+use crate::error::StoreError;
+
+/// A session's header and the text of each entry.
+#[derive(Debug, Clone)]
+pub struct Lines {
+    /// The session read.
+    pub at: Located,
+    /// The header fields (in file order) and each entry's place in `text`.
+    pub doc: Doc<Vec<Range<usize>>>,
+    text: String,
+    /// The mark of the bytes read (see [`Mark`]).
+    pub mark: Mark,
+}
+
+impl Lines {
+    /// How many entries the session has.
+    pub fn len(&self) -> usize {
+        self.doc.events.len()
+    }
+
+    /// True when the session has no entries.
+    pub fn is_empty(&self) -> bool {
+        self.doc.events.is_empty()
+    }
+
+    /// Entry `i` (from 0) as its JSON text.
+    pub fn entry(&self, i: usize) -> &str {
+        &self.text[self.doc.events[i].clone()]
+    }
+
+    /// Every entry's text, in file order.
+    pub fn entries(&self) -> Vec<&str> {
+        self.doc.events.iter().map(|r| &self.text[r.clone()]).collect()
+    }
+
+    /// A header field.
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.doc.get(name)
+    }
+
+    /// A header field that is a string.
+    pub fn get_str(&self, name: &str) -> Option<&str> {
+        self.doc.get_str(name)
+    }
+
+    /// A header field that is a number.
+    pub fn get_u64(&self, name: &str) -> Option<u64> {
+        self.doc.get_u64(name)
+    }
+}
+
+/// Read `at` as lines.
+pub fn read(at: &Located) -> Result<Lines, StoreError> {
+    let ((doc, text), mark) = super::read_settled(at, |bytes| split(bytes, at))?;
+    Ok(Lines { at: at.clone(), doc, text, mark })
+}
+
+/// The header and entry spans of a whole file: by lines when it is in the
+/// store's layout, else by a full parse.
+fn split(bytes: Vec<u8>, at: &Located) -> Result<Split, StoreError> {
+    let bytes = match by_lines(bytes, at)? {
+        Ok(found) => return Ok(found),
+        Err(bytes) => bytes,
+    };
+    let file: format::SessionFile = format::parse(&bytes, &at.path, Some(at.id.as_str()))?;
+    let mut text = String::new();
+    let mut spans = Vec::with_capacity(file.events.len());
+    for raw in &file.events {
+        let start = text.len();
+        text.push_str(raw.get());
+        spans.push(start..text.len());
+        text.push('\n');
+    }
+    Ok((Doc { header: file.header, events_pos: file.events_pos, events: spans }, text))
+}
+
+type Split = (Doc<Vec<Range<usize>>>, String);
+
+/// The bytes back when the file is not in the layout (the caller parses it
+/// whole).
+fn by_lines(bytes: Vec<u8>, at: &Located) -> Result<Result<Split, Vec<u8>>, StoreError> {
+    match spans(&bytes, at) {
+        Some((header, events_pos, spans)) => {
+            let text = String::from_utf8(bytes).map_err(|e| StoreError::Corrupt {
+                path: at.path.clone(),
+                detail: format!("not UTF-8 at byte {}", e.utf8_error().valid_up_to()),
+            })?;
+            Ok(Ok((Doc { header, events_pos, events: spans }, text)))
+        }
+        None => Ok(Err(bytes)),
+    }
+}
+
+type Spans = (Vec<(String, Value)>, usize, Vec<Range<usize>>);
+
+fn spans(bytes: &[u8], at: &Located) -> Option<Spans> {
+    let first = memchr::memchr(b'\n', bytes)?;
+    let head = &bytes[..first];
+    if !head.ends_with(b"\"events\":[") {
+        return None;
+    }
+    let close = memchr::memmem::rfind(bytes, b"\n]")?;
+    if close < first {
+        return None;
+    }
+    let mut closed = head.to_vec();
+    closed.extend_from_slice(b"]}");
+    let Ok(doc) = format::parse::<serde::de::IgnoredAny>(&closed, &at.path, Some(at.id.as_str())) else {
+        return None;
+    };
+    let tail = &bytes[close + 2..];
+    let fields = tail.strip_suffix(b"}\n").or_else(|| tail.strip_suffix(b"}"))?;
+    let mut header = doc.header;
+    let events_pos = header.len();
+    if !fields.is_empty() {
+        let inner = fields.strip_prefix(b",")?;
+        let mut object = b"{".to_vec();
+        object.extend_from_slice(inner);
+        object.push(b'}');
+        let map = serde_json::from_slice::<serde_json::Map<String, Value>>(&object).ok()?;
+        for (name, value) in map {
+            if name == "events" || header.iter().any(|(k, _)| *k == name) {
+                return None;
+            }
+            header.push((name, value));
+        }
+    }
+    // Entries: every line between, `{…}` followed by `,` but the last.
+    let middle = &bytes[first + 1..close];
+    let mut spans = Vec::new();
+    let mut start = 0;
+    for end in memchr::memchr_iter(b'\n', middle).chain(std::iter::once(middle.len())) {
+        let line = &middle[start..end];
+        let last = end == middle.len();
+        let entry = if last { Some(line) } else { line.strip_suffix(b",") };
+        match entry {
+            Some(e) if e.first() == Some(&b'{') && e.last() == Some(&b'}') => {
+                spans.push(first + 1 + start..first + 1 + start + e.len());
+            }
+            _ => return None,
+        }
+        start = end + 1;
+    }
+    Some((header, events_pos, spans))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SessionId;
+    use crate::store::{Entry, SessionFile};
+
+    fn at(dir: &std::path::Path) -> Located {
+        Located { id: SessionId::parse("3f9a1c2b").unwrap(), path: dir.join("3f9a1c2b.json"), legacy: false }
+    }
+
+    fn file(n: usize) -> SessionFile {
+        let mut file = SessionFile::new("3f9a1c2b", "/w", "2026-11-29T15:24:19.412Z");
+        for i in 0..n {
+            let e = Entry::Notice { at: "t".into(), text: format!("line {i}\nwith a break, and {{braces}}") };
+            file.events.push(e.to_raw().unwrap());
+        }
+        file.set("title", Value::from("t"));
+        file
+    }
+
+    #[test]
+    fn lines_match_a_full_parse() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = at(dir.path());
+        for n in [0, 1, 3] {
+            let f = file(n);
+            std::fs::write(&at.path, f.to_bytes()).unwrap();
+            let lines = read(&at).unwrap();
+            assert_eq!(lines.len(), n);
+            let texts: Vec<&str> = f.events.iter().map(|r| r.get()).collect();
+            assert_eq!(lines.entries(), texts);
+            assert_eq!(lines.doc.header, f.header);
+            assert_eq!(lines.doc.events_pos, f.events_pos);
+        }
+        // Pretty-printed by another program: parsed whole, same answer.
+        let f = file(2);
+        let value: Value = serde_json::from_slice(&f.to_bytes()).unwrap();
+        std::fs::write(&at.path, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
+        let lines = read(&at).unwrap();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(serde_json::from_str::<Value>(lines.entry(1)).unwrap(), value["events"][1]);
+    }
+
+    #[test]
+    fn a_broken_file_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = at(dir.path());
+        let bytes = file(3).to_bytes();
+        std::fs::write(&at.path, &bytes[..bytes.len() - 20]).unwrap();
+        let err = read(&at).unwrap_err();
+        assert!(matches!(err, StoreError::Corrupt { .. }) && err.to_string().contains("3f9a1c2b.json"), "{err}");
+    }
+}
