@@ -323,6 +323,7 @@ impl Chat {
             at: time::now(),
             session: self.id.to_string(),
             cwd: self.cwd.clone(),
+            truncated_from: None,
             extra: Default::default(),
         };
         self.store

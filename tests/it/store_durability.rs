@@ -233,6 +233,7 @@ fn new_folders_are_0700_and_files_0600() {
         at: glrs::time::now(),
         session: id.to_string(),
         cwd: "/w".into(),
+        truncated_from: None,
         extra: Default::default(),
     };
     ts.store.add_prompt(prompt, 10).unwrap();
