@@ -435,7 +435,16 @@ impl Chat {
             Ok(_) => return Ok(()),
             Err(e) => e,
         };
-        let entries: Vec<_> = self.unwritten.iter().filter_map(|e| e.to_raw().ok()).collect();
+        // Redacted like everything else this chat writes.
+        let entries: Vec<_> = self
+            .unwritten
+            .iter()
+            .filter_map(|e| match self.redacted(e) {
+                Ok(Some(clean)) => clean.to_raw().ok(),
+                Ok(None) => e.to_raw().ok(),
+                Err(_) => None,
+            })
+            .collect();
         let mut header =
             vec![("model", Value::from(self.model.full())), ("contextTokens", Value::from(self.context_tokens))];
         if let Some(key) = &self.key {

@@ -116,9 +116,18 @@ pub async fn compact_read(
     cancel: &Cancel,
 ) -> Result<Outcome> {
     let settings = Settings::from_config(config);
-    let Some(plan) = plan::plan(&file.events, settings.keep_recent_tokens) else {
+    let Some(mut plan) = plan::plan(&file.events, settings.keep_recent_tokens) else {
         return Ok(Outcome::Nothing);
     };
+    // The chat redacts what it writes; this catches what reached the file
+    // another way (an older glrs, `glrs-sessions append`, a legacy session)
+    // before it is copied into an artifact or a brief.
+    let redactor = config.redactor()?;
+    for block in &mut plan.blocks {
+        if let std::borrow::Cow::Owned(clean) = redactor.text(&block.text) {
+            block.text = clean;
+        }
+    }
     let model = compact_model(config, &file, options.model.as_ref())?;
     let provider = Provider::from_config(config, &model.provider)?;
     let window = catalogue::context_window(config, &model.provider, &model.model);
@@ -133,6 +142,7 @@ pub async fn compact_read(
         cancel,
     )
     .await?;
+    let text = redactor.text(&text).into_owned();
     let landed = land(store, at, &plan, &text, &model, instruction, tokens_before(&file))?;
     Ok(Outcome::Compacted(landed))
 }

@@ -398,3 +398,29 @@ fn esc_during_bash_leaves_no_process_behind() {
     assert!(tools[0].2 && tools[0].1.contains("interrupted"), "{:?}", tools[0]);
     assert_eq!(server.model_requests().len(), 1, "the turn ended at Esc");
 }
+
+/// A secret that reached a session file some other way (an older glrs, a
+/// hand edit) is redacted from the artifact and brief compaction writes.
+#[test]
+fn compaction_redacts_what_it_copies() {
+    let (ts, server, proj) = setup(json!({"keepRecentTokens": 10}));
+    let token = format!("ghp_{}", "Q7w".repeat(12));
+    let cwd = proj.display().to_string();
+    let id = ts.session(&cwd, &[user(&format!("deploy with {token}")), user(&"and then tidy up ".repeat(40))]);
+    server.push(Reply::sse(openai_text(&[&format!("deployed with {token}\n## Goal\ndeploy")], 10, 2, 0)));
+    let out = ts
+        .cmd("glrs-compact")
+        .env("OPENAI_API_KEY", OPENAI_KEY)
+        .args([id.as_str(), "-m", "openai/gpt-4.1"])
+        .output()
+        .unwrap();
+    assert!(out.status.success() && stdout_of(&out).contains("compacted"), "{} {}", stdout_of(&out), stderr_of(&out));
+    let dir = ts.dir.path().join("data/glrs/sessions/artifacts").join(id.as_str());
+    let artifact = std::fs::read_dir(&dir).unwrap().next().unwrap().unwrap().path();
+    let text = std::fs::read_to_string(artifact).unwrap();
+    assert!(text.contains("deploy with [REDACTED:github]") && !text.contains(&token), "{text}");
+    let sent = server.model_requests()[0].body.to_string();
+    assert!(!sent.contains(&token), "the summariser is not sent it either");
+    let session = std::fs::read_to_string(ts.store.session_path(&id)).unwrap();
+    assert!(session.contains("deployed with [REDACTED:github]"), "the brief is redacted");
+}
