@@ -19,7 +19,7 @@ fn setup(extra: Value) -> (TestStore, MockServer, PathBuf) {
     let server = MockServer::start();
     let mut config = json!({
         "memoryFlush": {"enabled": false},
-        "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}},
+        "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}, "anthropic": {"baseUrl": server.url()}},
         "retry": {"attempts": 1},
     });
     if let (Some(c), Some(e)) = (config.as_object_mut(), extra.as_object()) {
@@ -423,4 +423,36 @@ fn compaction_redacts_what_it_copies() {
     assert!(!sent.contains(&token), "the summariser is not sent it either");
     let session = std::fs::read_to_string(ts.store.session_path(&id)).unwrap();
     assert!(session.contains("deployed with [REDACTED:github]"), "the brief is redacted");
+}
+
+/// Anthropic's protocol: the tools are offered in its shape, a denied call
+/// goes back as a `tool_result` with `is_error`, and the system prompt as
+/// `system`.
+#[test]
+fn anthropic_gets_tools_results_and_the_system_prompt() {
+    let (ts, server, proj) = setup(json!({}));
+    write(&proj, "a.txt", b"alpha\n");
+    server.push(Reply::sse(anthropic_tool_use("toolu_1", "read", &[r#"{"path": "a.txt"}"#])));
+    server.push(Reply::sse(anthropic_tool_use("toolu_2", "bash", &[r#"{"command": "rm a.txt"}"#])));
+    server.push(Reply::sse(anthropic_text(&["Kept it."])));
+    let out = ts.chat().current_dir(&proj).args(["-m", "anthropic/claude-sonnet-4-5", "-p", "look"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(proj.join("a.txt").exists());
+    let requests = server.model_requests();
+    let first = &requests[0].body;
+    assert!(first["system"].to_string().contains("You are glrs"), "{}", first["system"]);
+    let names: Vec<&str> = first["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["read", "write", "edit", "bash", "grep", "find", "ls"]);
+    assert!(first["tools"][0]["input_schema"]["properties"]["path"].is_object());
+    let last = requests[2].body["messages"].to_string();
+    assert!(last.contains(r#""tool_use_id":"toolu_1""#) && last.contains("alpha"), "{last}");
+    let denied = requests[2].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .find(|c| c["tool_use_id"] == "toolu_2")
+        .unwrap();
+    assert_eq!(denied["is_error"], true, "{denied}");
+    assert!(denied["content"].to_string().contains("--allow 'bash:rm a.txt'"), "{denied}");
 }
