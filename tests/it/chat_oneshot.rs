@@ -501,7 +501,7 @@ fn glrs_finds_programs_on_path_when_they_are_not_beside_it() {
     // A copy of glrs alone in a folder: glrs-sessions is only on PATH.
     let lonely = tempfile::tempdir().unwrap();
     let glrs = lonely.path().join("glrs");
-    std::fs::copy(env!("CARGO_BIN_EXE_glrs"), &glrs).unwrap();
+    install_exe(std::path::Path::new(env!("CARGO_BIN_EXE_glrs")), &glrs);
     let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_glrs-sessions")).parent().unwrap().to_path_buf();
     let mut cmd = ts.std_cmd(&glrs.to_string_lossy());
     cmd.env("PATH", &bin_dir).args(["sessions", "ls"]);

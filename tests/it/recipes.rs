@@ -43,7 +43,7 @@ impl Home {
         let bin = home.join(".cargo/bin");
         std::fs::create_dir_all(&bin).expect("mkdir bin");
         for (name, exe) in PROGRAMS {
-            std::fs::copy(exe, bin.join(name)).expect("install a program");
+            install_exe(Path::new(exe), &bin.join(name));
         }
         let work = home.join("work");
         std::fs::create_dir_all(&work).expect("mkdir work");
