@@ -7,6 +7,8 @@
 //! a compaction landed) and the context is rebuilt from the file.
 
 pub mod compaction;
+pub mod history;
+pub mod markdown;
 pub mod oneshot;
 pub mod picker;
 pub mod render;

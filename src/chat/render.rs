@@ -1,12 +1,19 @@
-//! Showing a streamed reply on a terminal: text appears as it arrives, and
-//! each line is redrawn with light Markdown styling (headings, bold, inline
-//! code, code blocks, bullets) once it is complete. Plain text when piped or
-//! with `NO_COLOR`. Also the spinner shown until the first token.
+//! Showing a streamed reply on a terminal. Text appears as it arrives;
+//! when a line is complete, its raw echo is erased and the block it belongs
+//! to (a paragraph, list, quote, table: up to the next blank line) is drawn
+//! again from a real Markdown parse ([`super::markdown`]), styled and wrapped
+//! to the terminal's width, so a table lines up as its rows arrive. Code
+//! fences are shown line by line. Plain text when piped or with `NO_COLOR`.
+//! Also the spinner shown until the first token.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use unicode_width::UnicodeWidthChar;
+
+use super::markdown::render_block;
 
 /// Renders a stream of text, line by line.
 pub struct MarkdownStream {
@@ -14,14 +21,38 @@ pub struct MarkdownStream {
     /// Write `\r\n` for a newline (the terminal is in raw mode during turns).
     raw: bool,
     width: usize,
+    /// Rows a block may take and still be redrawn (the cursor cannot move
+    /// above the top of the screen).
+    height: usize,
+    /// The current line so far, echoed as it arrived.
     line: String,
-    in_code: bool,
+    /// The complete lines of the block being shown, and the rows it took.
+    block: String,
+    block_rows: usize,
+    /// The open code fence (its marker), if any.
+    fence: Option<String>,
 }
 
 impl MarkdownStream {
-    /// A renderer: `color` styles finished lines, `raw` passes text through untouched, `width` is the terminal's.
+    /// A renderer: `color` styles and wraps finished lines (else the text
+    /// passes through untouched), `raw` writes `\r\n`, `width` is the terminal's.
     pub fn new(color: bool, raw: bool, width: usize) -> MarkdownStream {
-        MarkdownStream { color, raw, width: width.max(20), line: String::new(), in_code: false }
+        MarkdownStream {
+            color,
+            raw,
+            width: width.max(20),
+            height: 24,
+            line: String::new(),
+            block: String::new(),
+            block_rows: 0,
+            fence: None,
+        }
+    }
+
+    /// The terminal's height in rows.
+    pub fn with_height(mut self, rows: usize) -> MarkdownStream {
+        self.height = rows.max(4);
+        self
     }
 
     /// Take a piece of text; write what can be shown now.
@@ -39,75 +70,194 @@ impl MarkdownStream {
         out.flush()
     }
 
-    /// End the reply: style the last line and end it.
+    /// End the reply: show the last line and end it.
     pub fn finish(&mut self, out: &mut dyn Write) -> std::io::Result<()> {
         if !self.line.is_empty() {
             self.end_line(out)?;
         }
-        self.in_code = false;
+        self.block.clear();
+        self.block_rows = 0;
+        self.fence = None;
         out.flush()
+    }
+
+    fn newline(&self) -> &'static [u8] {
+        if self.raw { b"\r\n" } else { b"\n" }
     }
 
     fn end_line(&mut self, out: &mut dyn Write) -> std::io::Result<()> {
         let line = std::mem::take(&mut self.line);
-        if self.color {
-            let styled = self.style(&line);
-            // Redraw only a line that did not wrap: the cursor is still on it.
-            if styled != line && line.chars().count() < self.width {
-                out.write_all(b"\r\x1b[2K")?;
-                out.write_all(styled.as_bytes())?;
-            }
-        } else if line.trim_start().starts_with("```") {
-            self.in_code = !self.in_code;
+        if !self.color {
+            return out.write_all(self.newline());
         }
-        out.write_all(if self.raw { b"\r\n" } else { b"\n" })
+        // Erase the raw echo (the terminal may have wrapped it).
+        let echoed = rows_of(&line, self.width);
+        out.write_all(b"\r")?;
+        if echoed > 1 {
+            write!(out, "\x1b[{}A", echoed - 1)?;
+        }
+        out.write_all(b"\x1b[J")?;
+        let trimmed = line.trim_start();
+        let lines: Vec<String> = if let Some(fence) = &self.fence {
+            if closes(trimmed, fence) {
+                self.fence = None;
+                vec![format!("\x1b[2m{line}\x1b[0m")]
+            } else {
+                hard_wrap(&line, self.width).into_iter().map(|l| format!("\x1b[36m{l}\x1b[0m")).collect()
+            }
+        } else if let Some(fence) = opens(&line) {
+            self.commit();
+            self.fence = Some(fence);
+            vec![format!("\x1b[2m{line}\x1b[0m")]
+        } else if trimmed.is_empty() {
+            self.commit();
+            vec![String::new()]
+        } else {
+            // Redraw the block with this line added.
+            if self.block_rows > 0 {
+                write!(out, "\x1b[{}A\r\x1b[J", self.block_rows)?;
+            }
+            self.block.push_str(&line);
+            self.block.push('\n');
+            let lines = render_block(&self.block, self.width, true);
+            self.block_rows = lines.len();
+            if self.block_rows + 1 >= self.height {
+                self.commit();
+            }
+            lines
+        };
+        for l in lines {
+            out.write_all(l.as_bytes())?;
+            out.write_all(self.newline())?;
+        }
+        Ok(())
     }
 
-    /// The styled form of one complete line.
-    pub fn style(&mut self, line: &str) -> String {
-        let trimmed = line.trim_start();
-        if trimmed.starts_with("```") {
-            self.in_code = !self.in_code;
-            return format!("\x1b[2m{line}\x1b[0m");
-        }
-        if self.in_code {
-            return format!("\x1b[36m{line}\x1b[0m");
-        }
-        if trimmed.starts_with('#') {
-            let title = trimmed.trim_start_matches('#').trim_start();
-            return format!("\x1b[1m{title}\x1b[0m");
-        }
-        let indent = &line[..line.len() - trimmed.len()];
-        match trimmed.strip_prefix("- ").or_else(|| trimmed.strip_prefix("* ")) {
-            Some(item) => format!("{indent}• {}", inline(item)),
-            None => inline(line),
-        }
+    /// The block on screen stays as it is; the next line starts a new one.
+    fn commit(&mut self) {
+        self.block.clear();
+        self.block_rows = 0;
     }
 }
 
-/// `**bold**` and `` `code` `` inside a line.
-fn inline(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 16);
-    let mut rest = text;
-    loop {
-        let bold = rest.find("**");
-        let code = rest.find('`');
-        let (at, marker, style) = match (bold, code) {
-            (Some(b), Some(c)) if c < b => (c, "`", "\x1b[36m"),
-            (Some(b), _) => (b, "**", "\x1b[1m"),
-            (None, Some(c)) => (c, "`", "\x1b[36m"),
-            (None, None) => break,
-        };
-        let after = &rest[at + marker.len()..];
-        let Some(end) = after.find(marker) else { break };
-        out.push_str(&rest[..at]);
-        out.push_str(style);
-        out.push_str(&after[..end]);
-        out.push_str("\x1b[0m");
-        rest = &after[end + marker.len()..];
+/// Render a whole text at once, as the stream would show it (the replay of
+/// a resumed session): styled lines, each ending in `\n`.
+pub fn render_text(text: &str, width: usize, color: bool) -> String {
+    if !color {
+        let mut plain = text.trim_end_matches('\n').to_string();
+        plain.push('\n');
+        return plain;
     }
-    out.push_str(rest);
+    let mut md = MarkdownStream::new(true, false, width).with_height(usize::MAX / 2);
+    let mut out = Vec::new();
+    let _ = md.push(text, &mut out);
+    let _ = md.finish(&mut out);
+    // Nothing was echoed before: keep only what was drawn, not the erasing.
+    let text = String::from_utf8_lossy(&out).into_owned();
+    strip_cursor_moves(&text)
+}
+
+/// Remove the cursor movements and erasures a stream writes, keeping the
+/// final lines (used when the text was never echoed raw).
+fn strip_cursor_moves(text: &str) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    let mut current = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\x1b' if chars.peek() == Some(&'[') => {
+                chars.next();
+                let mut seq = String::new();
+                while let Some(&n) = chars.peek() {
+                    chars.next();
+                    seq.push(n);
+                    if n.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+                match seq.chars().last() {
+                    Some('A') => {
+                        let n: usize = seq[..seq.len() - 1].parse().unwrap_or(1);
+                        for _ in 0..n {
+                            lines.pop();
+                        }
+                        current.clear();
+                    }
+                    Some('J') => current.clear(),
+                    _ => {
+                        current.push_str("\x1b[");
+                        current.push_str(&seq);
+                    }
+                }
+            }
+            '\r' => current.clear(),
+            '\n' => lines.push(std::mem::take(&mut current)),
+            c => current.push(c),
+        }
+    }
+    let mut out = lines.join("\n");
+    out.push('\n');
     out
+}
+
+/// The rows `text` takes when a terminal `width` columns wide wraps it.
+fn rows_of(text: &str, width: usize) -> usize {
+    let (mut rows, mut col) = (1, 0);
+    for c in text.chars() {
+        let w = if c == '\t' { 8 - col % 8 } else { c.width().unwrap_or(0) };
+        if col + w > width {
+            rows += 1;
+            col = w;
+        } else {
+            col += w;
+        }
+    }
+    rows
+}
+
+/// A code line cut into rows of `width` columns.
+fn hard_wrap(line: &str, width: usize) -> Vec<String> {
+    let mut rows = vec![String::new()];
+    let mut col = 0;
+    for c in line.chars() {
+        let w = if c == '\t' { 4 } else { c.width().unwrap_or(0) };
+        if col + w > width {
+            rows.push(String::new());
+            col = 0;
+        }
+        if let Some(row) = rows.last_mut() {
+            if c == '\t' {
+                row.push_str("    ");
+            } else {
+                row.push(c);
+            }
+        }
+        col += w;
+    }
+    rows
+}
+
+/// The fence a line opens (```` ``` ```` or `~~~`, up to 3 spaces in), if any.
+fn opens(line: &str) -> Option<String> {
+    let indent = line.len() - line.trim_start_matches(' ').len();
+    if indent > 3 {
+        return None;
+    }
+    let rest = &line[indent..];
+    for mark in ['`', '~'] {
+        let n = rest.chars().take_while(|c| *c == mark).count();
+        if n >= 3 {
+            return Some(std::iter::repeat_n(mark, n).collect());
+        }
+    }
+    None
+}
+
+/// Whether `trimmed` closes the fence `fence`.
+fn closes(trimmed: &str, fence: &str) -> bool {
+    let mark = fence.chars().next().unwrap_or('`');
+    let n = trimmed.chars().take_while(|c| *c == mark).count();
+    n >= fence.chars().count() && trimmed[n..].trim().is_empty()
 }
 
 /// A spinner drawn on the current line until stopped.
@@ -168,8 +318,8 @@ impl Drop for Spinner {
 mod tests {
     use super::*;
 
-    fn render(color: bool, pieces: &[&str]) -> String {
-        let mut md = MarkdownStream::new(color, false, 80);
+    fn render(color: bool, width: usize, pieces: &[&str]) -> String {
+        let mut md = MarkdownStream::new(color, false, width);
         let mut out = Vec::new();
         for p in pieces {
             md.push(p, &mut out).unwrap();
@@ -180,23 +330,42 @@ mod tests {
 
     #[test]
     fn plain_is_exactly_the_text() {
-        assert_eq!(render(false, &["# Ti", "tle\n- **a** `b`\n"]), "# Title\n- **a** `b`\n");
+        assert_eq!(render(false, 80, &["# Ti", "tle\n- **a** `b`\n"]), "# Title\n- **a** `b`\n");
     }
 
     #[test]
-    fn lines_are_restyled_when_complete() {
-        let out = render(true, &["# Ti", "tle\n- **a** `b`\nplain\n"]);
-        assert!(out.contains("\r\x1b[2K\x1b[1mTitle\x1b[0m\n"), "{out:?}");
-        assert!(out.contains("• \x1b[1ma\x1b[0m \x1b[36mb\x1b[0m\n"), "{out:?}");
-        assert!(out.ends_with("plain\n"), "{out:?}");
+    fn a_finished_line_is_erased_and_drawn_styled() {
+        let out = render(true, 80, &["# Ti", "tle\n- **a** `b`\n"]);
+        assert!(out.starts_with("# Title\r\x1b[J"), "the raw echo, then its erasure: {out:?}");
+        assert!(out.contains("\r\x1b[J\x1b[0m\x1b[1;4mTitle\x1b[0m\n"), "{out:?}");
+        assert!(out.contains("\x1b[1m• a\x1b[0m \x1b[0m\x1b[36mb\x1b[0m\n"), "{out:?}");
     }
 
     #[test]
-    fn code_blocks_are_kept_verbatim() {
-        let mut md = MarkdownStream::new(true, false, 80);
-        assert!(md.style("```rust").contains("```rust"));
-        assert_eq!(md.style("# not a heading"), "\x1b[36m# not a heading\x1b[0m");
-        md.style("```");
-        assert_eq!(md.style("# heading"), "\x1b[1mheading\x1b[0m");
+    fn a_long_line_is_erased_over_the_rows_it_wrapped_to_and_rewrapped() {
+        let long = "word ".repeat(10); // 50 columns on a 20-column terminal: 3 rows
+        let out = render(true, 20, &[&long, "\n"]);
+        assert!(out.contains("\r\x1b[2A\x1b[J"), "{out:?}");
+        let shown = strip_cursor_moves(&out[long.len()..]);
+        assert_eq!(shown, "word word word word\nword word word word\nword word\n");
+    }
+
+    #[test]
+    fn a_block_is_redrawn_as_it_grows_and_code_is_kept() {
+        let out = render_text("| a | b |\n|---|---|\n| long cell | 2 |\n\n```\n# not a heading\n```\nafter", 80, true);
+        let plain: String = strip_sgr(&out);
+        assert_eq!(plain, "a         │ b\n──────────┼──\nlong cell │ 2\n\n```\n# not a heading\n```\nafter\n");
+    }
+
+    #[test]
+    fn rows_follow_the_terminal_wrap() {
+        assert_eq!(rows_of("", 10), 1);
+        assert_eq!(rows_of(&"x".repeat(10), 10), 1);
+        assert_eq!(rows_of(&"x".repeat(11), 10), 2);
+        assert_eq!(rows_of("日本語日本", 9), 2, "a wide character that does not fit moves to the next row");
+    }
+
+    fn strip_sgr(text: &str) -> String {
+        regex::Regex::new("\x1b\\[[0-9;]*m").unwrap().replace_all(text, "").into_owned()
     }
 }

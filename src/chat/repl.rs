@@ -18,8 +18,7 @@ use rustyline::{Context, Editor, Helper};
 use super::Chat;
 use super::signals::Watcher;
 use super::terminal::{BackgroundCompact, KeyWatch, term_ui};
-use crate::output::terminal_safe;
-use crate::provider::{Cancel, Message};
+use crate::provider::Cancel;
 
 /// The slash commands, for help and completion.
 pub const COMMANDS: &[(&str, &str)] = &[
@@ -100,7 +99,7 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
     let dim = |t: &str| if color { format!("\x1b[2m{t}\x1b[0m") } else { t.to_string() };
     println!("{}", dim(&format!("glrs-chat · session {} · {} · /help for commands", chat.id, chat.model.full())));
     if resumed {
-        show_history(&chat, color);
+        super::history::show(&chat, color);
     }
     // At the prompt everything is saved: SIGTERM or SIGHUP just ends.
     let signals = Watcher::start(|stop| std::process::exit(stop.exit_code()))?;
@@ -312,29 +311,6 @@ fn run_turn(
     (next, outcome.compact_due)
 }
 
-/// The last few messages of a resumed session.
-fn show_history(chat: &Chat, color: bool) {
-    let shown: Vec<&Message> = chat
-        .messages
-        .iter()
-        .filter(|m| !matches!(m, Message::Tool { .. }))
-        .rev()
-        .take(6)
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-        .collect();
-    for message in shown {
-        match message {
-            Message::User { content } => {
-                println!("{} {}", if color { "\x1b[1m>\x1b[0m" } else { ">" }, terminal_safe(content))
-            }
-            Message::Assistant { content, .. } if !content.is_empty() => println!("{}", terminal_safe(content)),
-            _ => {}
-        }
-    }
-}
-
 fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
     let (command, arg) = line.split_once(char::is_whitespace).map_or((line, ""), |(c, a)| (c, a.trim()));
     match command {
@@ -428,7 +404,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
             }
             *chat = next;
             println!("session {} · {}", chat.id, chat.model.full());
-            show_history(chat, color);
+            super::history::show(chat, color);
         }
         "/new" | "/reset" => {
             let next = chat.successor()?;

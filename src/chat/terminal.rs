@@ -322,9 +322,9 @@ impl KeyWatch {
 
 /// The terminal side of a turn, with colour or without.
 pub fn term_ui(color: bool) -> TermUi {
-    let width = crossterm::terminal::size().map_or(80, |(w, _)| w as usize);
+    let (width, height) = crossterm::terminal::size().map_or((80, 24), |(w, h)| (w as usize, h as usize));
     TermUi {
-        md: MarkdownStream::new(color, true, width),
+        md: MarkdownStream::new(color, true, width).with_height(height),
         color,
         lock: Arc::default(),
         spinner: None,

@@ -32,8 +32,8 @@ fn the_repl_shows_escape_sequences_instead_of_obeying_them() {
     let rest = p.exp_eof().expect("exit");
     let all = format!("{shown}{rest}");
     assert_harmless(&all);
-    // glrs's own styling is still there: the heading redrawn in bold.
-    assert!(all.contains("\x1b[1mTitle\x1b[0m"), "{all:?}");
+    // glrs's own styling is still there: the heading redrawn in bold (and underlined).
+    assert!(all.contains("\x1b[1;4mTitle\x1b[0m"), "{all:?}");
     let (_, session) = ts.only_session();
     assert!(session["events"][1]["text"].as_str().unwrap().contains("\x1b]52;"), "the session keeps the text as sent");
 }
