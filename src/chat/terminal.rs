@@ -243,6 +243,9 @@ impl KeyWatch {
         let flag = stop.clone();
         let thread = std::thread::spawn(move || {
             let mut typed = String::new();
+            // A steer half typed when a permission prompt appears waits
+            // here, so the answer is only what is typed at the prompt.
+            let mut held: Option<String> = None;
             let asking = || answer.lock().is_ok_and(|slot| slot.is_some());
             let echo = |text: &str| {
                 let _guard = lock.lock();
@@ -261,18 +264,24 @@ impl KeyWatch {
                 if !event::poll(Duration::from_millis(30)).unwrap_or(false) {
                     continue;
                 }
-                match event::read() {
+                let event = event::read();
+                if held.is_none() && asking() {
+                    held = Some(std::mem::take(&mut typed));
+                }
+                match event {
                     Ok(Event::Key(key)) if key.kind != KeyEventKind::Release => match key.code {
                         KeyCode::Esc => {
                             cancel.cancel();
                             if reply(None) {
                                 echo("\r\n");
+                                typed = held.take().unwrap_or_default();
                             }
                         }
                         KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
                             cancel.cancel();
                             if reply(None) {
                                 echo("\r\n");
+                                typed = held.take().unwrap_or_default();
                             }
                         }
                         KeyCode::Enter => {
@@ -280,6 +289,7 @@ impl KeyWatch {
                             if reply(Some(line.clone())) {
                                 // The answer to a permission prompt, not a steer.
                                 echo("\r\n");
+                                typed = held.take().unwrap_or_default();
                                 continue;
                             }
                             let compact_now =

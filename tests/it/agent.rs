@@ -456,3 +456,26 @@ fn anthropic_gets_tools_results_and_the_system_prompt() {
     assert_eq!(denied["is_error"], true, "{denied}");
     assert!(denied["content"].to_string().contains("--allow 'bash:rm a.txt'"), "{denied}");
 }
+
+/// Esc at the permission prompt: the call is not run, its result says so,
+/// and the turn ends.
+#[test]
+fn esc_at_the_permission_prompt_ends_the_turn() {
+    let (ts, server, _) = setup(json!({}));
+    call(&server, 1, "write", json!({"path": "notes.txt", "content": "hello"}));
+    let mut p = support::pty::chat(&ts, &["-m", "openai/gpt-4.1"], &[], false);
+    support::pty::prompt(&mut p);
+    p.send_line("write it").unwrap();
+    p.exp_string("allow write?").unwrap();
+    p.send("\x1b").unwrap();
+    p.flush().unwrap();
+    p.exp_string("interrupted").unwrap();
+    support::pty::prompt(&mut p);
+    p.send_line("/quit").unwrap();
+    p.exp_eof().unwrap();
+    assert!(!ts.dir.path().join("notes.txt").exists());
+    let tools = tool_entries(&ts);
+    assert_eq!(tools.len(), 1);
+    assert!(tools[0].2 && tools[0].1.contains("interrupted by the user before it ran"), "{:?}", tools[0]);
+    assert_eq!(server.model_requests().len(), 1, "the turn ended at Esc");
+}
