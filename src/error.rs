@@ -33,6 +33,8 @@ pub enum StoreError {
         id: String,
         /// The holder's pid, when known.
         pid: Option<u32>,
+        /// Who holds it: a chat, or a compaction's memory flush.
+        by: crate::store::lock::Holder,
     },
     /// The file is not a valid session file.
     Corrupt {
@@ -112,7 +114,15 @@ impl fmt::Display for StoreError {
             StoreError::Ambiguous { prefix, candidates } => {
                 write!(f, "session id prefix {prefix} is ambiguous: it matches {}", candidates.join(", "))
             }
-            StoreError::Busy { id, pid } => match pid {
+            StoreError::Busy { id, pid, by: crate::store::lock::Holder::Compaction } => {
+                let pid = pid.map_or(String::new(), |p| format!(" (pid {p})"));
+                write!(
+                    f,
+                    "session {id} is being compacted{pid}: the memory flush before the compaction holds it; \
+                     try again when it is done"
+                )
+            }
+            StoreError::Busy { id, pid, .. } => match pid {
                 Some(pid) => write!(f, "session {id} is open in another program (pid {pid})"),
                 None => write!(f, "session {id} is open in another program"),
             },

@@ -75,6 +75,17 @@ impl Message {
             }
             Message::Tool { content, .. } => content.chars().count(),
         };
-        (chars as u64).div_ceil(4)
+        tokens_of_chars(chars)
     }
+}
+
+/// SPEC 5's estimate, the one place it lives: `ceil(chars / 4)` tokens for
+/// `chars` characters (not bytes).
+pub fn tokens_of_chars(chars: usize) -> u64 {
+    (chars as u64).div_ceil(4)
+}
+
+/// The estimate for a text: [`tokens_of_chars`] of its characters.
+pub fn estimate_text(text: &str) -> u64 {
+    tokens_of_chars(text.chars().count())
 }

@@ -4,6 +4,19 @@
 use std::borrow::Cow;
 use std::io::IsTerminal;
 
+/// A count with thousands separators: `1,009,670`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// True when stdout is a terminal.
 pub fn stdout_is_terminal() -> bool {
     std::io::stdout().is_terminal()
@@ -97,6 +110,14 @@ pub fn count(n: u64, one: &str, many: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn thousands_are_separated() {
+        assert_eq!(super::thousands(0), "0");
+        assert_eq!(super::thousands(999), "999");
+        assert_eq!(super::thousands(1_000), "1,000");
+        assert_eq!(super::thousands(1_009_670), "1,009,670");
+    }
+
     #[test]
     fn fields_never_split() {
         assert_eq!(super::field("a\tb\nc"), "a b c");

@@ -82,6 +82,38 @@ pub fn ensure_private_dir(dir: &Path) -> std::io::Result<()> {
     DirBuilder::new().recursive(true).mode(0o700).create(dir)
 }
 
+/// Refuse a path in the store that leads out of it: `path` resolved (or,
+/// when it does not exist yet, its folder resolved) must lie inside `root`
+/// resolved. A symbolic link planted in the store (an artifacts folder, an
+/// artifact, a session file) could otherwise make glrs read, write or
+/// delete files elsewhere. A store moved as a whole behind a link of its
+/// own is fine: `root` is resolved too.
+pub fn check_inside(root: &Path, path: &Path) -> std::io::Result<()> {
+    let real_root = root.canonicalize()?;
+    let real = match path.canonicalize() {
+        Ok(real) => real,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => match (path.parent(), path.file_name()) {
+            (Some(dir), Some(name)) if std::fs::symlink_metadata(path).is_err() => dir.canonicalize()?.join(name),
+            // A dangling link.
+            _ => return Err(leads_out(path, root)),
+        },
+        Err(e) => return Err(e),
+    };
+    if real.starts_with(&real_root) { Ok(()) } else { Err(leads_out(path, root)) }
+}
+
+/// True when `path` is a plain file itself, not a link to one.
+pub fn is_plain_file(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file())
+}
+
+fn leads_out(path: &Path, root: &Path) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::PermissionDenied,
+        format!("{} leads out of {} (a symbolic link?): refused", path.display(), root.display()),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,5 +147,25 @@ mod tests {
     #[test]
     fn no_home_and_no_xdg_is_an_error() {
         assert!(Paths::from_vars(None, None, None, None).is_err());
+    }
+
+    #[test]
+    fn links_out_of_the_store_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let (root, outside) = (dir.path().join("store"), dir.path().join("outside"));
+        std::fs::create_dir_all(root.join("a")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("secret"), "x").unwrap();
+        std::fs::write(root.join("a/ok"), "x").unwrap();
+        assert!(check_inside(&root, &root.join("a/ok")).is_ok());
+        assert!(check_inside(&root, &root.join("a/new")).is_ok(), "a file to create");
+        std::os::unix::fs::symlink(&outside, root.join("linked")).unwrap();
+        std::os::unix::fs::symlink(outside.join("secret"), root.join("a/link")).unwrap();
+        std::os::unix::fs::symlink(outside.join("none"), root.join("a/dangling")).unwrap();
+        for bad in ["linked/secret", "linked/new", "a/link", "a/dangling"] {
+            let err = check_inside(&root, &root.join(bad)).unwrap_err();
+            assert!(err.to_string().contains("leads out of"), "{bad}: {err}");
+        }
+        assert!(is_plain_file(&root.join("a/ok")) && !is_plain_file(&root.join("a/link")));
     }
 }

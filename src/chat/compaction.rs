@@ -10,6 +10,7 @@ use serde_json::json;
 use super::Chat;
 use super::turn::{SilentUi, TurnKind, TurnUi};
 use crate::compact::Trigger;
+use crate::compact::report::Report;
 use crate::provider::Cancel;
 use crate::store::{Entry, Parsed};
 use crate::time;
@@ -25,15 +26,51 @@ exact names and commands) with memory_append. If there is nothing to save, reply
 pub const FLUSH_SYSTEM_PROMPT: &str = "You are saving durable notes before the conversation is summarised. Use \
 the memory_append tool for each note. When you are done, reply with NO_REPLY and nothing else.";
 
-/// `glrs-compact ID --no-flush [--instruction TEXT]`: the chat has flushed
-/// (or will not) by the time it compacts.
+/// `glrs-compact ID --no-flush --json [--instruction TEXT]`: the chat has
+/// flushed (or will not) by the time it compacts, and reads the result as
+/// a [`Report`], never the line meant for people.
 pub fn compact_command(id: &crate::SessionId, instruction: Option<&str>) -> std::process::Command {
     let mut cmd = std::process::Command::new(crate::programs::program_path("glrs-compact"));
-    cmd.args([id.as_str(), "--no-flush"]);
+    cmd.args([id.as_str(), "--no-flush", "--json"]);
     if let Some(i) = instruction.filter(|i| !i.trim().is_empty()) {
         cmd.args(["--instruction", i]);
     }
     cmd
+}
+
+/// `/compact [instruction]`, the one reading of it (the prompt and the key
+/// watcher both use this): `Some(instruction)` for the command, `None` for
+/// any other line (`/compaction please` is not it).
+pub fn parse_compact(line: &str) -> Option<Option<&str>> {
+    let rest = line.trim().strip_prefix("/compact")?;
+    if !(rest.is_empty() || rest.starts_with(char::is_whitespace)) {
+        return None;
+    }
+    let instruction = rest.trim();
+    Some((!instruction.is_empty()).then_some(instruction))
+}
+
+/// What the chat says when a compaction starts during a turn.
+pub const BACKGROUND_NOTE: &str = "(compacting in the background: the brief lands with the turn's next write)";
+
+/// Start `glrs-compact` without waiting (`/compact` during a turn): the one
+/// place this is done, for the turn loop and the REPL's key watcher.
+pub fn start_background(id: &crate::SessionId, instruction: Option<&str>) -> Result<std::process::Child, String> {
+    let mut cmd = compact_command(id, instruction);
+    cmd.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    cmd.spawn().map_err(|e| format!("(cannot run glrs-compact: {e})"))
+}
+
+/// How a finished `glrs-compact` went, from its exit status and output.
+fn outcome_of(success: bool, stdout: &[u8], stderr: &[u8]) -> CompactOutcome {
+    if !success {
+        return CompactOutcome::Failed(String::from_utf8_lossy(stderr).trim().to_string());
+    }
+    match serde_json::from_slice::<Report>(stdout) {
+        Ok(report) if report.landed() => CompactOutcome::Landed(report.line()),
+        Ok(_) => CompactOutcome::Nothing,
+        Err(e) => CompactOutcome::Failed(format!("glrs-compact gave no result the chat can read: {e}")),
+    }
 }
 
 /// How a compaction run by the chat ended.
@@ -79,6 +116,25 @@ pub fn cycle_of<E: crate::store::EntryText>(events: &[E]) -> (u64, Option<u64>) 
         }
     }
     (compactions, flushed)
+}
+
+/// `<cwd>/memory`, created 0700 when missing (notes are private), inside a
+/// cwd that must exist already: a session's recorded cwd that is gone is
+/// never recreated.
+pub fn memory_folder(cwd: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    if !cwd.is_dir() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("{} does not exist (any more)", cwd.display()),
+        ));
+    }
+    let memory = cwd.join("memory");
+    match std::fs::DirBuilder::new().mode(0o700).create(&memory) {
+        Ok(()) => Ok(memory),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && memory.is_dir() => Ok(memory),
+        Err(e) => Err(e),
+    }
 }
 
 impl Chat {
@@ -152,15 +208,7 @@ impl Chat {
             }
         };
         let outcome = match output {
-            Ok(out) if out.status.success() => {
-                let line = String::from_utf8_lossy(&out.stdout).trim().to_string();
-                if line.ends_with("nothing to compact") {
-                    CompactOutcome::Nothing
-                } else {
-                    CompactOutcome::Landed(line)
-                }
-            }
-            Ok(out) => CompactOutcome::Failed(String::from_utf8_lossy(&out.stderr).trim().to_string()),
+            Ok(out) => outcome_of(out.status.success(), &out.stdout, &out.stderr),
             Err(e) => CompactOutcome::Failed(format!("glrs-compact: {e}")),
         };
         if let Err(e) = self.sync_from_disk() {
@@ -194,14 +242,12 @@ impl Chat {
             Ok(Some(warning)) => ui.notice(&warning),
             Ok(None) => {}
         }
-        let mut cmd = compact_command(&self.id, instruction);
-        cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
-        match cmd.spawn() {
+        match start_background(&self.id, instruction) {
             Ok(child) => {
-                ui.notice("(compacting in the background: the brief lands with the turn's next write)");
+                ui.notice(BACKGROUND_NOTE);
                 self.background.push(child);
             }
-            Err(e) => ui.notice(&format!("(cannot run glrs-compact: {e})")),
+            Err(note) => ui.notice(&note),
         }
     }
 
@@ -210,15 +256,48 @@ impl Chat {
         self.background.extend(children);
     }
 
-    /// Wait for background compactions and reload what they wrote.
-    pub fn wait_for_background(&mut self, ui: &mut dyn TurnUi) {
-        for child in std::mem::take(&mut self.background) {
-            match child.wait_with_output() {
-                Ok(out) if out.status.success() => {
-                    ui.notice(&format!("({})", String::from_utf8_lossy(&out.stdout).trim()));
+    /// Wait for background compactions and reload what they wrote. The
+    /// wait yields to the runtime; `cancel` (Esc, Ctrl-C) stops waiting and
+    /// leaves them to finish (SPEC 6): what they write is read before the
+    /// next model call.
+    pub async fn wait_for_background(&mut self, cancel: &Cancel, ui: &mut dyn TurnUi) {
+        let mut waiting = std::mem::take(&mut self.background);
+        while !waiting.is_empty() {
+            let mut still = Vec::new();
+            for mut child in waiting {
+                match child.try_wait() {
+                    Ok(Some(status)) => {
+                        // It has exited: its pipes hold all it wrote.
+                        let mut out = Vec::new();
+                        let mut err = Vec::new();
+                        if let Some(mut pipe) = child.stdout.take() {
+                            let _ = std::io::Read::read_to_end(&mut pipe, &mut out);
+                        }
+                        if let Some(mut pipe) = child.stderr.take() {
+                            let _ = std::io::Read::read_to_end(&mut pipe, &mut err);
+                        }
+                        match outcome_of(status.success(), &out, &err) {
+                            CompactOutcome::Landed(line) => ui.notice(&format!("({line})")),
+                            CompactOutcome::Nothing => ui.notice("(nothing to compact)"),
+                            CompactOutcome::Failed(why) => ui.notice(&format!("(compaction failed: {why})")),
+                            CompactOutcome::Abandoned => {}
+                        }
+                    }
+                    Ok(None) => still.push(child),
+                    Err(e) => ui.notice(&format!("(compaction failed: {e})")),
                 }
-                Ok(out) => ui.notice(&format!("(compaction failed: {})", String::from_utf8_lossy(&out.stderr).trim())),
-                Err(e) => ui.notice(&format!("(compaction failed: {e})")),
+            }
+            waiting = still;
+            if waiting.is_empty() {
+                break;
+            }
+            tokio::select! {
+                () = tokio::time::sleep(std::time::Duration::from_millis(20)) => {}
+                () = cancel.cancelled() => {
+                    ui.notice("(the compaction goes on; its brief lands before the next model call)");
+                    self.background = waiting;
+                    break;
+                }
             }
         }
         let _ = self.sync_from_disk();
@@ -228,7 +307,9 @@ impl Chat {
     pub async fn memory_flush(&mut self, cancel: &Cancel, ui: &mut dyn TurnUi) {
         let cycle = self.compactions;
         let memory = std::path::Path::new(&self.cwd).join("memory");
-        let writable = std::fs::create_dir_all(&memory).is_ok() && tempfile::NamedTempFile::new_in(&memory).is_ok();
+        // A cwd that no longer exists is not writable: it is never created.
+        let writable =
+            memory_folder(std::path::Path::new(&self.cwd)).is_ok() && tempfile::NamedTempFile::new_in(&memory).is_ok();
         let data = if writable {
             let prompt = self.config.memory_flush.prompt.clone().unwrap_or_else(|| FLUSH_PROMPT.to_string());
             let mut none = Vec::new;
@@ -262,5 +343,19 @@ impl Chat {
             return Some(self.compact_child(None, cancel, ui).await);
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_compact;
+
+    #[test]
+    fn compact_is_read_one_way() {
+        assert_eq!(parse_compact("/compact"), Some(None));
+        assert_eq!(parse_compact("  /compact  "), Some(None));
+        assert_eq!(parse_compact("/compact keep the auth work"), Some(Some("keep the auth work")));
+        assert_eq!(parse_compact("/compaction please"), None);
+        assert_eq!(parse_compact("please /compact"), None);
     }
 }

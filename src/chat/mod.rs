@@ -184,6 +184,20 @@ impl Chat {
         system: Option<String>,
     ) -> Result<Chat> {
         let open = store.open_lock(&at.id)?;
+        Chat::resume_locked(open, store, config, at, model, fallback, system)
+    }
+
+    /// [`Chat::resume`] with the open lock already taken (by `glrs-compact`
+    /// for its memory flush, marked as a compaction).
+    pub fn resume_locked(
+        open: OpenLock,
+        store: Store,
+        config: Config,
+        at: &Located,
+        model: Option<ModelRef>,
+        fallback: impl FnOnce() -> Result<ModelRef>,
+        system: Option<String>,
+    ) -> Result<Chat> {
         // The stamp first: if the file changes while it is read, the stamp
         // is the older one, and the next check reloads (never the reverse).
         let stamp = Stamp::of(&at.path).with_context(|| format!("cannot read {}", at.path.display()))?;
@@ -246,7 +260,7 @@ impl Chat {
 
     /// The system prompt's share of the context, estimated.
     pub fn system_tokens(&self) -> u64 {
-        self.system_prompt().map_or(0, |s| (s.len() as u64).div_ceil(4))
+        self.system_prompt().map_or(0, |s| crate::message::estimate_text(&s))
     }
 
     /// An entry as it may be written: redacted.

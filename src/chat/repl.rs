@@ -130,15 +130,8 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
             continue;
         }
         let _ = editor.add_history_entry(text.as_str());
-        if let Some(rest) = trimmed.strip_prefix("/compact").filter(|r| r.is_empty() || r.starts_with(' ')) {
-            let instruction = rest.trim();
-            let idle = idle_work(
-                &mut chat,
-                runtime,
-                &signals,
-                color,
-                IdleWork::Compact((!instruction.is_empty()).then_some(instruction)),
-            );
+        if let Some(instruction) = super::compaction::parse_compact(trimmed) {
+            let idle = idle_work(&mut chat, runtime, &signals, color, IdleWork::Compact(instruction));
             initial = idle.release(&mut queued);
             continue;
         }
@@ -291,7 +284,9 @@ fn run_turn(
     let children = started.lock().map(|mut c| std::mem::take(&mut *c)).unwrap_or_default();
     if !children.is_empty() {
         chat.adopt_background(children);
-        chat.wait_for_background(&mut ui);
+        // Ctrl-C stops waiting (the key watcher has finished).
+        let wait = Arc::new(Cancel::default());
+        signals.during(&wait, || runtime.block_on(chat.wait_for_background(&wait, &mut ui)));
     }
     // Steers sent after the last model call: the next prompt's text.
     let late: Vec<String> = steers.lock().map(|mut q| std::mem::take(&mut *q)).unwrap_or_default();

@@ -73,10 +73,13 @@ impl MemoryAppend {
             Err(e) => return e,
         };
         let path = self.file();
-        let written = path
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| std::fs::OpenOptions::new().create(true).append(true).open(&path))
+        // Notes are private: 0600 in a 0700 folder, and a cwd that is gone
+        // is never recreated.
+        let written = super::compaction::memory_folder(&self.cwd)
+            .and_then(|_| {
+                use std::os::unix::fs::OpenOptionsExt;
+                std::fs::OpenOptions::new().create(true).append(true).mode(0o600).open(&path)
+            })
             .and_then(|mut f| f.write_all(format!("{}\n", text.trim_end()).as_bytes()));
         match written {
             Ok(()) => ok(format!(
@@ -98,8 +101,10 @@ fn artifact_path(store: &Store, id: &SessionId, name: &str) -> Result<PathBuf, T
             "{name:?} is not an artifact of this session: give a file name from compaction_list"
         )));
     }
-    let path = store.paths.artifacts_of(id).join(name);
-    if !path.is_file() {
+    let dir = artifact::checked_dir(store, id).map_err(|e| fail(e.to_string()))?;
+    let path = dir.join(name);
+    // A link (to a file anywhere) is not an artifact: never followed.
+    if !crate::paths::is_plain_file(&path) {
         return Err(fail(format!("no artifact {name:?} in this session (compaction_list names them)")));
     }
     Ok(path)
@@ -166,7 +171,8 @@ impl Tool for CompactionTool {
 }
 
 impl CompactionTool {
-    fn act(&self, input: &Value) -> ToolOutput {
+    /// Run the tool (its `run` without the async wrapper).
+    pub fn act(&self, input: &Value) -> ToolOutput {
         let result = (|| -> Result<ToolOutput, ToolOutput> {
             match self.kind {
                 "compaction_list" => {
@@ -263,5 +269,14 @@ mod tests {
         assert!(!tool.append(&json!({"text": "- deploy on Fridays"})).is_error);
         assert_eq!(std::fs::read_to_string(tool.file()).unwrap(), "- the API is v2\n- deploy on Fridays\n");
         assert!(tool.append(&json!({})).is_error);
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&tool.file()), 0o600);
+        assert_eq!(mode(&dir.path().join("memory")), 0o700);
+        // A cwd that is gone is not recreated.
+        let gone = MemoryAppend { cwd: dir.path().join("gone/deeper") };
+        let out = gone.append(&json!({"text": "x"}));
+        assert!(out.is_error && out.content.contains("does not exist"), "{out:?}");
+        assert!(!dir.path().join("gone").exists());
     }
 }

@@ -190,19 +190,15 @@ pub struct BackgroundCompact {
 
 impl BackgroundCompact {
     /// Start `glrs-compact` with `instruction` and say so.
-    pub fn start(&self, instruction: &str) {
-        let mut cmd = super::compaction::compact_command(&self.id, Some(instruction));
-        cmd.stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
-        let note = match cmd.spawn() {
+    pub fn start(&self, instruction: Option<&str>) {
+        let note = match super::compaction::start_background(&self.id, instruction) {
             Ok(child) => {
                 if let Ok(mut started) = self.started.lock() {
                     started.push(child);
                 }
-                "(compacting in the background: the brief lands with the turn's next write)".to_string()
+                super::compaction::BACKGROUND_NOTE.to_string()
             }
-            Err(e) => format!("(cannot run glrs-compact: {e})"),
+            Err(note) => note,
         };
         let _guard = self.lock.lock();
         let mut out = std::io::stdout().lock();
@@ -292,10 +288,9 @@ impl KeyWatch {
                                 typed = held.take().unwrap_or_default();
                                 continue;
                             }
-                            let compact_now =
-                                line.trim().strip_prefix("/compact").filter(|r| r.is_empty() || r.starts_with(' '));
-                            if let (Some(rest), Some(compact)) = (compact_now, &compact) {
-                                compact.start(rest.trim());
+                            let compact_now = super::compaction::parse_compact(&line);
+                            if let (Some(instruction), Some(compact)) = (compact_now, &compact) {
+                                compact.start(instruction);
                             } else if !line.trim().is_empty()
                                 && let Ok(mut queue) = steers.lock()
                             {

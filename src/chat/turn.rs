@@ -325,7 +325,7 @@ impl Chat {
         if let Some(problem) = self.save_or_report() {
             ui.notice(&problem);
         }
-        self.wait_for_background(ui);
+        self.wait_for_background(cancel, ui).await;
         outcome
     }
 
@@ -335,9 +335,8 @@ impl Chat {
     fn take_steers(&mut self, pending: &mut Vec<String>, ui: &mut dyn TurnUi, turn_messages: &mut Vec<Message>) {
         let lines = std::mem::take(pending);
         for line in lines {
-            if let Some(rest) = line.trim().strip_prefix("/compact") {
-                let instruction = rest.trim();
-                self.compact_in_background((!instruction.is_empty()).then_some(instruction), ui);
+            if let Some(instruction) = super::compaction::parse_compact(&line) {
+                self.compact_in_background(instruction, ui);
                 continue;
             }
             ui.notice(&format!("(steer joined the turn: {line})"));

@@ -7,6 +7,7 @@ use anyhow::{Result, bail};
 use clap::Parser;
 
 use crate::compact::Trigger;
+use crate::compact::report::Report;
 use crate::compact::run::{self, Landed, Options, Outcome};
 use crate::config::Config;
 use crate::provider::Cancel;
@@ -53,18 +54,10 @@ pub struct Args {
     /// Skip the memory flush (the silent turn that saves notes before compacting)
     #[arg(long)]
     pub no_flush: bool,
-}
-
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    /// Print each result as a JSON object on one line (outcome "compacted", "nothing" or
+    /// "underTrigger", with the numbers) instead of the line for people
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Run `glrs-compact`; returns the exit code.
@@ -93,22 +86,19 @@ pub fn run(args: Args) -> Result<i32> {
             let trigger = Trigger::for_session(&config, file.get_str("model"));
             if !trigger.is_over(tokens) {
                 if !args.quiet {
-                    let line = trigger
-                        .threshold()
-                        .map_or("automatic compaction is off".into(), |t| format!("trigger {}", thousands(t)));
-                    let noun = if tokens == 1 { "token" } else { "tokens" };
-                    println!("{}: {} {noun}, under its {line}; nothing to do", at.id, thousands(tokens));
+                    let report = Report::UnderTrigger { id: at.id.to_string(), tokens, trigger: trigger.threshold() };
+                    print_report(&report, args.json)?;
                 }
                 return Ok(0);
             }
         }
         let outcome = compact_one(&job, &at, file)?;
         if !args.quiet {
-            report(&at, &outcome);
+            report(&at, &outcome, args.json)?;
         }
         return Ok(0);
     }
-    compact_all(&job, args.quiet)
+    compact_all(&job, args.quiet, args.json)
 }
 
 /// What every compaction of one run shares.
@@ -146,7 +136,15 @@ fn flush_first(job: &Job<'_>, at: &Located, file: SessionFile) -> Option<Session
         return Some(file);
     }
     let no_model = || anyhow::bail!("the session names no model");
-    match crate::chat::Chat::resume(store.clone(), config.clone(), at, None, no_model, config.system_prompt.clone()) {
+    // Marked as a compaction: a chat refused meanwhile is told so, not to fork.
+    let chat = store
+        .open_lock_as(&at.id, crate::store::lock::Holder::Compaction)
+        .map_err(anyhow::Error::from)
+        .and_then(|open| {
+            let system = config.system_prompt.clone();
+            crate::chat::Chat::resume_locked(open, store.clone(), config.clone(), at, None, no_model, system)
+        });
+    match chat {
         Ok(mut chat) => job.runtime.block_on(chat.memory_flush(job.cancel, &mut crate::chat::turn::SilentUi)),
         Err(e) => crate::cli::warn(PROGRAM_NAME, &format!("{}: memory flush skipped: {e:#}", at.id)),
     }
@@ -166,24 +164,25 @@ fn compact_one(job: &Job<'_>, at: &Located, file: SessionFile) -> Result<Outcome
     })
 }
 
-fn report(at: &Located, outcome: &Outcome) {
+fn report(at: &Located, outcome: &Outcome, json: bool) -> Result<()> {
     if let Outcome::Compacted(Landed { warning: Some(warning), .. }) = outcome {
         crate::cli::warn(PROGRAM_NAME, &format!("{}: the brief landed, but {warning}", at.id));
     }
-    match outcome {
-        Outcome::Nothing => println!("{}: nothing to compact", at.id),
-        Outcome::Compacted(l) => println!(
-            "{}: compacted, {} → {} tokens, artifact {}",
-            at.id,
-            thousands(l.tokens_before),
-            thousands(l.tokens_after),
-            l.artifact.display()
-        ),
+    print_report(&Report::of(&at.id, outcome), json)
+}
+
+/// One session's result: its line, or its JSON on one line.
+fn print_report(report: &Report, json: bool) -> Result<()> {
+    if json {
+        println!("{}", serde_json::to_string(report)?);
+    } else {
+        println!("{}", report.line());
     }
+    Ok(())
 }
 
 /// Every session over its trigger; open ones skipped, failures counted.
-fn compact_all(job: &Job<'_>, quiet: bool) -> Result<i32> {
+fn compact_all(job: &Job<'_>, quiet: bool, json: bool) -> Result<i32> {
     let (store, config) = (job.store, job.config);
     let listing = listing::list(store)?;
     for problem in &listing.problems {
@@ -229,7 +228,7 @@ fn compact_all(job: &Job<'_>, quiet: bool) -> Result<i32> {
                     eprint!("\r\x1b[2K");
                 }
                 if !quiet {
-                    report(&at, &outcome);
+                    report(&at, &outcome, json)?;
                 }
             }
             Err(e) => {

@@ -64,7 +64,10 @@ pub fn describe(err: &anyhow::Error) -> String {
 /// (the store itself knows no commands): `; fork it …` for a busy session.
 pub fn advice(err: &StoreError) -> Option<String> {
     match err {
-        StoreError::Busy { id, .. } => Some(format!("; fork it to work on a copy: glrs-fork {id}")),
+        // A compaction ends by itself: waiting is the advice, not a fork.
+        StoreError::Busy { id, by: crate::store::lock::Holder::Chat, .. } => {
+            Some(format!("; fork it to work on a copy: glrs-fork {id}"))
+        }
         _ => None,
     }
 }

@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use super::plan::Block;
 use crate::error::StoreError;
-use crate::paths::ensure_private_dir;
+use crate::paths::{check_inside, ensure_private_dir, is_plain_file};
 use crate::store::{Store, lock};
 use crate::{SessionId, StoreError as E};
 
@@ -123,6 +123,22 @@ pub fn file_name(created_at: &str, n: u32) -> String {
     if n <= 1 { format!("{stem}.md") } else { format!("{stem}-{n}.md") }
 }
 
+/// The artifacts folder of session `id`, refused when it is a symbolic
+/// link or leads out of the data folder: every artifact path goes through
+/// here, so a planted link never makes glrs read, write or delete elsewhere.
+pub fn checked_dir(store: &Store, id: &SessionId) -> Result<PathBuf, StoreError> {
+    let dir = store.paths.artifacts_of(id);
+    match std::fs::symlink_metadata(&dir) {
+        Ok(m) if m.file_type().is_symlink() || !m.is_dir() => Err(E::io(
+            &dir,
+            "use",
+            std::io::Error::new(std::io::ErrorKind::PermissionDenied, "not a plain folder (a symbolic link?): refused"),
+        )),
+        Ok(_) => check_inside(&store.paths.data, &dir).map(|()| dir.clone()).map_err(|e| E::io(&dir, "use", e)),
+        Err(_) => Ok(dir),
+    }
+}
+
 /// Write a new artifact for session `id`; returns its path. Never replaces
 /// an existing file: a name taken in the same millisecond gets `-2`, `-3`.
 pub fn write_new(
@@ -131,8 +147,9 @@ pub fn write_new(
     info: &mut ArtifactInfo,
     blocks: &[Block],
 ) -> Result<PathBuf, StoreError> {
-    let dir = store.paths.artifacts_of(id);
+    let dir = checked_dir(store, id)?;
     ensure_private_dir(&dir).map_err(|e| E::io(&dir, "create folder", e))?;
+    let dir = checked_dir(store, id)?;
     for n in 1..1000 {
         let path = dir.join(file_name(&info.created_at, n));
         info.file = path.clone();
@@ -155,7 +172,7 @@ pub fn write_new(
 
 /// The artifacts of one session, oldest first.
 pub fn list(store: &Store, id: &SessionId) -> Result<Vec<ArtifactInfo>, StoreError> {
-    let dir = store.paths.artifacts_of(id);
+    let dir = checked_dir(store, id)?;
     let entries = match std::fs::read_dir(&dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -164,7 +181,8 @@ pub fn list(store: &Store, id: &SessionId) -> Result<Vec<ArtifactInfo>, StoreErr
     let mut out = Vec::new();
     for entry in entries.flatten() {
         let path = entry.path();
-        if path.extension().and_then(|e| e.to_str()) != Some("md") {
+        // A link is never followed, even to another artifact.
+        if path.extension().and_then(|e| e.to_str()) != Some("md") || !is_plain_file(&path) {
             continue;
         }
         out.push(read_info(&path)?);
@@ -215,7 +233,7 @@ pub fn resolve_file(store: &Store, text: &str) -> Result<PathBuf, StoreError> {
     let inside = real.parent().and_then(Path::parent) == Some(root.as_path())
         && real.extension().and_then(|e| e.to_str()) == Some("md")
         && real.parent().and_then(|p| p.file_name()).is_some_and(|n| SessionId::is_id(&n.to_string_lossy()));
-    if !inside || !real.is_file() {
+    if !inside || !real.is_file() || check_inside(&store.paths.data, &real).is_err() {
         return Err(outside());
     }
     Ok(real)

@@ -13,6 +13,7 @@
 pub mod artifact;
 pub mod brief;
 pub mod plan;
+pub mod report;
 pub mod run;
 
 use crate::config::Config;

@@ -59,12 +59,13 @@ fn entry_tokens(entry: &Parsed) -> u64 {
     let chars = match entry {
         Parsed::Known(Entry::User { text, .. }) | Parsed::Known(Entry::Reasoning { text, .. }) => text.chars().count(),
         Parsed::Known(Entry::Assistant { text, tool_calls, .. }) => {
-            text.chars().count() + tool_calls.iter().map(|c| c.name.len() + c.input.to_string().len()).sum::<usize>()
+            text.chars().count()
+                + tool_calls.iter().map(|c| c.name.chars().count() + c.input.to_string().chars().count()).sum::<usize>()
         }
         Parsed::Known(Entry::Tool { result, .. }) => result.chars().count(),
         _ => 0,
     };
-    (chars as u64).div_ceil(4)
+    crate::message::tokens_of_chars(chars)
 }
 
 /// The artifact blocks of one entry.

@@ -186,7 +186,7 @@ pub fn land(
         written = Some(artifact_path.clone());
         // The context after: the wrapped brief, then everything kept (with
         // whatever was appended since the snapshot).
-        tokens_after = (context::wrap_brief(brief).chars().count() as u64).div_ceil(4)
+        tokens_after = crate::message::estimate_text(&context::wrap_brief(brief))
             + context::estimate(&context::replay(&file.events[plan.cut..]));
         let entry = Entry::Compacted {
             at: now.clone(),

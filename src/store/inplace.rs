@@ -292,8 +292,10 @@ impl Journal {
     }
 }
 
+/// `O_NOFOLLOW`: a session file or journal planted as a link is never
+/// written through (issue 14, item 13).
 fn open_rw(path: &Path) -> io::Result<File> {
-    OpenOptions::new().read(true).write(true).open(path)
+    OpenOptions::new().read(true).write(true).custom_flags(libc::O_NOFOLLOW).open(path)
 }
 
 /// Mark the journal inactive. Not synced: should that be lost, the journal
@@ -480,6 +482,7 @@ pub(crate) fn append_stopping(
         .create(true)
         .truncate(false)
         .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
         .open(journal_path)
         .map_err(jfail)?;
     let encoded = journal.encode();

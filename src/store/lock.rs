@@ -97,8 +97,17 @@ impl Stamp {
     }
 }
 
+/// Lock files are opened with `O_NOFOLLOW`: a link planted in their place
+/// would otherwise make glrs truncate and write a file elsewhere.
 fn open_lock_file(path: &Path, write: bool) -> std::io::Result<File> {
-    OpenOptions::new().read(true).write(write).create(write).truncate(false).mode(0o600).open(path)
+    OpenOptions::new()
+        .read(true)
+        .write(write)
+        .create(write)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
 }
 
 /// The short write lock of one file; released when dropped.
@@ -116,6 +125,21 @@ impl WriteLock {
     }
 }
 
+/// Who holds a session open: a chat, or `glrs-compact` running the memory
+/// flush before it compacts. Written after the pid in the open lock file,
+/// so a refusal can say which.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holder {
+    /// A chat (the REPL or one-shot mode).
+    Chat,
+    /// `glrs-compact`, running the memory flush before it compacts.
+    Compaction,
+}
+
+impl Holder {
+    const COMPACTION: &'static str = "glrs-compact";
+}
+
 /// A session held open by this process; released when dropped.
 #[derive(Debug)]
 pub struct OpenLock {
@@ -128,18 +152,27 @@ impl OpenLock {
     /// Take the open lock without waiting. When another process has it, the
     /// error is `Busy` with that process's pid.
     pub fn try_acquire(path: &Path, id: &str) -> Result<OpenLock, StoreError> {
+        OpenLock::try_acquire_as(path, id, Holder::Chat)
+    }
+
+    /// [`OpenLock::try_acquire`], saying who holds it.
+    pub fn try_acquire_as(path: &Path, id: &str, holder: Holder) -> Result<OpenLock, StoreError> {
         let mut file = open_lock_file(path, true).map_err(|e| StoreError::io(path, "open lock file", e))?;
         match file.try_lock() {
             Ok(()) => {
-                let pid = std::process::id().to_string();
+                let mut text = std::process::id().to_string();
+                if holder == Holder::Compaction {
+                    text = format!("{text} {}", Holder::COMPACTION);
+                }
                 file.set_len(0)
                     .and_then(|()| file.seek(SeekFrom::Start(0)))
-                    .and_then(|_| file.write_all(pid.as_bytes()))
+                    .and_then(|_| file.write_all(text.as_bytes()))
                     .map_err(|e| StoreError::io(path, "write", e))?;
                 Ok(OpenLock { _file: file, path: path.to_path_buf() })
             }
             Err(std::fs::TryLockError::WouldBlock) => {
-                Err(StoreError::Busy { id: id.to_string(), pid: read_pid(&mut file) })
+                let (pid, by) = read_holder(&mut file);
+                Err(StoreError::Busy { id: id.to_string(), pid, by })
             }
             Err(std::fs::TryLockError::Error(e)) => Err(StoreError::io(path, "lock", e)),
         }
@@ -158,17 +191,33 @@ impl OpenLock {
                 let _ = file.unlock();
                 Ok(None)
             }
-            Err(std::fs::TryLockError::WouldBlock) => Ok(Some(read_pid(&mut file))),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(Some(read_holder(&mut file).0)),
             Err(std::fs::TryLockError::Error(e)) => Err(StoreError::io(path, "lock", e)),
         }
     }
 }
 
-fn read_pid(file: &mut File) -> Option<u32> {
+/// The holder's pid and kind. The winner of a race for the lock writes its
+/// pid just after taking it, so an empty file is read again for a moment
+/// (up to half a second) rather than refusing without the pid.
+fn read_holder(file: &mut File) -> (Option<u32>, Holder) {
+    for _ in 0..50 {
+        if let Some(found) = read_once(file) {
+            return found;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    (None, Holder::Chat)
+}
+
+fn read_once(file: &mut File) -> Option<(Option<u32>, Holder)> {
     let mut text = String::new();
     file.seek(SeekFrom::Start(0)).ok()?;
-    file.take(32).read_to_string(&mut text).ok()?;
-    text.trim().parse().ok()
+    file.take(64).read_to_string(&mut text).ok()?;
+    let mut words = text.split_whitespace();
+    let pid = words.next()?.parse().ok()?;
+    let by = if words.next() == Some(Holder::COMPACTION) { Holder::Compaction } else { Holder::Chat };
+    Some((Some(pid), by))
 }
 
 #[cfg(test)]
@@ -220,5 +269,44 @@ mod tests {
         drop(held);
         assert_eq!(OpenLock::holder(&path).unwrap(), None);
         OpenLock::try_acquire(&path, "3f9a1c2b").unwrap();
+    }
+
+    #[test]
+    fn a_refusal_waits_a_moment_for_the_winners_pid() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("3f9a1c2b.open");
+        // The winner has the lock but has not written its pid yet.
+        let winner = open_lock_file(&path, true).unwrap();
+        winner.lock().unwrap();
+        let writer = {
+            let mut file = winner.try_clone().unwrap();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(150));
+                file.write_all(b"4242 glrs-compact").unwrap();
+            })
+        };
+        match OpenLock::try_acquire(&path, "3f9a1c2b").unwrap_err() {
+            err @ StoreError::Busy { pid: Some(4242), by: Holder::Compaction, .. } => {
+                let text = err.to_string();
+                assert!(text.contains("being compacted") && text.contains("pid 4242"), "{text}");
+                assert!(!text.contains("fork"), "{text}");
+            }
+            other => panic!("{other:?}"),
+        }
+        writer.join().unwrap();
+    }
+
+    #[test]
+    fn a_lock_file_that_is_a_link_is_never_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let path = dir.path().join("3f9a1c2b.open");
+        std::os::unix::fs::symlink(&victim, &path).unwrap();
+        assert!(OpenLock::try_acquire(&path, "3f9a1c2b").is_err());
+        assert!(WriteLock::acquire(&dir.path().join("x.lock")).is_ok());
+        std::os::unix::fs::symlink(&victim, dir.path().join("3f9a1c2b.lock")).unwrap();
+        assert!(WriteLock::acquire(&dir.path().join("3f9a1c2b.lock")).is_err());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
     }
 }

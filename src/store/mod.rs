@@ -394,9 +394,14 @@ impl Store {
 
     /// Take the session's open lock (held by a chat while it is open).
     pub fn open_lock(&self, id: &SessionId) -> Result<OpenLock, StoreError> {
+        self.open_lock_as(id, lock::Holder::Chat)
+    }
+
+    /// [`Store::open_lock`], saying who holds it (a refusal names them).
+    pub fn open_lock_as(&self, id: &SessionId, holder: lock::Holder) -> Result<OpenLock, StoreError> {
         ensure_private_dir(&self.paths.sessions)
             .map_err(|e| StoreError::io(&self.paths.sessions, "create folder", e))?;
-        OpenLock::try_acquire(&self.open_path(id), id.as_str())
+        OpenLock::try_acquire_as(&self.open_path(id), id.as_str(), holder)
     }
 
     /// Who has the session open: `None` when nobody, else the pid if known.
@@ -434,11 +439,17 @@ impl Store {
     }
 
     /// Count the compaction artifacts of a session.
+    /// Links are not artifacts, and a linked folder has none.
     pub fn artifact_count(&self, id: &SessionId) -> usize {
-        std::fs::read_dir(self.paths.artifacts_of(id))
+        let dir = self.paths.artifacts_of(id);
+        if std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
+            return 0;
+        }
+        std::fs::read_dir(dir)
             .map(|dir| {
                 dir.filter_map(Result::ok)
                     .filter(|e| e.file_name().to_str().is_some_and(|n| n.ends_with(".md")))
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
                     .count()
             })
             .unwrap_or(0)
@@ -495,6 +506,11 @@ fn read_bytes(at: &Located) -> Result<(Vec<u8>, u64), StoreError> {
         std::io::ErrorKind::NotFound => StoreError::NotFound { id: at.id.to_string() },
         _ => StoreError::io(&at.path, "read", e),
     };
+    // A session file that is a link must not lead out of its folder.
+    if std::fs::symlink_metadata(&at.path).is_ok_and(|m| m.file_type().is_symlink()) {
+        let dir = at.path.parent().unwrap_or(Path::new("."));
+        crate::paths::check_inside(dir, &at.path).map_err(|e| StoreError::io(&at.path, "read", e))?;
+    }
     let mut handle = std::fs::File::open(&at.path).map_err(fail)?;
     let ino = std::os::unix::fs::MetadataExt::ino(&handle.metadata().map_err(fail)?);
     let mut bytes = Vec::new();

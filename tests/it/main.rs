@@ -18,6 +18,7 @@ mod chat_repl;
 mod compact;
 mod completions;
 mod cost;
+mod escapes;
 mod export;
 mod front;
 mod generated;
