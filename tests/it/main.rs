@@ -20,6 +20,7 @@ mod completions;
 mod cost;
 mod escapes;
 mod export;
+mod extensions;
 mod front;
 mod generated;
 mod harness;

@@ -1,6 +1,7 @@
 //! `glrs-sessions`: list, show, search, inspect and remove sessions
 //! (SPEC section 11).
 
+mod append;
 mod export;
 mod grep;
 mod lifecycle;
@@ -69,6 +70,26 @@ pub enum Command {
     Export(ExportArgs),
     /// Put back what a chat could not save: append a recovery file's entries to its session
     Import(ImportArgs),
+    /// Add a program's own data (a custom entry, never sent to the model) or a notice
+    Append(AppendArgs),
+}
+
+#[derive(Debug, ClapArgs)]
+#[command(group = clap::ArgGroup::new("what").required(true).args(["custom", "notice"]))]
+/// Arguments of `append`.
+pub struct AppendArgs {
+    /// Session id or unique prefix
+    #[arg(add = crate::cli::complete::ids())]
+    pub id: String,
+    /// Append a custom entry with this name; its data is the JSON argument (`-`: stdin), else null
+    #[arg(long, value_name = "NAME")]
+    pub custom: Option<String>,
+    /// Append a notice with this text
+    #[arg(long, value_name = "TEXT")]
+    pub notice: Option<String>,
+    /// The custom entry's data: JSON text, or - to read it from stdin
+    #[arg(value_name = "JSON|-", conflicts_with = "notice")]
+    pub data: Option<String>,
 }
 
 #[derive(Debug, ClapArgs)]
@@ -228,6 +249,7 @@ pub fn run(args: Args) -> Result<i32> {
         Command::Keys(a) => lifecycle::keys(&store, &a, &mut out)?,
         Command::Cleanup(a) => lifecycle::cleanup(&store, &a, &mut out)?,
         Command::Export(a) => export::run(&store, &a, &mut out)?,
+        Command::Append(a) => append::run(&store, &a)?,
         Command::Import(a) => {
             let (id, count) = store.import_recovery(&a.file)?;
             let entries = crate::output::count(count as u64, "entry", "entries");

@@ -1,0 +1,147 @@
+//! Extensions (SPEC 15): `glrs-sessions append` of custom entries and
+//! notices, alone and racing a live chat turn.
+
+use std::io::Write;
+use std::process::Stdio;
+
+use crate::support::mock::{MockServer, Reply};
+use crate::support::sse::*;
+use crate::support::*;
+use serde_json::json;
+
+fn setup() -> (TestStore, MockServer) {
+    let ts = TestStore::new();
+    let server = MockServer::start();
+    ts.config_for(&server);
+    (ts, server)
+}
+
+fn read_session(ts: &TestStore, id: &str) -> serde_json::Value {
+    let text = std::fs::read(ts.sessions_dir().join(format!("{id}.json"))).unwrap();
+    serde_json::from_slice(&text).expect("the session is one JSON document")
+}
+
+#[test]
+fn append_adds_custom_entries_and_notices_that_never_reach_the_model() {
+    let (ts, server) = setup();
+    let id = ts.session("/tmp", &[user("hello")]);
+    let id = id.as_str();
+
+    let out =
+        ts.sessions().args(["append", id, "--custom", "deploy", r#"{"build": 42, "ok": true}"#]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(stdout_of(&out), "", "silent on success");
+
+    let mut child = ts
+        .std_cmd(env!("CARGO_BIN_EXE_glrs-sessions"))
+        .args(["append", &id[..5], "--custom", "ci", "-"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(br#"[1, "two"]"#).unwrap();
+    assert!(child.wait().unwrap().success(), "a unique prefix and JSON from stdin");
+
+    let out = ts.sessions().args(["append", id, "--notice", "backed up to s3"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let out = ts.sessions().args(["append", id, "--custom", "bare"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+
+    let session = read_session(&ts, id);
+    assert_eq!(entry_types(&session), ["user", "custom", "custom", "notice", "custom"]);
+    let events = &session["events"];
+    assert_eq!(
+        (events[1]["name"].clone(), events[1]["data"].clone()),
+        (json!("deploy"), json!({"build": 42, "ok": true}))
+    );
+    assert_eq!((events[2]["name"].clone(), events[2]["data"].clone()), (json!("ci"), json!([1, "two"])));
+    assert_eq!(events[3]["text"], "backed up to s3");
+    assert_eq!(events[4]["data"], json!(null));
+    assert!(events[1]["at"].as_str().is_some_and(|at| at.ends_with('Z')));
+
+    // Custom entries and notices are never sent to the model.
+    server.push(Reply::sse(openai_text(&["ok"], 10, 1, 0)));
+    let out = ts.chat().args(["--resume", id, "-p", "next", "--model", "openai/gpt-4.1"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let sent = server.model_requests()[0].body["messages"].clone();
+    assert_eq!(sent, json!([{"role": "user", "content": "hello"}, {"role": "user", "content": "next"}]));
+}
+
+#[test]
+fn append_refuses_bad_input_naming_what_is_wrong_and_writes_nothing() {
+    let (ts, _server) = setup();
+    let id = ts.session("/tmp", &[user("hello")]);
+    let id = id.as_str();
+    let before = ts.snapshot();
+    let cases: [(&[&str], &str, i32); 5] = [
+        (&["--custom", "x", "{oops"], "the JSON argument is not valid JSON", 1),
+        (&["--custom", " "], "--custom needs a non-empty NAME", 1),
+        (&["--notice", "n", "--custom", "x"], "cannot be used with", 2),
+        (&[], "required", 2),
+        (&["--notice", "n", "{}"], "--custom", 2),
+    ];
+    for (args, message, code) in cases {
+        let out = ts.sessions().arg("append").arg(id).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {}", stderr_of(&out));
+        assert!(stderr_of(&out).contains(message), "{args:?}: {}", stderr_of(&out));
+    }
+    let out = ts.sessions().args(["append", "../etc", "--notice", "n"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    let out = ts.sessions().args(["append", "abcdef12", "--notice", "n"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    assert!(stderr_of(&out).contains("abcdef12"), "{}", stderr_of(&out));
+    assert_eq!(ts.snapshot(), before, "nothing was written");
+}
+
+#[test]
+fn append_redacts_secrets_before_they_reach_the_file() {
+    let (ts, _server) = setup();
+    let id = ts.session("/tmp", &[user("hello")]);
+    let key = format!("sk-ant-api03-{}", "Q".repeat(40));
+    let data = json!({"token": key}).to_string();
+    let out = ts.sessions().args(["append", id.as_str(), "--custom", "leak", &data]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(!ts.all_data_text().contains(&key), "the key reached a file");
+    assert!(read_session(&ts, id.as_str())["events"][1]["data"]["token"].as_str().unwrap().contains("[REDACTED"));
+}
+
+#[test]
+fn append_racing_a_live_chat_turn_keeps_both_in_a_valid_order() {
+    let (ts, server) = setup();
+    server.push(Reply::sse(openai_text(&["first"], 10, 1, 0)));
+    let out = ts.chat().args(["-p", "start", "--model", "openai/gpt-4.1"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let (id, _) = ts.only_session();
+
+    // The turn's answer streams slowly; the custom entry lands meanwhile.
+    let pieces: Vec<String> = (0..20).map(|i| format!("w{i} ")).collect();
+    let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    server.push(Reply::slow_sse(openai_text(&refs, 10, 20, 0), 50));
+    let chat = ts
+        .std_cmd(env!("CARGO_BIN_EXE_glrs-chat"))
+        .env("OPENAI_API_KEY", OPENAI_KEY)
+        .args(["--resume", &id, "-p", "second", "--model", "openai/gpt-4.1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    server.wait_for_model_requests(2, "the slow second turn");
+    let out = ts.sessions().args(["append", &id, "--custom", "ci", r#"{"run": 7}"#]).output().unwrap();
+    assert!(out.status.success(), "append while the chat has the session open: {}", stderr_of(&out));
+    let out = chat.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let session = read_session(&ts, &id);
+    let types = entry_types(&session);
+    assert_eq!(types.iter().filter(|t| *t == "custom").count(), 1, "{types:?}");
+    // The first turn, then the second turn's entries in their own order;
+    // the custom entry lands where the file was when it was appended
+    // (before the chat's next write), never lost and never inside the
+    // first turn.
+    assert_eq!(&types[..4], ["user", "assistant", "usage", "turn"]);
+    let rest: Vec<&str> = types[4..].iter().map(String::as_str).filter(|t| *t != "custom").collect();
+    assert_eq!(rest, ["user", "assistant", "usage", "turn"], "{types:?}");
+    let custom_at = types.iter().position(|t| t == "custom").unwrap();
+    assert!(custom_at >= 4, "{types:?}");
+    assert_eq!(session["events"][custom_at]["data"], json!({"run": 7}));
+    assert_eq!(session["events"][types.len() - 3]["text"].as_str().map(str::trim_end), Some(refs.concat().trim_end()));
+}
