@@ -9,6 +9,9 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
+mod pruning;
+pub use pruning::{HardClearConfig, PruneMode, PruningConfig, SoftTrimConfig, ToolGlobs};
+
 /// The built-in provider ids: a provider configured under one of these
 /// needs no `type`.
 pub const BUILTIN_PROVIDERS: &[&str] = &["openai", "anthropic", "azure", "ollama"];
@@ -86,6 +89,9 @@ pub struct Config {
     pub max_steps_per_turn: Option<u64>,
     /// The thinking level of new sessions (SPEC 16).
     pub thinking: Option<Thinking>,
+    /// Session pruning (SPEC 16).
+    #[serde(default)]
+    pub context_pruning: PruningConfig,
     #[serde(default)]
     /// `tools.*`.
     pub tools: ToolsConfig,
@@ -380,6 +386,7 @@ impl Config {
                 );
             }
         }
+        pruning::validate_pruning(&self.context_pruning)?;
         self.check_ranges()
     }
 
@@ -578,6 +585,11 @@ mod tests {
                         "azure": {"endpoint": "https://x.openai.azure.com", "apiVersion": "2024-10-21", "apiKeyCommand": "pass azure"},
                         "anthropic": {"cache": "1h"}},
           "retry": {"attempts": 3, "baseDelayMs": 200}, "thinking": "medium",
+          "contextPruning": {"mode": "cache-ttl", "ttl": "5m", "keepLastAssistants": 3, "softTrimRatio": 0.3,
+                             "hardClearRatio": 0.5, "minPrunableToolChars": 50000,
+                             "softTrim": {"maxChars": 4000, "headChars": 1500, "tailChars": 1500},
+                             "hardClear": {"enabled": true, "placeholder": "[cleared]"},
+                             "tools": {"allow": ["*"], "deny": ["memory_*"]}},
           "tools": {"enabled": true, "disabled": ["compaction_*"]},
           "permissions": {"allow": ["bash:git *", "edit:src/**"], "deny": ["bash:rm *"]},
           "redact": {"enabled": true, "patterns": ["corp-[0-9]+"]}
@@ -682,6 +694,9 @@ mod tests {
             (r#"{"session": {"maintenance": {"pruneAfter": "99999999999999999w"}}}"#, "longer than 100 years"),
             (r#"{"session": {"maintenance": {"pruneAfter": "1e400"}}}"#, "not a duration"),
             (r#"{"session": {"maintenance": {"pruneAfter": true}}}"#, "false to turn the rule off"),
+            (r#"{"contextPruning": {"softTrimRatio": 2}}"#, "contextPruning.softTrimRatio: must be between 0 and 1"),
+            (r#"{"contextPruning": {"ttl": 0}}"#, "contextPruning.ttl"),
+            (r#"{"contextPruning": {"mode": "adaptive"}}"#, "contextPruning.mode: unknown variant"),
         ] {
             let err = format!("{:#}", Config::parse(text).unwrap_err());
             assert!(err.contains(expected), "{text}: {err}");

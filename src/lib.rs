@@ -22,6 +22,7 @@ pub mod output;
 pub mod paths;
 pub mod programs;
 pub mod provider;
+pub mod prune;
 pub mod redact;
 pub mod store;
 pub mod time;

@@ -11,6 +11,7 @@ pub mod history;
 pub mod markdown;
 pub mod oneshot;
 pub mod picker;
+pub mod pruning;
 pub mod render;
 pub mod repl;
 pub mod reset;
@@ -67,6 +68,11 @@ pub struct Chat {
     pub window: u64,
     /// The thinking level (SPEC 16): saved in the header as `thinking`.
     pub thinking: crate::provider::cache::Thinking,
+    /// When the session's last model call was (its `updatedAt` on resume):
+    /// pruning waits until it is older than `contextPruning.ttl`.
+    pub last_call: Option<jiff::Timestamp>,
+    /// The last pruning pass that changed the context.
+    pub last_prune: Option<pruning::LastPrune>,
     /// The stamp of the file as this chat last wrote or read it; `None`
     /// before the session's first write.
     stamp: Option<Stamp>,
@@ -149,6 +155,8 @@ impl Chat {
             provider,
             window,
             thinking: config.thinking.unwrap_or_default(),
+            last_call: None,
+            last_prune: None,
             system,
             agents,
             tools,
@@ -222,6 +230,7 @@ impl Chat {
         chat.context_tokens = file.get_u64("contextTokens").unwrap_or(0);
         chat.key = file.get_str("key").map(str::to_string);
         chat.key_recorded = true;
+        chat.last_call = file.get_str("updatedAt").and_then(|t| t.parse().ok());
         chat.thinking_recorded = file.get("thinking").is_some();
         chat.updated_at = file.get_str("updatedAt").map(str::to_string);
         if let Some(level) = file.get_str("thinking").and_then(|t| crate::provider::cache::Thinking::parse(t).ok()) {

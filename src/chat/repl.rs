@@ -331,6 +331,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
                 chat.compactions,
                 chat.flushed_cycle.map_or("none this session".to_string(), |c| format!("after compaction {c}"))
             );
+            println!("{}", chat.pruning_status());
             if chat.is_saved() {
                 crate::programs::run_program("glrs-sessions", &["status", chat.id.as_str()])?;
             } else {

@@ -199,6 +199,7 @@ impl Chat {
             }
             let tool_specs = self.tools.specs(&self.situation(kind));
             let system = self.system_for(kind);
+            self.prune_before_call(system.as_deref(), &tool_specs, jiff::Timestamp::now());
             ui.step_start();
             let mut gate = SilentGate::default();
             let result = {
@@ -219,6 +220,7 @@ impl Chat {
                 };
                 self.provider.complete(&request, &mut on_delta, cancel).await
             };
+            self.last_call = Some(jiff::Timestamp::now());
             if let Some(rest) = gate.finish() {
                 ui.delta(&Delta::Text(rest));
             }

@@ -324,3 +324,120 @@ fn thinking_levels_per_provider_saved_in_the_header_and_kept_on_resume() {
     let out = ts.chat().args(["-p", "x", "--thinking", "max"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A long agent session: twenty small `bash` results, one large `read`,
+/// then three assistant turns with 30,000-character results.
+fn long_tool_session(ts: &TestStore) -> SessionId {
+    use glrs::store::{Entry, ToolCall};
+    let at = || "2026-11-01T10:00:01.000Z".to_string();
+    let mut entries = vec![user("work through the repo")];
+    let step = |entries: &mut Vec<Entry>, n: usize, name: &str, size: usize| {
+        let id = format!("toolu_{n:02}");
+        entries.push(Entry::Assistant {
+            at: at(),
+            text: String::new(),
+            model: "anthropic/claude-sonnet-4-5".into(),
+            tool_calls: vec![ToolCall { id: id.clone(), name: name.into(), input: json!({"n": n}) }],
+            stop_reason: "tool_use".into(),
+        });
+        let body = format!("{n:02}:{}", "r".repeat(size - 3));
+        entries.push(Entry::Tool {
+            at: at(),
+            id,
+            name: name.into(),
+            input: json!({"n": n}),
+            result: body,
+            is_error: false,
+        });
+    };
+    for n in 0..20 {
+        step(&mut entries, n, "bash", 3_900);
+    }
+    step(&mut entries, 20, "read", 60_000);
+    step(&mut entries, 21, "read", 30_000);
+    step(&mut entries, 22, "read", 30_000);
+    entries.push(Entry::Assistant {
+        at: at(),
+        text: "done".into(),
+        model: "anthropic/claude-sonnet-4-5".into(),
+        tool_calls: vec![],
+        stop_reason: "end_turn".into(),
+    });
+    ts.session("/w", &entries)
+}
+
+/// The `tool_result` contents of an Anthropic request, in order.
+fn tool_results(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter(|b| b["type"] == "tool_result")
+        .map(|b| b["content"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+#[test]
+fn pruning_trims_and_clears_old_tool_results_in_the_request_only_after_the_ttl() {
+    let ts = TestStore::new();
+    let server = MockServer::start();
+    let pruning_config = |mode: &str| {
+        json!({
+            "compactAt": 0,
+            "contextPruning": {"mode": mode},
+            "providers": {"anthropic": {"baseUrl": server.url(), "models": {"claude-sonnet-4-5": {"metadata": {"context": 50000}}}}},
+        })
+    };
+    config_with(&ts, &server, pruning_config("cache-ttl"));
+    let id = long_tool_session(&ts);
+    let file_before: Value = serde_json::from_slice(&std::fs::read(ts.store.session_path(&id)).unwrap()).unwrap();
+    let old_events = file_before["events"].as_array().unwrap().clone();
+    let run = |prompt: &str| {
+        server.push(Reply::sse(anthropic_text(&["ok"])));
+        let out = ts
+            .chat()
+            .args(["--resume", id.as_str(), "-p", prompt, "-m", "anthropic/claude-sonnet-4-5"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        server.model_requests().last().unwrap().body.clone()
+    };
+
+    // The last call is recent (the cache is warm): everything is sent.
+    let results = tool_results(&run("one"));
+    assert_eq!(results.len(), 23);
+    assert!(results.iter().all(|r| r.len() >= 3_900 && !r.contains("trimmed")), "pruned within the ttl");
+
+    // Older than the ttl (default 5m): pruned.
+    age(&ts, &id, Duration::from_secs(600));
+    let results = tool_results(&run("two"));
+    assert_eq!(results.len(), 23);
+    assert_eq!(results[0], "[Old tool result content cleared]", "the oldest are cleared");
+    let cleared = results.iter().filter(|r| *r == "[Old tool result content cleared]").count();
+    assert!((1..20).contains(&cleared), "cleared {cleared}: only until under hardClearRatio");
+    assert!(results[19].starts_with("19:") && results[19].len() == 3_900, "newer small results stay whole");
+    let trimmed = &results[20];
+    assert!(trimmed.starts_with("20:rrr") && trimmed.contains("\n…\n"), "head and tail kept");
+    assert!(trimmed.ends_with("[tool result trimmed: kept the first 1500 and last 1500 of 60000 characters]"));
+    // The newest three assistant messages are the reply to "one", "done",
+    // and the call whose result is 22: that one is untouched, 21 is not.
+    assert!(results[21].ends_with("of 30000 characters]"), "older than the newest three assistant turns");
+    assert!(results[22].starts_with("22:") && results[22].len() == 30_000, "the newest three turns are untouched");
+
+    // The session file: every entry it had is unchanged, byte for byte.
+    let text_after = std::fs::read_to_string(ts.store.session_path(&id)).unwrap();
+    let after: Value = serde_json::from_str(&text_after).unwrap();
+    let events = after["events"].as_array().unwrap();
+    assert!(events.len() > old_events.len());
+    for (i, old) in old_events.iter().enumerate() {
+        assert_eq!(serde_json::to_string(&events[i]).unwrap(), serde_json::to_string(old).unwrap(), "entry {}", i + 1);
+    }
+    assert!(text_after.contains(&format!("20:{}", "r".repeat(59_997))), "the file keeps the whole result");
+
+    // Mode off: past the ttl, the request still carries everything.
+    config_with(&ts, &server, pruning_config("off"));
+    age(&ts, &id, Duration::from_secs(600));
+    let results = tool_results(&run("three"));
+    assert!(results.iter().all(|r| r.len() >= 3_900 && !r.contains("trimmed")), "mode off pruned");
+}
