@@ -14,6 +14,7 @@ mod agent;
 mod chat_compaction;
 mod chat_markdown;
 mod chat_oneshot;
+mod chat_prompts;
 mod chat_repl;
 mod compact;
 mod completions;
