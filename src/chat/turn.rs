@@ -322,6 +322,9 @@ impl Chat {
                 break;
             }
         }
+        if kind == TurnKind::Normal {
+            self.overflowed = matches!(outcome.error, Some(CallError::Overflow(_)));
+        }
         let messages = turn_messages.iter().map(TurnMessage::from).collect();
         self.record(Entry::Turn { at: time::now(), messages });
         if let Some(problem) = self.save_or_report() {
