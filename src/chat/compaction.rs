@@ -138,6 +138,23 @@ pub fn memory_folder(cwd: &std::path::Path) -> std::io::Result<std::path::PathBu
 }
 
 impl Chat {
+    /// Why a compaction found nothing to do, in the user's terms.
+    fn why_nothing(&self) -> String {
+        let keep = self.config.keep_recent_tokens.unwrap_or(20_000);
+        if self.context_tokens <= keep {
+            format!(
+                "(nothing to compact: the context is {} tokens, and the newest {keep} (keepRecentTokens) are always \
+                 kept verbatim)",
+                self.context_tokens
+            )
+        } else {
+            format!(
+                "(nothing to compact: the newest {keep} tokens (keepRecentTokens) are kept, and no user message \
+                 before them starts a turn to cut at)"
+            )
+        }
+    }
+
     /// The trigger for the current model.
     pub fn trigger(&self) -> Trigger {
         Trigger::for_model(&self.config, &self.model.provider, &self.model.model)
@@ -242,7 +259,7 @@ impl Chat {
                     ));
                 }
             }
-            CompactOutcome::Nothing => ui.notice("(nothing to compact)"),
+            CompactOutcome::Nothing => ui.notice(&self.why_nothing()),
             CompactOutcome::Failed(why) => ui.notice(&format!("(compaction failed: {why})")),
             CompactOutcome::Abandoned => {}
         }

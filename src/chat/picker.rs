@@ -1,34 +1,69 @@
 //! The session picker `--resume` (no id) and `/resume` show: the newest
-//! sessions, numbered, and a prompt for a number or an id.
+//! sessions, numbered, and a prompt for a number or an id. A fork is marked
+//! with its parent, so forks that share a title can be told apart.
 
 use anyhow::Result;
+use rustyline::error::ReadlineError;
 
 use crate::store::{Located, Store, listing};
 
-/// Ask which session to open, newest first. `None` when the user picks none.
-pub fn pick_session(store: &Store) -> Result<Option<Located>> {
+/// What the user chose at the picker.
+#[derive(Debug)]
+pub enum Pick {
+    /// A session to open.
+    Open(Located),
+    /// None (Enter on an empty line, or Ctrl-D).
+    Nothing,
+    /// Ctrl-C: the caller stops (the chat exits 130).
+    Interrupted,
+}
+
+/// How many sessions the picker lists.
+const SHOWN: usize = 20;
+
+/// Ask which session to open, newest first; a wrong answer is said and
+/// asked again.
+pub fn pick_session(store: &Store) -> Result<Pick> {
     let listing = listing::list(store)?;
     if listing.sessions.is_empty() {
         println!("no sessions yet");
-        return Ok(None);
+        return Ok(Pick::Nothing);
     }
-    let shown: Vec<_> = listing.sessions.iter().take(20).collect();
+    let shown: Vec<_> = listing.sessions.iter().take(SHOWN).collect();
     for (i, s) in shown.iter().enumerate() {
-        println!("{:>3}  {}  {}  {}", i + 1, s.id, s.updated_at.get(..16).unwrap_or(&s.updated_at), s.title);
+        let parent = s.parent.as_ref().and_then(|p| p.get("id")).and_then(|v| v.as_str());
+        let fork = parent.map(|p| format!("  (fork of {p})")).unwrap_or_default();
+        let title = crate::output::terminal_safe(&s.title).into_owned();
+        println!("{:>3}  {}  {}  {title}{fork}", i + 1, s.id, s.updated_at.get(..16).unwrap_or(&s.updated_at));
     }
     let mut editor = rustyline::DefaultEditor::new()?;
-    let answer = match editor.readline("open which (number or id, Enter for none)? ") {
-        Ok(a) => a,
-        Err(_) => return Ok(None),
-    };
-    let answer = answer.trim();
-    if answer.is_empty() {
-        return Ok(None);
+    loop {
+        let answer = match editor.readline("open which (number or id, Enter for none)? ") {
+            Ok(a) => a,
+            Err(ReadlineError::Interrupted) => return Ok(Pick::Interrupted),
+            Err(_) => return Ok(Pick::Nothing),
+        };
+        let answer = answer.trim();
+        if answer.is_empty() {
+            return Ok(Pick::Nothing);
+        }
+        match choose(store, &shown, answer) {
+            Ok(at) => return Ok(Pick::Open(at)),
+            Err(why) => println!("{why}"),
+        }
     }
-    if let Ok(n) = answer.parse::<usize>()
-        && (1..=shown.len()).contains(&n)
-    {
-        return Ok(Some(store.resolve(&shown[n - 1].id)?));
+}
+
+/// The session an answer names: a listed number, else an id or prefix.
+fn choose(store: &Store, shown: &[&listing::Summary], answer: &str) -> Result<Located, String> {
+    if let Ok(n) = answer.parse::<usize>() {
+        if let Some(s) = n.checked_sub(1).and_then(|i| shown.get(i)) {
+            return store.resolve(&s.id).map_err(|e| e.to_string());
+        }
+        // Short numbers are entry numbers, not id prefixes (4+ characters).
+        if answer.len() < 4 {
+            return Err(format!("no entry {n}: pick 1-{}, or give an id", shown.len()));
+        }
     }
-    Ok(Some(store.resolve(answer)?))
+    store.resolve(answer).map_err(|e| e.to_string())
 }

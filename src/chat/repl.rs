@@ -40,6 +40,8 @@ pub const COMMANDS: &[(&str, &str)] = &[
 
 struct ReplHelper {
     store: crate::store::Store,
+    /// The configured models, for `/model <Tab>`.
+    models: Vec<String>,
 }
 
 impl ReplHelper {
@@ -62,6 +64,10 @@ impl Completer for ReplHelper {
             let found = ids.iter().filter(|id| id.starts_with(rest.trim())).map(|id| pair(id)).collect();
             return Ok(("/resume ".len(), found));
         }
+        if let Some(rest) = before.strip_prefix("/model ") {
+            let found = self.models.iter().filter(|m| m.starts_with(rest.trim())).map(|m| pair(m)).collect();
+            return Ok(("/model ".len(), found));
+        }
         if before.starts_with('/') && !before.contains(' ') {
             let found = COMMANDS.iter().filter(|(c, _)| c.starts_with(before)).map(|(c, _)| pair(c)).collect();
             return Ok((0, found));
@@ -78,7 +84,8 @@ impl Helper for ReplHelper {}
 
 impl Validator for ReplHelper {
     fn validate(&self, ctx: &mut ValidationContext<'_>) -> rustyline::Result<ValidationResult> {
-        // A line ending in a backslash continues on the next line.
+        // A line ending in a backslash continues on the next line, within
+        // one read, so text typed or pasted ahead is never lost.
         if ctx.input().ends_with('\\') { Ok(ValidationResult::Incomplete) } else { Ok(ValidationResult::Valid(None)) }
     }
 }
@@ -92,7 +99,8 @@ enum Action {
 pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> Result<i32> {
     let color = crate::output::color_enabled();
     let mut editor: Editor<ReplHelper, rustyline::history::DefaultHistory> = Editor::new()?;
-    editor.set_helper(Some(ReplHelper { store: chat.store.clone() }));
+    let models = crate::provider::select::configured_models(&chat.config);
+    editor.set_helper(Some(ReplHelper { store: chat.store.clone(), models }));
     for prompt in chat.store.prompts().unwrap_or_default() {
         let _ = editor.add_history_entry(prompt.text);
     }
@@ -364,6 +372,16 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
         "/model" => {
             if arg.is_empty() {
                 println!("{} (window {} tokens)", chat.model.full(), chat.window);
+                let mut models = crate::provider::select::configured_models(&chat.config);
+                if !models.contains(&chat.model.full()) {
+                    models.push(chat.model.full());
+                    models.sort();
+                }
+                println!("configured models (/model NAME switches; Tab completes):");
+                for m in models {
+                    let mark = if m == chat.model.full() { "*" } else { " " };
+                    println!("  {mark} {m}");
+                }
             } else {
                 chat.set_model(crate::provider::select::ModelRef::parse(arg)?)?;
                 println!("model {} for the next turns", chat.model.full());
@@ -380,8 +398,8 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
         "/resume" => {
             let at = if arg.is_empty() {
                 match super::picker::pick_session(&chat.store)? {
-                    Some(at) => at,
-                    None => return Ok(Action::Continue),
+                    super::picker::Pick::Open(at) => at,
+                    _ => return Ok(Action::Continue),
                 }
             } else {
                 chat.store.resolve(arg)?

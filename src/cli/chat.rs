@@ -117,8 +117,9 @@ pub fn run(args: Args) -> Result<i32> {
                 return Err(UsageError("--resume needs an ID in one-shot mode".into()).into());
             }
             match chat::picker::pick_session(&store)? {
-                Some(at) => Some(at),
-                None => return Ok(0),
+                chat::picker::Pick::Open(at) => Some(at),
+                chat::picker::Pick::Nothing => return Ok(0),
+                chat::picker::Pick::Interrupted => return Ok(130),
             }
         }
         (None, true) => Some(newest_in(&store, &cwd)?),

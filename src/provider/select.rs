@@ -70,6 +70,26 @@ pub const OPENAI_DEFAULT: &str = "openai/gpt-4.1";
 /// The model picked when only `ANTHROPIC_API_KEY` is set.
 pub const ANTHROPIC_DEFAULT: &str = "anthropic/claude-sonnet-4-5";
 
+/// The models the configuration names, as `provider/model-id`, sorted:
+/// `model`, `compactModel`, every `providers.<id>.models.<m>`, and the
+/// defaults of the providers whose key is in the environment.
+pub fn configured_models(config: &Config) -> Vec<String> {
+    let set = |var: &str| std::env::var(var).is_ok_and(|v| !v.trim().is_empty());
+    let mut names: Vec<String> = [config.model.clone(), config.compact_model.clone()].into_iter().flatten().collect();
+    for (id, provider) in &config.providers {
+        names.extend(provider.models.keys().map(|m| format!("{id}/{m}")));
+    }
+    if set("OPENAI_API_KEY") {
+        names.push(OPENAI_DEFAULT.to_string());
+    }
+    if set("ANTHROPIC_API_KEY") {
+        names.push(ANTHROPIC_DEFAULT.to_string());
+    }
+    names.sort();
+    names.dedup();
+    names
+}
+
 /// Decide the model for a chat.
 pub async fn choose(config: &Config, explicit: Option<&str>, config_path: &std::path::Path) -> Result<ModelRef> {
     if let Some(name) = explicit.or(config.model.as_deref()) {

@@ -15,6 +15,7 @@ mod chat_compaction;
 mod chat_loops;
 mod chat_markdown;
 mod chat_oneshot;
+mod chat_prompts;
 mod chat_repl;
 mod compact;
 mod completions;
