@@ -114,23 +114,49 @@ fn file_name(path: &Path) -> String {
     path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
+/// Which compaction tool: a type, so that dispatch is exhaustive and no
+/// unknown name can fall through to the destructive one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompactionToolKind {
+    /// `compaction_list`: the session's artifacts.
+    List,
+    /// `compaction_read`: one artifact's lines.
+    Read,
+    /// `compaction_annotate`: set an artifact's note.
+    Annotate,
+    /// `compaction_delete`: remove an artifact.
+    Delete,
+}
+
+impl CompactionToolKind {
+    /// The tool's name, as the model calls it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CompactionToolKind::List => "compaction_list",
+            CompactionToolKind::Read => "compaction_read",
+            CompactionToolKind::Annotate => "compaction_annotate",
+            CompactionToolKind::Delete => "compaction_delete",
+        }
+    }
+}
+
 /// The four compaction tools of one session.
 pub struct CompactionTool {
-    /// Which of the four tools (`compaction_list`, …).
-    pub kind: &'static str,
+    /// Which of the four tools.
+    pub kind: CompactionToolKind,
     /// The store holding the artifacts.
     pub store: Store,
     /// The session whose artifacts it acts on.
     pub id: SessionId,
 }
 
-/// The names of the compaction tools (SPEC 6), offered once an artifact exists.
-pub const COMPACTION_TOOLS: [&str; 4] =
-    ["compaction_list", "compaction_read", "compaction_annotate", "compaction_delete"];
+/// The compaction tools (SPEC 6), offered once an artifact exists.
+pub const COMPACTION_TOOLS: [CompactionToolKind; 4] =
+    [CompactionToolKind::List, CompactionToolKind::Read, CompactionToolKind::Annotate, CompactionToolKind::Delete];
 
 impl Tool for CompactionTool {
     fn name(&self) -> &str {
-        self.kind
+        self.kind.name()
     }
     fn origin(&self) -> Origin {
         Origin::Session
@@ -145,24 +171,24 @@ impl Tool for CompactionTool {
     fn spec(&self) -> ToolSpec {
         let file = json!({"type": "string", "description": "the artifact's file name, from compaction_list"});
         let (description, parameters) = match self.kind {
-            "compaction_list" => (
+            CompactionToolKind::List => (
                 "List this conversation's compaction artifacts (the messages earlier compactions replaced): file, label, createdAt, messages, note.",
                 json!({"type": "object", "properties": {}}),
             ),
-            "compaction_read" => (
+            CompactionToolKind::Read => (
                 "Read a compaction artifact: the replaced messages, whole. offset and limit are in lines.",
                 json!({"type": "object", "properties": {"file": file, "offset": {"type": "integer", "minimum": 0}, "limit": {"type": "integer", "minimum": 1}}, "required": ["file"]}),
             ),
-            "compaction_annotate" => (
+            CompactionToolKind::Annotate => (
                 "Set the note of a compaction artifact (what it holds that matters).",
                 json!({"type": "object", "properties": {"file": file, "note": {"type": "string"}}, "required": ["file", "note"]}),
             ),
-            _ => (
+            CompactionToolKind::Delete => (
                 "Delete a compaction artifact of this conversation.",
                 json!({"type": "object", "properties": {"file": file}, "required": ["file"]}),
             ),
         };
-        ToolSpec { name: self.kind.into(), description: description.into(), parameters }
+        ToolSpec { name: self.kind.name().into(), description: description.into(), parameters }
     }
 
     fn run<'a>(&'a self, input: &'a Value, _ctx: &'a ToolContext<'a>) -> ToolFuture<'a> {
@@ -175,7 +201,7 @@ impl CompactionTool {
     pub fn act(&self, input: &Value) -> ToolOutput {
         let result = (|| -> Result<ToolOutput, ToolOutput> {
             match self.kind {
-                "compaction_list" => {
+                CompactionToolKind::List => {
                     let list = artifact::list(&self.store, &self.id).map_err(|e| fail(e.to_string()))?;
                     let rows: Vec<Value> = list
                         .iter()
@@ -183,7 +209,7 @@ impl CompactionTool {
                         .collect();
                     Ok(ok(serde_json::to_string_pretty(&rows).unwrap_or_default()))
                 }
-                "compaction_read" => {
+                CompactionToolKind::Read => {
                     let path = artifact_path(&self.store, &self.id, string_arg(input, "file")?)?;
                     let text = std::fs::read_to_string(&path).map_err(|e| fail(e.to_string()))?;
                     let offset = input.get("offset").and_then(Value::as_u64).unwrap_or(0) as usize;
@@ -191,13 +217,13 @@ impl CompactionTool {
                     let lines: Vec<&str> = text.lines().skip(offset).take(limit).collect();
                     Ok(ok(lines.join("\n")))
                 }
-                "compaction_annotate" => {
+                CompactionToolKind::Annotate => {
                     let path = artifact_path(&self.store, &self.id, string_arg(input, "file")?)?;
                     let note = string_arg(input, "note")?;
                     artifact::annotate(&self.store, &path, note).map_err(|e| fail(e.to_string()))?;
                     Ok(ok(format!("note set on {}", file_name(&path))))
                 }
-                _ => {
+                CompactionToolKind::Delete => {
                     let path = artifact_path(&self.store, &self.id, string_arg(input, "file")?)?;
                     std::fs::remove_file(&path).map_err(|e| fail(e.to_string()))?;
                     Ok(ok(format!("deleted {}", file_name(&path))))
@@ -243,21 +269,21 @@ mod tests {
             );
         }
         let tool = |kind| CompactionTool { kind, store: store.clone(), id: mine.clone() };
-        let listed = tool("compaction_list").act(&json!({}));
+        let listed = tool(CompactionToolKind::List).act(&json!({}));
         assert!(listed.content.contains("work of aaaa0001") && !listed.content.contains("bbbb0002"), "{listed:?}");
         let name = file_name(&files[0]);
-        let read = tool("compaction_read").act(&json!({"file": name, "offset": 8, "limit": 2}));
+        let read = tool(CompactionToolKind::Read).act(&json!({"file": name, "offset": 8, "limit": 2}));
         assert_eq!(read.content, "[user]\nline one");
-        assert!(!tool("compaction_annotate").act(&json!({"file": name, "note": "auth work"})).is_error);
+        assert!(!tool(CompactionToolKind::Annotate).act(&json!({"file": name, "note": "auth work"})).is_error);
         assert_eq!(artifact::read_info(&files[0]).unwrap().note, "auth work");
         for bad in [format!("../bbbb0002/{name}"), "/etc/passwd".into(), "..".into(), format!("{name}.x")] {
-            for kind in ["compaction_read", "compaction_annotate", "compaction_delete"] {
+            for kind in [CompactionToolKind::Read, CompactionToolKind::Annotate, CompactionToolKind::Delete] {
                 let out = tool(kind).act(&json!({"file": bad, "note": "x"}));
-                assert!(out.is_error, "{kind} {bad}: {out:?}");
+                assert!(out.is_error, "{kind:?} {bad}: {out:?}");
             }
         }
         assert!(files[1].exists(), "another session's artifact is untouched");
-        assert!(!tool("compaction_delete").act(&json!({"file": name})).is_error);
+        assert!(!tool(CompactionToolKind::Delete).act(&json!({"file": name})).is_error);
         assert!(!files[0].exists());
     }
 

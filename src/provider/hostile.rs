@@ -174,7 +174,10 @@ async fn absurd_retry_after_values_do_not_panic() {
     let p = provider(&url, Protocol::OpenAi);
     for _ in 0..4 {
         let result = call(&p, &Cancel::default()).await;
-        assert!(matches!(&result, Err(CallError::Failed(m)) if m.contains("HTTP 429")), "{result:?}");
+        assert!(
+            matches!(&result, Err(CallError::Http { status: 429, message }) if message.contains("HTTP 429")),
+            "{result:?}"
+        );
     }
 }
 
@@ -224,7 +227,7 @@ async fn error_bodies_that_echo_the_key_leave_no_part_of_it() {
     let p = provider(&url, Protocol::OpenAi);
     for _ in 0..5 {
         let message = match call(&p, &Cancel::default()).await {
-            Err(CallError::Failed(m)) => m,
+            Err(CallError::Http { status: 401, message }) => message,
             other => panic!("{other:?}"),
         };
         assert!(message.starts_with("HTTP 401"), "{message}");

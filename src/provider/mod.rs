@@ -86,8 +86,18 @@ impl Cancel {
 pub enum CallError {
     /// The request is larger than the model's context window.
     Overflow(String),
-    /// The provider refused or could not be reached (after retries).
+    /// The provider could not be reached, or its answer could not be read
+    /// (after retries).
     Failed(String),
+    /// The provider answered with an HTTP error (a 4xx, or a 429 or 5xx
+    /// still there after the retries): its status, for callers that branch
+    /// on it, and the message shown.
+    Http {
+        /// The HTTP status.
+        status: u16,
+        /// `HTTP {status}: {the provider's words}`, scrubbed of secrets.
+        message: String,
+    },
     /// The stream broke mid-answer; `partial` is what arrived.
     Cut {
         /// What arrived before the break.
@@ -116,7 +126,7 @@ impl fmt::Display for CallError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CallError::Overflow(m) => write!(f, "context overflow: {m}"),
-            CallError::Failed(m) => f.write_str(m),
+            CallError::Failed(m) | CallError::Http { message: m, .. } => f.write_str(m),
             CallError::Cut { message, .. } => write!(f, "the answer was cut off: {message}"),
             CallError::Cancelled { .. } => f.write_str("stopped"),
         }
@@ -296,7 +306,7 @@ impl Provider {
                 () = tokio::time::sleep(self.timeout) => None,
                 () = cancel.cancelled() => return Err(CallError::Cancelled { partial: Response::default() }),
             };
-            let (retry_after, message) = match result {
+            let (retry_after, status, message) = match result {
                 Some(Ok(resp)) if resp.status().is_success() => break resp,
                 Some(Ok(resp)) => {
                     let status = resp.status();
@@ -316,15 +326,19 @@ impl Provider {
                         return Err(CallError::Overflow(message));
                     }
                     if !(status.as_u16() == 429 || status.is_server_error()) {
-                        return Err(CallError::Failed(message));
+                        return Err(CallError::Http { status: status.as_u16(), message });
                     }
-                    (wait, message)
+                    (wait, Some(status.as_u16()), message)
                 }
-                Some(Err(e)) => (None, self.scrub(&format!("cannot reach {}: {}", self.id, error_chain(&e)))),
-                None => (None, format!("{} sent no answer for {} s", self.id, self.timeout.as_secs_f64())),
+                Some(Err(e)) => (None, None, self.scrub(&format!("cannot reach {}: {}", self.id, error_chain(&e)))),
+                None => (None, None, format!("{} sent no answer for {} s", self.id, self.timeout.as_secs_f64())),
             };
             if attempt >= self.attempts {
-                return Err(CallError::Failed(format!("{message} (gave up after {attempt} attempts)")));
+                let message = format!("{message} (gave up after {attempt} attempts)");
+                return Err(match status {
+                    Some(status) => CallError::Http { status, message },
+                    None => CallError::Failed(message),
+                });
             }
             let backoff = 2u32
                 .checked_pow(attempt - 1)

@@ -7,7 +7,7 @@
 use std::os::unix::fs::symlink;
 use std::path::Path;
 
-use glrs::chat::session_tools::CompactionTool;
+use glrs::chat::session_tools::{CompactionTool, CompactionToolKind};
 use glrs::compact::artifact::{self, ArtifactInfo};
 use glrs::compact::plan::Block;
 use serde_json::json;
@@ -18,7 +18,7 @@ use crate::support::*;
 
 const FRONT: &str = "---\nlabel: outside\ncreatedAt: 2026-11-29T10:00:00.000Z\nmessages: 1\nnote:\nsession: aaaa0001\nentries: 1-2\n---\n[user]\nsecret\n";
 
-fn tool(ts: &TestStore, id: &glrs::SessionId, kind: &'static str) -> CompactionTool {
+fn tool(ts: &TestStore, id: &glrs::SessionId, kind: CompactionToolKind) -> CompactionTool {
     CompactionTool { kind, store: ts.store.clone(), id: id.clone() }
 }
 
@@ -60,14 +60,14 @@ fn a_linked_artifacts_folder_is_refused_everywhere() {
     // The model's tools: nothing read, annotated or deleted outside.
     assert!(ts.store.artifact_count(&id) == 0, "no tools are offered for a linked folder");
     for (kind, input) in [
-        ("compaction_list", json!({})),
-        ("compaction_read", json!({"file": "x.md"})),
-        ("compaction_annotate", json!({"file": "x.md", "note": "pwned"})),
-        ("compaction_delete", json!({"file": "x.md"})),
+        (CompactionToolKind::List, json!({})),
+        (CompactionToolKind::Read, json!({"file": "x.md"})),
+        (CompactionToolKind::Annotate, json!({"file": "x.md", "note": "pwned"})),
+        (CompactionToolKind::Delete, json!({"file": "x.md"})),
     ] {
         let out = tool(&ts, &id, kind).act(&input);
-        assert!(out.is_error, "{kind}: {out:?}");
-        assert!(!out.content.contains("secret"), "{kind}: {out:?}");
+        assert!(out.is_error, "{kind:?}: {out:?}");
+        assert!(!out.content.contains("secret"), "{kind:?}: {out:?}");
     }
     // The programs: refused, exit 1.
     for args in [
@@ -98,9 +98,9 @@ fn a_linked_artifact_is_never_read_back() {
     let dir = ts.store.paths.artifacts_of(&id);
     std::fs::create_dir_all(&dir).unwrap();
     symlink(&secret, dir.join("2026-11-29T10-00-00-000Z.md")).unwrap();
-    let out = tool(&ts, &id, "compaction_read").act(&json!({"file": "2026-11-29T10-00-00-000Z.md"}));
+    let out = tool(&ts, &id, CompactionToolKind::Read).act(&json!({"file": "2026-11-29T10-00-00-000Z.md"}));
     assert!(out.is_error && !out.content.contains("secret"), "{out:?}");
-    let listed = tool(&ts, &id, "compaction_list").act(&json!({}));
+    let listed = tool(&ts, &id, CompactionToolKind::List).act(&json!({}));
     assert!(!listed.content.contains("outside"), "{listed:?}");
     let out = artifacts(&ts, &["ls", id.as_str()]);
     assert!(out.status.success() && stdout_of(&out).is_empty(), "{}", stdout_of(&out));
