@@ -142,6 +142,17 @@ pub fn run(args: Args) -> Result<i32> {
     chat.set_permissions(&args.allow, args.allow_all).map_err(|e| crate::cli::UsageError(format!("{e:#}")))?;
     if args.no_tools {
         chat.no_tools();
+    } else if let Some(home) = chat::system::config_home() {
+        // SPEC 15: executable tools, described in parallel; a broken one is
+        // named once and left out.
+        let dir = crate::tools::exec::tools_dir(&home);
+        let (tools, problems) = runtime.block_on(crate::tools::exec::load(&dir, &chat.tools.names()));
+        for tool in tools {
+            chat.tools.add(tool);
+        }
+        for problem in problems {
+            eprintln!("{PROGRAM_NAME}: warning: {problem}");
+        }
     }
     if let Some(level) = &args.thinking {
         chat.thinking = crate::provider::cache::Thinking::parse(level).map_err(crate::cli::UsageError)?;

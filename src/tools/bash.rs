@@ -71,6 +71,33 @@ pub enum Ending {
     TimedOut(u64),
 }
 
+/// What to run and how, for [`run_process`].
+pub struct Spawn<'a> {
+    /// The program (a name looked up on PATH, or a path).
+    pub program: &'a std::ffi::OsStr,
+    /// Its arguments.
+    pub args: &'a [&'a str],
+    /// Where it runs.
+    pub cwd: &'a Path,
+    /// Variables added to its environment.
+    pub env: &'a [(&'a str, &'a std::ffi::OsStr)],
+    /// What it reads on stdin (else nothing: stdin is /dev/null).
+    pub stdin: Option<&'a [u8]>,
+    /// Keep stderr in a file of its own rather than merged into stdout's.
+    pub stderr_apart: bool,
+}
+
+/// How a process ran: its ending, the file with its (merged) output, and
+/// the file with its stderr when kept apart.
+pub struct Ran {
+    /// How it ended.
+    pub ending: Ending,
+    /// Its stdout (and stderr, unless apart).
+    pub output: PathBuf,
+    /// Its stderr, when [`Spawn::stderr_apart`].
+    pub stderr: Option<PathBuf>,
+}
+
 /// Run `command` with `sh`-like semantics in `cwd`; the group is killed
 /// when this returns or is dropped. Returns the ending and the file
 /// holding the merged output.
@@ -83,13 +110,35 @@ pub async fn run_command(
     tool: &str,
     stdin: Option<&[u8]>,
 ) -> Result<(Ending, PathBuf), String> {
+    let spawn = Spawn { program: program.as_ref(), args, cwd, env: &[], stdin, stderr_apart: false };
+    run_process(&spawn, timeout, output_dir, tool).await.map(|ran| (ran.ending, ran.output))
+}
+
+/// Run a process in its own group, its output going to files under
+/// `output_dir` as it is written; the group is killed when this returns,
+/// times out or is dropped.
+pub async fn run_process(spawn: &Spawn<'_>, timeout: Duration, output_dir: &Path, tool: &str) -> Result<Ran, String> {
+    let shown = Path::new(spawn.program).display();
     let (path, file) = limits::new_output_file(output_dir, tool)
         .map_err(|e| format!("cannot create an output file in {}: {e}", output_dir.display()))?;
-    let err = file.try_clone().map_err(|e| format!("cannot share the output file: {e}"))?;
-    let mut cmd = tokio::process::Command::new(program);
-    cmd.args(args)
-        .current_dir(cwd)
-        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+    let (stderr_path, err) = if spawn.stderr_apart {
+        let (p, f) = limits::new_output_file(output_dir, &format!("{tool}-stderr"))
+            .map_err(|e| format!("cannot create an output file in {}: {e}", output_dir.display()))?;
+        (Some(p), f)
+    } else {
+        (None, file.try_clone().map_err(|e| format!("cannot share the output file: {e}"))?)
+    };
+    let remove = || {
+        let _ = std::fs::remove_file(&path);
+        if let Some(p) = &stderr_path {
+            let _ = std::fs::remove_file(p);
+        }
+    };
+    let mut cmd = tokio::process::Command::new(spawn.program);
+    cmd.args(spawn.args)
+        .envs(spawn.env.iter().copied())
+        .current_dir(spawn.cwd)
+        .stdin(if spawn.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::from(file))
         .stderr(Stdio::from(err))
         .process_group(0)
@@ -97,17 +146,23 @@ pub async fn run_command(
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
-            let _ = std::fs::remove_file(&path);
-            return Err(format!("cannot run {program} in {}: {e}", cwd.display()));
+            remove();
+            return Err(format!("cannot run {shown} in {}: {e}", spawn.cwd.display()));
         }
     };
     let _group = GroupKill(child.id().and_then(|id| i32::try_from(id).ok()).unwrap_or(0));
-    if let (Some(bytes), Some(mut pipe)) = (stdin, child.stdin.take()) {
-        use tokio::io::AsyncWriteExt;
-        // A tool that does not read its input is not an error.
-        let _ = pipe.write_all(bytes).await;
-    }
-    let ending = match tokio::time::timeout(timeout, child.wait()).await {
+    let pipe = child.stdin.take();
+    let run = async {
+        if let (Some(bytes), Some(mut pipe)) = (spawn.stdin, pipe) {
+            use tokio::io::AsyncWriteExt;
+            // A tool that does not read its input is not an error; dropping
+            // the pipe closes it, so a tool reading to the end sees the end.
+            // Inside the timeout: a tool that never reads cannot hang us.
+            let _ = pipe.write_all(bytes).await;
+        }
+        child.wait().await
+    };
+    let ending = match tokio::time::timeout(timeout, run).await {
         Ok(Ok(status)) => {
             use std::os::unix::process::ExitStatusExt;
             match (status.code(), status.signal()) {
@@ -116,10 +171,10 @@ pub async fn run_command(
                 (None, None) => Ending::Exit(-1),
             }
         }
-        Ok(Err(e)) => return Err(format!("waiting for {program} failed: {e}")),
+        Ok(Err(e)) => return Err(format!("waiting for {shown} failed: {e}")),
         Err(_) => Ending::TimedOut(timeout.as_secs()),
     };
-    Ok((ending, path))
+    Ok(Ran { ending, output: path, stderr: stderr_path })
 }
 
 /// The output file as the model sees it: whole when it fits (the file is

@@ -10,6 +10,7 @@
 //! interruption is an error result for the model, never a crash.
 
 pub mod bash;
+pub mod exec;
 pub mod fs;
 pub mod limits;
 pub mod permissions;
@@ -211,6 +212,15 @@ impl Registry {
     pub fn carry_to(&self, next: &mut Registry) {
         next.offering.none = self.offering.none;
         next.permissions = self.permissions.without_session();
+        // Extension tools belong to the chat, not to one session.
+        for tool in self.tools.iter().filter(|t| t.origin() == Origin::Extension) {
+            next.add(tool.clone());
+        }
+    }
+
+    /// The names of every tool in the registry, offered or not.
+    pub fn names(&self) -> Vec<String> {
+        self.tools.iter().map(|t| t.name().to_string()).collect()
     }
 
     /// The built-in tools offered on a normal step (for the system prompt).

@@ -145,3 +145,93 @@ fn append_racing_a_live_chat_turn_keeps_both_in_a_valid_order() {
     assert_eq!(session["events"][custom_at]["data"], json!({"run": 7}));
     assert_eq!(session["events"][types.len() - 3]["text"].as_str().map(str::trim_end), Some(refs.concat().trim_end()));
 }
+
+/// Write an executable shell script.
+fn script(path: &std::path::Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn executable_tools_are_described_called_with_stdin_and_env_and_fail_as_error_results() {
+    let (ts, server) = setup();
+    let tools = ts.dir.path().join("config/glrs/tools");
+    let proj = ts.dir.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    // A tool that reports what it was given: stdin, its cwd and its environment.
+    script(
+        &tools.join("probe"),
+        r#"if [ "$1" = --describe ]; then
+  echo '{"name": "probe", "description": "reports its input", "parameters": {"type": "object", "properties": {"x": {"type": "integer"}}}}'
+  exit 0
+fi
+input=$(cat)
+echo "stdin=$input cwd=$(pwd) id=$GLRS_SESSION_ID file=$GLRS_SESSION_FILE"
+echo "only on stderr" >&2"#,
+    );
+    script(
+        &tools.join("failing"),
+        r#"if [ "$1" = --describe ]; then
+  echo '{"name": "failing", "description": "always fails", "parameters": {"type": "object"}}'
+  exit 0
+fi
+echo partial; echo "disk on fire" >&2; exit 7"#,
+    );
+    script(&tools.join("broken"), "echo 'not json at all'");
+
+    server.push(Reply::sse(openai_tool_call("call_1", "probe", &[r#"{"x": 5}"#])));
+    server.push(Reply::sse(openai_tool_call("call_2", "failing", &["{}"])));
+    server.push(Reply::sse(openai_text(&["done"], 10, 1, 0)));
+    let out = ts
+        .chat()
+        .current_dir(&proj)
+        .env("XDG_CACHE_HOME", ts.dir.path().join("cache"))
+        .args(["--model", "openai/gpt-4.1", "--allow", "probe", "--allow", "failing", "-p", "go"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let err = stderr_of(&out);
+    assert_eq!(err.matches("broken").count(), 1, "the broken tool is named once: {err}");
+    assert!(err.contains("left out"), "{err}");
+
+    let requests = server.model_requests();
+    let offered: Vec<&str> =
+        requests[0].body["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    assert!(offered.contains(&"probe") && offered.contains(&"failing"), "{offered:?}");
+    assert!(!offered.iter().any(|n| n.contains("broken")), "{offered:?}");
+    let probe = &requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "probe")
+        .unwrap()["function"];
+    assert_eq!(probe["description"], "reports its input");
+    assert_eq!(probe["parameters"]["properties"]["x"]["type"], "integer");
+
+    let (id, session) = ts.only_session();
+    let file = ts.sessions_dir().join(format!("{id}.json"));
+    let tool_msg = |n: usize| {
+        requests[n].body["messages"].as_array().unwrap().iter().rfind(|m| m["role"] == "tool").unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let expected =
+        format!("stdin={{\"x\":5}} cwd={} id={id} file={}\n", proj.canonicalize().unwrap().display(), file.display());
+    assert_eq!(tool_msg(1), expected, "stdout alone is the result");
+    let failed = tool_msg(2);
+    assert!(
+        failed.contains("partial") && failed.contains("disk on fire") && failed.contains("exit code 7"),
+        "{failed}"
+    );
+    let errors: Vec<bool> = session["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "tool")
+        .map(|e| e["isError"] == true)
+        .collect();
+    assert_eq!(errors, [false, true]);
+}

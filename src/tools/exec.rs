@@ -1,0 +1,217 @@
+//! Executable tools (SPEC 15): each executable file in
+//! `$XDG_CONFIG_HOME/glrs/tools/` is a tool. `FILE --describe` prints
+//! `{"name", "description", "parameters"}`; a call runs the file in the
+//! session's cwd with the input JSON on stdin and `GLRS_SESSION_ID`,
+//! `GLRS_SESSION_FILE` in its environment. Stdout is the result; a
+//! non-zero exit makes it an error result carrying stderr. It runs like
+//! `bash` (own process group, killed on timeout or Esc, long output cut
+//! to its end with the whole kept in a file), through the same code.
+//!
+//! All files are described at once, in parallel, each with a short
+//! timeout: a broken tool costs start-up at most that, and is reported by
+//! its file name and left out while the others load.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::bash::{self, Ending, Spawn};
+use super::{Tool, ToolContext, ToolFuture, ToolOutput};
+use crate::provider::ToolSpec;
+
+/// How long `--describe` may take.
+pub const DESCRIBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a call may run (the `bash` default: the tool's schema is its
+/// own, so the model cannot ask for another).
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(bash::DEFAULT_TIMEOUT);
+
+/// The folder executable tools are read from, under a config home.
+pub fn tools_dir(config_home: &Path) -> PathBuf {
+    config_home.join("glrs").join("tools")
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Description {
+    name: String,
+    description: String,
+    parameters: Value,
+}
+
+/// One executable tool.
+pub struct ExecTool {
+    path: PathBuf,
+    spec: ToolSpec,
+}
+
+/// The tools in `dir` (sorted by file name), and one line for each file
+/// left out, naming it. `taken` are names already in use (the built-in
+/// tools): a tool claiming one is left out too. A missing folder is no
+/// tools and no problem.
+pub async fn load(dir: &Path, taken: &[String]) -> (Vec<Arc<dyn Tool>>, Vec<String>) {
+    let mut files: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(entries) => entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| is_executable(p)).collect(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Vec::new(), Vec::new()),
+        Err(e) => return (Vec::new(), vec![format!("cannot read the tools folder {}: {e}", dir.display())]),
+    };
+    files.sort();
+    let described = futures_util::future::join_all(files.iter().map(|f| describe(f))).await;
+    let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+    let mut problems = Vec::new();
+    let mut names: Vec<String> = taken.to_vec();
+    for (path, result) in files.into_iter().zip(described) {
+        let shown = path.display();
+        match result {
+            Ok(spec) if names.contains(&spec.name) => {
+                problems.push(format!("tool {shown} left out: the name {:?} is already taken", spec.name))
+            }
+            Ok(spec) => {
+                names.push(spec.name.clone());
+                tools.push(Arc::new(ExecTool { path, spec }));
+            }
+            Err(why) => problems.push(format!("tool {shown} left out: {why}")),
+        }
+    }
+    (tools, problems)
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    // Follows links: a link to a script is a tool.
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Run `FILE --describe` and check what it prints.
+async fn describe(path: &Path) -> Result<ToolSpec, String> {
+    let mut cmd = tokio::process::Command::new(path);
+    cmd.arg("--describe")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    let out = match tokio::time::timeout(DESCRIBE_TIMEOUT, cmd.output()).await {
+        Ok(Ok(out)) => out,
+        Ok(Err(e)) => return Err(format!("--describe could not run: {e}")),
+        Err(_) => return Err(format!("--describe did not finish in {} s", DESCRIBE_TIMEOUT.as_secs())),
+    };
+    if !out.status.success() {
+        let stderr = super::limits::one_line(String::from_utf8_lossy(&out.stderr).trim(), 200);
+        return Err(format!(
+            "--describe failed ({}){}",
+            out.status,
+            if stderr.is_empty() { String::new() } else { format!(": {stderr}") }
+        ));
+    }
+    let d: Description = serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(&out.stdout))
+        .map_err(|e| format!("--describe printed bad JSON (at {}): {}", e.path(), e.inner()))?;
+    let valid_name = !d.name.is_empty()
+        && d.name.len() <= 64
+        && d.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !valid_name {
+        return Err(format!("--describe gave the name {:?}: use 1 to 64 letters, digits, _ or -", d.name));
+    }
+    if !d.parameters.is_object() {
+        return Err("--describe gave \"parameters\" that is not a JSON Schema object".into());
+    }
+    Ok(ToolSpec { name: d.name, description: d.description, parameters: d.parameters })
+}
+
+impl Tool for ExecTool {
+    fn spec(&self) -> ToolSpec {
+        self.spec.clone()
+    }
+    fn name(&self) -> &str {
+        &self.spec.name
+    }
+    fn run<'a>(&'a self, input: &'a Value, ctx: &'a ToolContext<'a>) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let stdin = input.to_string();
+            let env: [(&str, &OsStr); 2] =
+                [("GLRS_SESSION_ID", OsStr::new(ctx.session_id)), ("GLRS_SESSION_FILE", ctx.session_file.as_os_str())];
+            let spawn = Spawn {
+                program: self.path.as_os_str(),
+                args: &[],
+                cwd: ctx.cwd,
+                env: &env,
+                stdin: Some(stdin.as_bytes()),
+                stderr_apart: true,
+            };
+            let ran = match bash::run_process(&spawn, CALL_TIMEOUT, ctx.output_dir, &self.spec.name).await {
+                Ok(ran) => ran,
+                Err(e) => return ToolOutput::error(e),
+            };
+            let stdout = bash::output_text(&ran.output);
+            let stderr = ran.stderr.as_deref().map(bash::output_text).unwrap_or_default();
+            let failed = |what: String| {
+                let mut text = stdout.clone();
+                for part in [stderr.as_str(), what.as_str()] {
+                    if !text.is_empty() && !text.ends_with('\n') {
+                        text.push('\n');
+                    }
+                    text.push_str(part);
+                }
+                ToolOutput::error(text)
+            };
+            match ran.ending {
+                Ending::Exit(0) => ToolOutput::ok(stdout),
+                Ending::Exit(code) => failed(format!("exit code {code}")),
+                Ending::Signal(sig) => failed(format!("killed by signal {sig}")),
+                Ending::TimedOut(s) => {
+                    failed(format!("timed out after {s} s: the tool and everything it started were killed"))
+                }
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::Cancel;
+    use serde_json::json;
+
+    fn script(dir: &Path, name: &str, body: &str) {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    #[test]
+    fn good_tools_load_and_broken_ones_are_named_and_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = dir.path().join("tools");
+        std::fs::create_dir(&tools).unwrap();
+        let describe = r#"echo '{"name": "shout", "description": "upper-case", "parameters": {"type": "object"}}'"#;
+        script(&tools, "shout", &format!("[ \"$1\" = --describe ] && {{ {describe}; exit 0; }}\ntr a-z A-Z"));
+        script(&tools, "fails", "echo nope >&2; exit 1");
+        script(&tools, "garbage", "echo '{not json'");
+        script(&tools, "builtin", r#"echo '{"name": "bash", "description": "x", "parameters": {}}'"#);
+        std::fs::write(tools.join("README"), "not executable: not a tool").unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let (loaded, problems) = rt.block_on(load(&tools, &["bash".to_string()]));
+        assert_eq!(loaded.iter().map(|t| t.name().to_string()).collect::<Vec<_>>(), ["shout"]);
+        assert_eq!(problems.len(), 3, "{problems:?}");
+        assert!(problems[0].contains("builtin") && problems[0].contains("already taken"), "{problems:?}");
+        assert!(problems[1].contains("fails") && problems[1].contains("nope"), "{problems:?}");
+        assert!(problems[2].contains("garbage") && problems[2].contains("bad JSON"), "{problems:?}");
+        assert!(rt.block_on(load(&dir.path().join("none"), &[])).1.is_empty(), "no folder: no problem");
+
+        let cancel = Cancel::default();
+        let out_dir = dir.path().join("out");
+        let ctx = ToolContext {
+            cwd: dir.path(),
+            cancel: &cancel,
+            session_id: "s1",
+            session_file: dir.path(),
+            output_dir: &out_dir,
+        };
+        let out = rt.block_on(loaded[0].run(&json!({"text": "hi"}), &ctx));
+        assert_eq!(out, ToolOutput::ok("{\"TEXT\":\"HI\"}"));
+    }
+}
