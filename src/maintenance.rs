@@ -251,11 +251,16 @@ pub fn plan(store: &Store, policy: &Policy, now: SystemTime) -> Result<Vec<Row>>
         for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
             let path = entry.path();
-            let temp = name.starts_with('.') && name.ends_with(".tmp");
+            let named_pending = crate::compact::artifact::pending_target(&name).is_some_and(|target| {
+                crate::compact::artifact::session_of(&path.with_file_name(target))
+                    .is_some_and(|id| crate::compact::artifact::landed_names(store, &id).contains(target))
+            });
+            let temp = name.starts_with('.') && name.ends_with(".tmp") && !named_pending;
             let stale_lock = name
                 .strip_suffix(".lock")
                 .or_else(|| name.strip_suffix(".open"))
                 .or_else(|| name.strip_suffix(".journal"))
+                .or_else(|| name.strip_suffix(".compact"))
                 .is_some_and(|stem| SessionId::is_id(stem) && !existing.contains(stem))
                 && OpenLock::holder(&path).ok().flatten().is_none();
             // The journal of an in-place append a crash interrupted: the

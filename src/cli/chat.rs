@@ -95,6 +95,9 @@ pub fn run(args: Args) -> Result<i32> {
     };
 
     let mut notices: Vec<String> = Vec::new();
+    // Held from the decision until the key names its session: chats started
+    // at once for one key get one session (the others find it open, exit 4).
+    let key_lock = args.key.as_ref().map(|_| store.key_start_lock()).transpose()?;
     let mut key_target: Option<Located> = None;
     if let Some(key) = &args.key {
         match crate::keys::decide(&store, &config, key, &jiff::Zoned::now())? {
@@ -138,7 +141,12 @@ pub fn run(args: Args) -> Result<i32> {
     };
     if let Some(key) = &args.key {
         chat.key = Some(key.clone());
+        if !resumed {
+            // On disk and in keys.json before the next chat for this key looks.
+            chat.save()?;
+        }
     }
+    drop(key_lock);
     chat.set_permissions(&args.allow, args.allow_all).map_err(|e| crate::cli::UsageError(format!("{e:#}")))?;
     if args.no_tools {
         chat.no_tools();

@@ -155,6 +155,20 @@ fn flush_first(job: &Job<'_>, at: &Located, file: SessionFile) -> Option<Session
 /// is read once, and again only when the flush changed it.
 fn compact_one(job: &Job<'_>, at: &Located, file: SessionFile) -> Result<Outcome> {
     let (store, config, options, cancel) = (job.store, job.config, job.options, job.cancel);
+    // One compaction of a session at a time. A second one waits, then finds
+    // the first's boundary and does nothing: no second brief, no double cost.
+    let (_compacting, file) = match store.try_compaction_lock(&at.id)? {
+        Some(lock) => (lock, file),
+        None => {
+            let lock = store.compaction_lock(&at.id)?;
+            let now = store.read(at)?.file;
+            let (before, _) = crate::chat::compaction::cycle_of(&file.events);
+            if crate::chat::compaction::cycle_of(&now.events).0 > before {
+                return Ok(Outcome::CompactedMeanwhile);
+            }
+            (lock, now)
+        }
+    };
     let unchanged = flush_first(job, at, file);
     job.runtime.block_on(async {
         match unchanged {

@@ -44,7 +44,8 @@ pub struct ArtifactInfo {
 fn value(text: &str) -> String {
     let plain = !text.is_empty()
         && !text.starts_with(['"', '\'', ' ', '#', '[', '{', '-', '!', '&', '*', '|', '>', '%', '@', '`'])
-        && !text.ends_with(' ')
+        // Reading trims Unicode whitespace (U+2028, NBSP …): quote such ends.
+        && text.trim() == text
         && !text.contains(": ")
         && !text.contains(" #")
         && !text.contains(['\n', '\r', '\t'])
@@ -139,6 +140,47 @@ pub fn checked_dir(store: &Store, id: &SessionId) -> Result<PathBuf, StoreError>
     }
 }
 
+/// The name an artifact has while its `compacted` entry lands:
+/// `.NAME.tmp`, renamed to NAME once the entry is on disk. A crash before
+/// the entry leaves only a leftover (no entry names it; cleanup removes it);
+/// a crash after leaves the entry and this file, which the next listing
+/// renames into place. Either both land or neither does.
+pub fn pending_name(name: &str) -> String {
+    format!(".{name}.tmp")
+}
+
+/// The artifact a pending file becomes (`.NAME.md.tmp` → `NAME.md`).
+pub fn pending_target(name: &str) -> Option<&str> {
+    name.strip_prefix('.')?.strip_suffix(".tmp").filter(|n| n.ends_with(".md"))
+}
+
+/// The artifact file names the session's `compacted` entries name.
+pub fn landed_names(store: &Store, id: &SessionId) -> std::collections::HashSet<String> {
+    let Some(at) = store.locate(id) else { return Default::default() };
+    let Ok(loaded) = store.read(&at) else { return Default::default() };
+    loaded
+        .file
+        .events
+        .iter()
+        .filter(|raw| raw.get().contains("\"compacted\""))
+        .filter_map(|raw| match crate::store::Parsed::from_raw(raw) {
+            crate::store::Parsed::Known(crate::store::Entry::Compacted { artifact, .. }) => Some(artifact),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Write a new artifact for session `id` under its pending name; returns
+/// the pending path and the name it takes once its entry has landed.
+pub fn write_pending(
+    store: &Store,
+    id: &SessionId,
+    info: &mut ArtifactInfo,
+    blocks: &[Block],
+) -> Result<(PathBuf, PathBuf), StoreError> {
+    write_named(store, id, info, blocks, true)
+}
+
 /// Write a new artifact for session `id`; returns its path. Never replaces
 /// an existing file: a name taken in the same millisecond gets `-2`, `-3`.
 pub fn write_new(
@@ -147,24 +189,42 @@ pub fn write_new(
     info: &mut ArtifactInfo,
     blocks: &[Block],
 ) -> Result<PathBuf, StoreError> {
+    write_named(store, id, info, blocks, false).map(|(path, _)| path)
+}
+
+/// Write an artifact under a free name (its pending form when `pending`);
+/// returns the path written and the artifact's own path.
+fn write_named(
+    store: &Store,
+    id: &SessionId,
+    info: &mut ArtifactInfo,
+    blocks: &[Block],
+    pending: bool,
+) -> Result<(PathBuf, PathBuf), StoreError> {
     let dir = checked_dir(store, id)?;
     ensure_private_dir(&dir).map_err(|e| E::io(&dir, "create folder", e))?;
     let dir = checked_dir(store, id)?;
     for n in 1..1000 {
-        let path = dir.join(file_name(&info.created_at, n));
+        let name = file_name(&info.created_at, n);
+        let path = dir.join(&name);
+        let target = if pending { dir.join(pending_name(&name)) } else { path.clone() };
+        // Neither the name nor its pending form may be taken.
+        if pending && std::fs::symlink_metadata(&path).is_ok() {
+            continue;
+        }
         info.file = path.clone();
         let text = render(info, blocks);
-        match OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path) {
+        match OpenOptions::new().write(true).create_new(true).mode(0o600).open(&target) {
             Ok(mut f) => {
                 let written = f.write_all(text.as_bytes()).and_then(|()| f.sync_all());
                 if let Err(e) = written {
-                    let _ = std::fs::remove_file(&path);
-                    return Err(E::io(&path, "write", e));
+                    let _ = std::fs::remove_file(&target);
+                    return Err(E::io(&target, "write", e));
                 }
-                return Ok(path);
+                return Ok((target, path));
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(E::io(&path, "create", e)),
+            Err(e) => return Err(E::io(&target, "create", e)),
         }
     }
     Err(E::io(&dir, "name an artifact in", std::io::Error::other("too many artifacts in one millisecond")))
@@ -179,16 +239,50 @@ pub fn list(store: &Store, id: &SessionId) -> Result<Vec<ArtifactInfo>, StoreErr
         Err(e) => return Err(E::io(&dir, "read folder", e)),
     };
     let mut out = Vec::new();
+    let mut pending = Vec::new();
     for entry in entries.flatten() {
         let path = entry.path();
+        if let Some(target) = entry.file_name().to_str().and_then(pending_target) {
+            pending.push((target.to_string(), path));
+            continue;
+        }
         // A link is never followed, even to another artifact.
         if path.extension().and_then(|e| e.to_str()) != Some("md") || !is_plain_file(&path) {
             continue;
         }
         out.push(read_info(&path)?);
     }
+    for path in finish_landings(store, id, &dir, pending) {
+        out.push(read_info(&path)?);
+    }
     out.sort_by(|a, b| (&a.created_at, &a.file).cmp(&(&b.created_at, &b.file)));
     Ok(out)
+}
+
+/// Finish landings a crash interrupted: a pending artifact whose
+/// `compacted` entry is on disk takes its name now (under the session's
+/// write lock, as the landing would have). One no entry names is left for
+/// cleanup. Returns the artifacts finished.
+fn finish_landings(store: &Store, id: &SessionId, dir: &Path, pending: Vec<(String, PathBuf)>) -> Vec<PathBuf> {
+    if pending.is_empty() {
+        return Vec::new();
+    }
+    let named = landed_names(store, id);
+    let Ok(_lock) = lock::WriteLock::acquire(&store.paths.sessions.join(format!("{id}.lock"))) else {
+        return Vec::new();
+    };
+    let mut finished = Vec::new();
+    for (target, path) in pending {
+        let to = dir.join(&target);
+        if named.contains(&target)
+            && is_plain_file(&path)
+            && std::fs::symlink_metadata(&to).is_err()
+            && std::fs::rename(&path, &to).is_ok()
+        {
+            finished.push(to);
+        }
+    }
+    finished
 }
 
 /// The front matter of one artifact file; a file without one is listed

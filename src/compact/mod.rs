@@ -12,6 +12,8 @@
 
 pub mod artifact;
 pub mod brief;
+#[cfg(test)]
+mod fuzz;
 pub mod plan;
 pub mod report;
 pub mod run;

@@ -38,6 +38,12 @@ pub enum Report {
         /// The session.
         id: String,
     },
+    /// Another compaction of the session landed while this one waited for
+    /// it (nothing written).
+    CompactedMeanwhile {
+        /// The session.
+        id: String,
+    },
     /// `--if-needed`: the session is under its trigger (nothing written).
     #[serde(rename_all = "camelCase")]
     UnderTrigger {
@@ -56,6 +62,7 @@ impl Report {
         let id = id.to_string();
         match outcome {
             Outcome::Nothing => Report::Nothing { id },
+            Outcome::CompactedMeanwhile => Report::CompactedMeanwhile { id },
             Outcome::Compacted(Landed { tokens_before, tokens_after, artifact, label, first_kept, model, .. }) => {
                 Report::Compacted {
                     id,
@@ -85,6 +92,9 @@ impl Report {
                 artifact.display()
             ),
             Report::Nothing { id } => format!("{id}: nothing to compact"),
+            Report::CompactedMeanwhile { id } => {
+                format!("{id}: another compaction landed meanwhile; nothing to compact")
+            }
             Report::UnderTrigger { id, tokens, trigger } => {
                 let line =
                     trigger.map_or("automatic compaction is off".into(), |t| format!("trigger {}", thousands(t)));

@@ -59,6 +59,9 @@ pub enum Outcome {
     Nothing,
     /// A brief landed.
     Compacted(Landed),
+    /// Another compaction of the session landed while this one waited for
+    /// it: there is nothing left to do.
+    CompactedMeanwhile,
 }
 
 /// The model that writes the brief: `--model`, else `compactModel`, else
@@ -158,7 +161,7 @@ pub fn land(
     tokens_before: u64,
 ) -> Result<Landed> {
     let label = brief.lines().next().unwrap_or("").to_string();
-    let mut written: Option<PathBuf> = None;
+    let mut written: Option<(PathBuf, PathBuf)> = None;
     let mut tokens_after = 0;
     let path = store.session_path(&at.id);
     let result = store.update(&at.id, |file| {
@@ -172,6 +175,18 @@ pub fn land(
                         .into(),
             });
         }
+        // Another compaction landed since the snapshot: this one would
+        // summarise the same range again.
+        let newer = file.events[plan.snapshot_len..].iter().any(|raw| {
+            raw.get().contains("\"compacted\"")
+                && matches!(crate::store::Parsed::from_raw(raw), crate::store::Parsed::Known(Entry::Compacted { .. }))
+        });
+        if newer {
+            return Err(StoreError::Conflict {
+                path: path.clone(),
+                detail: "another compaction landed first; nothing was compacted".into(),
+            });
+        }
         let now = time::now();
         let mut info = ArtifactInfo {
             file: PathBuf::new(),
@@ -182,8 +197,9 @@ pub fn land(
             note: String::new(),
             entries: format!("{}-{}", plan.start + 1, plan.cut),
         };
-        let artifact_path = artifact::write_new(store, &at.id, &mut info, &plan.blocks)?;
-        written = Some(artifact_path.clone());
+        // Pending until the entry is on disk: a crash leaves both or neither.
+        let (pending, artifact_path) = artifact::write_pending(store, &at.id, &mut info, &plan.blocks)?;
+        written = Some((pending, artifact_path.clone()));
         // The context after: the wrapped brief, then everything kept (with
         // whatever was appended since the snapshot).
         tokens_after = crate::message::estimate_text(&context::wrap_brief(brief))
@@ -208,17 +224,26 @@ pub fn land(
         Ok(landed) => landed,
         Err(e) => {
             // The session did not take the brief: its artifact goes too.
-            if let Some(p) = written {
-                let _ = std::fs::remove_file(p);
+            if let Some((pending, _)) = written {
+                let _ = std::fs::remove_file(pending);
             }
             return Err(e).with_context(|| format!("compaction of {} not landed", at.id));
         }
     };
+    let (pending, artifact) = written.unwrap_or_default();
+    // The entry is on disk: the artifact takes its name. Should this fail
+    // (or the process die first), the next listing finishes it.
+    let mut warning = landed.warning;
+    if let Err(e) = std::fs::rename(&pending, &artifact) {
+        warning = Some(format!("artifact {} left as {}: {e}", artifact.display(), pending.display()));
+    } else if let Some(dir) = artifact.parent() {
+        let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());
+    }
     Ok(Landed {
-        warning: landed.warning,
+        warning,
         tokens_before,
         tokens_after,
-        artifact: written.unwrap_or_default(),
+        artifact,
         label,
         first_kept: plan.cut as u64 + 1,
         model: model.full(),

@@ -32,8 +32,11 @@ impl Store {
         let in_sessions = dir == self.paths.sessions;
         let in_artifacts = dir.parent() == Some(self.paths.artifacts.as_path());
         let temp = name.starts_with('.') && name.ends_with(".tmp");
-        let lock_of =
-            name.strip_suffix(".lock").or_else(|| name.strip_suffix(".open")).or_else(|| name.strip_suffix(".journal"));
+        let lock_of = name
+            .strip_suffix(".lock")
+            .or_else(|| name.strip_suffix(".open"))
+            .or_else(|| name.strip_suffix(".journal"))
+            .or_else(|| name.strip_suffix(".compact"));
         let gone_lock = in_sessions
             && lock_of.and_then(|stem| SessionId::parse(stem).ok()).is_some_and(|id| self.locate(&id).is_none())
             && OpenLock::holder(path).ok().flatten().is_none();

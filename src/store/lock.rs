@@ -117,6 +117,16 @@ pub struct WriteLock {
 }
 
 impl WriteLock {
+    /// Take the lock in `path` if nobody holds it; `None` when somebody does.
+    pub fn try_acquire(path: &Path) -> Result<Option<WriteLock>, StoreError> {
+        let file = open_lock_file(path, true).map_err(|e| StoreError::io(path, "open lock file", e))?;
+        match file.try_lock() {
+            Ok(()) => Ok(Some(WriteLock { _file: file })),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => Err(StoreError::io(path, "lock", e)),
+        }
+    }
+
     /// Wait for and take the lock in `path` (created if missing).
     pub fn acquire(path: &Path) -> Result<WriteLock, StoreError> {
         let file = open_lock_file(path, true).map_err(|e| StoreError::io(path, "open lock file", e))?;

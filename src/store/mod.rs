@@ -7,6 +7,8 @@
 pub mod cleanup;
 pub mod entry;
 pub mod format;
+#[cfg(test)]
+pub(crate) mod fuzz;
 pub mod inplace;
 pub mod lines;
 pub mod listing;
@@ -397,6 +399,35 @@ impl Store {
         self.open_lock_as(id, lock::Holder::Chat)
     }
 
+    /// `<id>.compact`: held by `glrs-compact` for a whole compaction, so two
+    /// never summarise the same range (waits for one under way).
+    pub fn compaction_lock(&self, id: &SessionId) -> Result<WriteLock, StoreError> {
+        ensure_private_dir(&self.paths.sessions)
+            .map_err(|e| StoreError::io(&self.paths.sessions, "create folder", e))?;
+        WriteLock::acquire(&self.compact_path(id))
+    }
+
+    /// [`Store::compaction_lock`] without waiting: `None` while another
+    /// compaction of the session runs.
+    pub fn try_compaction_lock(&self, id: &SessionId) -> Result<Option<WriteLock>, StoreError> {
+        ensure_private_dir(&self.paths.sessions)
+            .map_err(|e| StoreError::io(&self.paths.sessions, "create folder", e))?;
+        WriteLock::try_acquire(&self.compact_path(id))
+    }
+
+    /// `keys.start.lock`: held while `--key K` decides between continuing
+    /// the key's session and starting one, and records it, so chats started
+    /// at once for one key get one session.
+    pub fn key_start_lock(&self) -> Result<WriteLock, StoreError> {
+        ensure_private_dir(&self.paths.sessions)
+            .map_err(|e| StoreError::io(&self.paths.sessions, "create folder", e))?;
+        WriteLock::acquire(&self.paths.sessions.join("keys.start.lock"))
+    }
+
+    fn compact_path(&self, id: &SessionId) -> PathBuf {
+        self.paths.sessions.join(format!("{id}.compact"))
+    }
+
     /// [`Store::open_lock`], saying who holds it (a refusal names them).
     pub fn open_lock_as(&self, id: &SessionId, holder: lock::Holder) -> Result<OpenLock, StoreError> {
         ensure_private_dir(&self.paths.sessions)
@@ -431,7 +462,7 @@ impl Store {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(StoreError::io(artifacts, "remove", e)),
         }
-        for lock_file in [self.open_path(id), self.journal_path(id), self.lock_path(id)] {
+        for lock_file in [self.open_path(id), self.journal_path(id), self.compact_path(id), self.lock_path(id)] {
             let _ = std::fs::remove_file(lock_file);
         }
         drop((open, write));

@@ -258,9 +258,10 @@ fn fork_and_new_from_the_repl_with_a_key() {
     server.push(Reply::sse(openai_text(&["first reply"], 10, 2, 0)));
     let mut p = repl(&ts, &["-m", "openai/gpt-4.1", "--key", "work"]);
     prompt(&mut p);
-    p.send_line("/fork").unwrap();
-    p.exp_string("nothing to fork yet").unwrap();
-    prompt(&mut p);
+    // A new keyed session is saved as it starts (one session for a key
+    // even when chats start at once), so the key names it already.
+    let (first, _) = ts.only_session();
+    assert_eq!(ts.store.keys().unwrap()["work"].session, first);
     p.send_line("remember this").unwrap();
     p.exp_string("first reply").unwrap();
     prompt(&mut p);

@@ -28,6 +28,7 @@ mod generated;
 mod harness;
 mod layering;
 mod lifecycle;
+mod races;
 mod recipes;
 mod reliability;
 mod resets;
