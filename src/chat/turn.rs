@@ -260,8 +260,9 @@ impl Chat {
                     break;
                 }
             };
-            self.add_response(&response, "", &mut turn_messages, &mut outcome);
-            if response.tool_calls.is_empty() {
+            let calls = response.tool_calls.clone();
+            self.add_response(response, "", &mut turn_messages, &mut outcome);
+            if calls.is_empty() {
                 // A steer typed while the model answered keeps the turn going;
                 // otherwise the turn ends here, and its write point (just
                 // below the loop) writes this step too: one rewrite, not two.
@@ -281,7 +282,7 @@ impl Chat {
             let situation = self.situation(kind);
             let session_file = self.store.session_path(&self.id);
             let output_dir = crate::tools::output_dir();
-            for call in &response.tool_calls {
+            for call in &calls {
                 ui.tool_start(call, &self.tools.summary(call));
                 let ctx = ToolContext {
                     cwd: std::path::Path::new(&self.cwd),
@@ -325,7 +326,8 @@ impl Chat {
         if kind == TurnKind::Normal {
             self.overflowed = matches!(outcome.error, Some(CallError::Overflow(_)));
         }
-        let messages = turn_messages.iter().map(TurnMessage::from).collect();
+        // Consumed as converted: the turn's messages are not held twice during the write.
+        let messages = turn_messages.into_iter().map(|m| TurnMessage::from(&m)).collect();
         self.record(Entry::Turn { at: time::now(), messages });
         if let Some(problem) = self.save_or_report() {
             ui.notice(&problem);
@@ -359,7 +361,9 @@ impl Chat {
     }
 
     /// Record a model call's answer (whole, or the part that arrived).
-    fn add_response(&mut self, r: &Response, stop: &str, turn_messages: &mut Vec<Message>, outcome: &mut TurnOutcome) {
+    /// Takes the answer by value: its text moves into the context rather
+    /// than being copied once more (a 100 MB answer).
+    fn add_response(&mut self, r: Response, stop: &str, turn_messages: &mut Vec<Message>, outcome: &mut TurnOutcome) {
         let at = time::now();
         for reasoning in &r.reasoning {
             self.record(Entry::Reasoning {
@@ -388,11 +392,13 @@ impl Chat {
             });
             outcome.usage.add(&usage);
         }
-        let message = Message::Assistant {
-            content: r.text.clone(),
-            reasoning: r.reasoning.clone(),
-            tool_calls: r.tool_calls.clone(),
-        };
+        if !r.text.is_empty() && !is_silent(&r.text) {
+            if !outcome.reply.is_empty() {
+                outcome.reply.push_str("\n\n");
+            }
+            outcome.reply.push_str(&r.text);
+        }
+        let message = Message::Assistant { content: r.text, reasoning: r.reasoning, tool_calls: r.tool_calls };
         self.messages.push(message.clone());
         turn_messages.push(message);
         // SPEC 5: what the provider reported for this call; else our estimate.
@@ -400,12 +406,6 @@ impl Chat {
             Some(u) if u.total() > 0 => u.total(),
             _ => context::estimate(&self.messages) + self.system_tokens(),
         };
-        if !r.text.is_empty() && !is_silent(&r.text) {
-            if !outcome.reply.is_empty() {
-                outcome.reply.push_str("\n\n");
-            }
-            outcome.reply.push_str(&r.text);
-        }
     }
 
     /// A new session whose first model call failed, with nothing arrived
@@ -440,7 +440,7 @@ impl Chat {
         if !partial.text.is_empty() || !partial.reasoning.is_empty() {
             // Tool calls of a broken answer are dropped: they have no result.
             let kept = Response { tool_calls: Vec::new(), ..partial.clone() };
-            self.add_response(&kept, stop, turn_messages, outcome);
+            self.add_response(kept, stop, turn_messages, outcome);
         }
         match error {
             CallError::Cancelled { .. } => {

@@ -202,23 +202,22 @@ impl Decoder for StreamDecoder {
         self.done || self.stop.is_some()
     }
 
-    fn response(&self) -> Response {
+    fn take_response(&mut self) -> Response {
         let mut response =
             Response { usage: self.usage, stop_reason: self.stop.clone().unwrap_or_default(), ..Response::default() };
-        for block in &self.blocks {
+        // Moved, not copied: a 100 MB answer is held once.
+        for block in std::mem::take(&mut self.blocks) {
             match block {
-                Block::Text(t) => response.text.push_str(t),
-                Block::Thinking { text, signature } => {
-                    response.reasoning.push(Reasoning { text: text.clone(), signature: signature.clone() })
+                Block::Text(t) if response.text.is_empty() => response.text = t,
+                Block::Text(t) => response.text.push_str(&t),
+                Block::Thinking { text, signature } => response.reasoning.push(Reasoning { text, signature }),
+                Block::Tool { id, name, json } => {
+                    response.tool_calls.push(ToolCall { id, name, input: parse_arguments(&json) })
                 }
-                Block::Tool { id, name, json } => response.tool_calls.push(ToolCall {
-                    id: id.clone(),
-                    name: name.clone(),
-                    input: parse_arguments(json),
-                }),
                 Block::Other => {}
             }
         }
+        self.opened.clear();
         response
     }
 }
@@ -284,7 +283,7 @@ mod tests {
         let err =
             d.event("error", r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#, &mut on);
         assert_eq!(err.unwrap_err(), "the server reported an error: Overloaded");
-        let r = d.response();
+        let r = d.take_response();
         assert_eq!(r.text, "Pouch");
         assert_eq!(r.usage.unwrap().cache_write_tokens, 3);
     }
@@ -307,7 +306,7 @@ mod tests {
         let stray = r#"{"type":"content_block_delta","index":7,"delta":{"type":"text_delta","text":"zz"}}"#;
         d.event("x", stray, &mut on).unwrap();
         assert_eq!(d.blocks.len(), 3);
-        assert_eq!(d.response().text, "aaa");
+        assert_eq!(d.take_response().text, "aaa");
     }
 
     #[test]

@@ -199,25 +199,25 @@ impl Decoder for StreamDecoder {
         self.done || self.finish.is_some()
     }
 
-    fn response(&self) -> Response {
-        let tool_calls = self
-            .calls
-            .iter()
+    fn take_response(&mut self) -> Response {
+        let tool_calls = std::mem::take(&mut self.calls)
+            .into_iter()
             .enumerate()
             .filter(|(_, c)| !c.name.is_empty())
             .map(|(i, c)| ToolCall {
-                id: if c.id.is_empty() { format!("call_{i}") } else { c.id.clone() },
-                name: c.name.clone(),
+                id: if c.id.is_empty() { format!("call_{i}") } else { c.id },
+                name: c.name,
                 input: parse_arguments(&c.arguments),
             })
             .collect();
-        let reasoning = if self.reasoning.is_empty() {
-            Vec::new()
-        } else {
-            vec![Reasoning { text: self.reasoning.clone(), signature: None }]
-        };
+        self.by_index.clear();
+        self.by_id.clear();
+        // Moved, not copied: a 100 MB answer is held once.
+        let reasoning = std::mem::take(&mut self.reasoning);
+        let reasoning =
+            if reasoning.is_empty() { Vec::new() } else { vec![Reasoning { text: reasoning, signature: None }] };
         Response {
-            text: self.text.clone(),
+            text: std::mem::take(&mut self.text),
             reasoning,
             tool_calls,
             stop_reason: self.finish.clone().unwrap_or_default(),
@@ -286,7 +286,7 @@ mod tests {
     fn ids_names_and_arguments_arrive_in_every_shape() {
         // Id `name:0`, then a continuation with neither id nor index, then
         // a call whose arguments are null, then usage after finish_reason.
-        let (decoder, _) = feed(&[
+        let (mut decoder, _) = feed(&[
             r#"{"choices":[{"index":0,"delta":{"content":null,"tool_calls":[{"index":0,"id":"llm_version:0","type":"function","function":{"name":"llm_version"}}]},"finish_reason":null}]}"#,
             r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"function":{"arguments":"{\"a\":"}}]}}]}"#,
             r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"1}"}}]}}]}"#,
@@ -296,7 +296,7 @@ mod tests {
             "[DONE]",
         ]);
         assert!(decoder.complete());
-        let r = decoder.response();
+        let r = decoder.take_response();
         assert_eq!(r.tool_calls.len(), 2);
         assert_eq!((r.tool_calls[0].id.as_str(), r.tool_calls[0].input.clone()), ("llm_version:0", json!({"a": 1})));
         assert_eq!((r.tool_calls[1].id.as_str(), r.tool_calls[1].input.clone()), ("0", json!({})));
@@ -306,13 +306,13 @@ mod tests {
 
     #[test]
     fn reasoning_content_is_reasoning_and_errors_end_the_stream() {
-        let (decoder, shown) = feed(&[
+        let (mut decoder, shown) = feed(&[
             r#"{"choices":[{"index":0,"delta":{"reasoning_content":"hmm"}}]}"#,
             r#"{"choices":[{"index":0,"delta":{"content":"hi"}}]}"#,
         ]);
         assert_eq!(shown, "hi");
         assert!(!decoder.complete(), "no finish_reason yet: a cut stream");
-        assert_eq!(decoder.response().reasoning[0].text, "hmm");
+        assert_eq!(decoder.take_response().reasoning[0].text, "hmm");
         let mut d = StreamDecoder::default();
         let err = d.event("message", r#"{"error":{"message":"upstream died"}}"#, &mut |_| {}).unwrap_err();
         assert!(err.contains("upstream died"));

@@ -23,8 +23,8 @@ pub trait Decoder: Send {
     fn event(&mut self, name: &str, data: &str, on_delta: &mut (dyn FnMut(Delta) + Send)) -> Result<bool, String>;
     /// True when the answer is whole (a stop reason or end marker arrived).
     fn complete(&self) -> bool;
-    /// The answer so far.
-    fn response(&self) -> Response;
+    /// The answer so far, moved out (the decoder is done with).
+    fn take_response(&mut self) -> Response;
 }
 
 /// Why reading a body stopped early.
@@ -155,26 +155,26 @@ pub async fn read_response(
         let chunk = match body.next(parser.pending(), cancel).await {
             Ok(Some(chunk)) => chunk,
             Ok(None) => break,
-            Err(ReadStop::Cancelled) => return Err(CallError::Cancelled { partial: decoder.response() }),
-            Err(ReadStop::Failed(message)) => return Err(CallError::Cut { partial: decoder.response(), message }),
+            Err(ReadStop::Cancelled) => return Err(CallError::Cancelled { partial: decoder.take_response() }),
+            Err(ReadStop::Failed(message)) => return Err(CallError::Cut { partial: decoder.take_response(), message }),
         };
         match parser.feed(chunk.as_ref(), &mut events) {
             Ok(0) => {}
             Ok(_) => body.progressed(),
-            Err(e) => return Err(CallError::Cut { partial: decoder.response(), message: e.to_string() }),
+            Err(e) => return Err(CallError::Cut { partial: decoder.take_response(), message: e.to_string() }),
         }
         for event in events.drain(..) {
             match decoder.event(&event.event, &event.data, on_delta) {
                 Ok(true) => break 'read,
                 Ok(false) => {}
-                Err(message) => return Err(CallError::Cut { partial: decoder.response(), message }),
+                Err(message) => return Err(CallError::Cut { partial: decoder.take_response(), message }),
             }
         }
     }
     if decoder.complete() {
-        Ok(decoder.response())
+        Ok(decoder.take_response())
     } else {
         let message = "the stream ended before the answer was complete".to_string();
-        Err(CallError::Cut { partial: decoder.response(), message })
+        Err(CallError::Cut { partial: decoder.take_response(), message })
     }
 }
