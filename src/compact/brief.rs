@@ -111,7 +111,7 @@ async fn ask(provider: &Provider, model: &str, text: String, cancel: &Cancel) ->
         Request { model, system: Some(SYSTEM_PROMPT), messages: &messages, tools: &[], thinking: Default::default() };
     let response = provider.complete(&request, &mut |_| {}, cancel).await.map_err(|e| match e {
         CallError::Cancelled { .. } => anyhow::anyhow!("stopped; nothing was written"),
-        other => anyhow::anyhow!("the compact model failed ({other}); nothing was written"),
+        other => anyhow::anyhow!("the compact model {}/{model} failed ({other}); nothing was written", provider.id),
     })?;
     let text = response.text.trim().to_string();
     if text.is_empty() {

@@ -445,6 +445,9 @@ fn glrs_is_the_front_door() {
     let (id, _) = ts.only_session();
     let out = ts.cmd("glrs").args(["sessions", "ls"]).output().unwrap();
     assert!(stdout_of(&out).starts_with(&id), "{}", stdout_of(&out));
+    // A first argument that is no program's name is a prompt for the chat.
+    server.push(Reply::sse(openai_text(&["four"], 1, 1, 0)));
+    ts.cmd("glrs").env("OPENAI_API_KEY", OPENAI_KEY).arg("what is 2+2?").assert().success().stdout("four\n");
     let out = ts.cmd("glrs").args(["nonesuch"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr_of(&out).contains("no program glrs-nonesuch"), "{}", stderr_of(&out));
@@ -498,7 +501,7 @@ fn glrs_finds_programs_on_path_when_they_are_not_beside_it() {
     // A copy of glrs alone in a folder: glrs-sessions is only on PATH.
     let lonely = tempfile::tempdir().unwrap();
     let glrs = lonely.path().join("glrs");
-    std::fs::copy(env!("CARGO_BIN_EXE_glrs"), &glrs).unwrap();
+    install_exe(std::path::Path::new(env!("CARGO_BIN_EXE_glrs")), &glrs);
     let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_glrs-sessions")).parent().unwrap().to_path_buf();
     let mut cmd = ts.std_cmd(&glrs.to_string_lossy());
     cmd.env("PATH", &bin_dir).args(["sessions", "ls"]);

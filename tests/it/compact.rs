@@ -202,7 +202,8 @@ fn a_failed_empty_or_killed_compaction_writes_nothing() {
     let out = ts.cmd("glrs-compact").env("OPENAI_API_KEY", OPENAI_KEY).arg(id.as_str()).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        stderr_of(&out).contains("the compact model failed (HTTP 400: model not found); nothing was written"),
+        stderr_of(&out)
+            .contains("the compact model openai/gpt-4.1 failed (HTTP 400: model not found); nothing was written"),
         "{}",
         stderr_of(&out)
     );

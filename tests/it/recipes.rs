@@ -6,8 +6,8 @@
 //! the model is the mock server. The cron line runs as cron runs it: under
 //! `env -i` with only HOME and `PATH=/usr/bin:/bin`.
 //!
-//! Not run: `cargo install …` and `cargo test` (the build itself), and the
-//! fzf picker (interactive).
+//! Not run: `cargo install …` and `cargo test` (the build itself). The fzf
+//! recipe runs in a terminal with a scripted `fzf` that picks the first line.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -43,7 +43,7 @@ impl Home {
         let bin = home.join(".cargo/bin");
         std::fs::create_dir_all(&bin).expect("mkdir bin");
         for (name, exe) in PROGRAMS {
-            std::fs::copy(exe, bin.join(name)).expect("install a program");
+            install_exe(Path::new(exe), &bin.join(name));
         }
         let work = home.join("work");
         std::fs::create_dir_all(&work).expect("mkdir work");
@@ -273,4 +273,40 @@ fn the_man_page_and_completion_install_lines() {
             assert!(stdout_of(&out).contains(".local/share/man/man1/glrs-compact.1"), "{}", stderr_of(&out));
         }
     }
+}
+
+#[test]
+fn the_fzf_recipe_opens_the_session_picked() {
+    let h = Home::new();
+    let sessions = h.store.paths.sessions.clone();
+    std::fs::create_dir_all(&sessions).expect("mkdir");
+    for (id, updated, title) in
+        [("aaaa0001", "2026-11-01T10:00:00.000Z", "older work"), ("bbbb0002", "2026-11-02T10:00:00.000Z", "newer work")]
+    {
+        let user = format!(r#"{{"type":"user","at":"{updated}","text":"{title}"}}"#);
+        let text = format!(
+            r#"{{"schema":2,"id":"{id}","createdAt":"{updated}","updatedAt":"{updated}","cwd":"/w","title":"{title}","events":[{user}],"contextTokens":10}}"#
+        );
+        std::fs::write(sessions.join(format!("{id}.json")), text).expect("write session");
+    }
+    // fzf, scripted: it picks the first line it is given (the newest).
+    let stub = h.home.join("stub");
+    std::fs::create_dir_all(&stub).expect("mkdir");
+    std::fs::write(stub.join("fzf"), "#!/bin/sh\nhead -n 1\n").expect("write fzf");
+    std::fs::set_permissions(stub.join("fzf"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
+    let line = recipe("glrs-chat --resume \"$(glrs-sessions ls --format id,title");
+    let mut cmd = Command::new("/bin/sh");
+    cmd.args(["-c", &line])
+        .env_clear()
+        .env("HOME", &h.home)
+        .env("PATH", format!("{}:{}:/usr/bin:/bin", stub.display(), h.home.join(".cargo/bin").display()))
+        .env("TERM", "xterm-256color")
+        .env("OPENAI_API_KEY", OPENAI_KEY)
+        .current_dir(&h.work);
+    let mut p = crate::support::pty::spawn(cmd, false);
+    p.exp_string("session bbbb0002").expect("the REPL opens the session picked");
+    p.exp_regex(r"bbbb0002 gpt-4\.1 \d+% > ").expect("the prompt");
+    p.send_control('d').expect("Ctrl-D");
+    p.exp_string("glrs-chat --resume bbbb0002").expect("how to come back");
+    p.exp_eof().expect("the chat to end");
 }

@@ -280,3 +280,13 @@ pub fn run_bounded(cmd: &mut std::process::Command, limit: std::time::Duration, 
     kill_group(child.id());
     std::process::Output { status, stdout: out.join().unwrap_or_default(), stderr: err.join().unwrap_or_default() }
 }
+
+/// Put a program at `to` without writing it: a hard link. A copy is a file
+/// open for writing, and a child forked meanwhile by another test's thread
+/// holds that open until it execs, so running the copy can fail with "Text
+/// file busy". A copy only when linking is impossible (another filesystem).
+pub fn install_exe(from: &Path, to: &Path) {
+    if std::fs::hard_link(from, to).is_err() {
+        std::fs::copy(from, to).expect("copy a program");
+    }
+}

@@ -20,7 +20,8 @@ pub fn chat(ts: &TestStore, args: &[&str], env: &[(&str, &str)], raw: bool) -> P
     spawn(cmd, raw)
 }
 
-fn spawn(cmd: Command, raw: bool) -> PtySession {
+/// Any command in a terminal (a shell running a README recipe, say).
+pub fn spawn(cmd: Command, raw: bool) -> PtySession {
     spawn_with_options(cmd, Options::new().timeout_ms(Some(20_000)).strip_ansi_escape_codes(!raw))
         .expect("spawn in a pty")
 }
