@@ -101,6 +101,9 @@ pub struct Config {
     #[serde(default)]
     /// `redact.*`.
     pub redact: RedactConfig,
+    #[serde(default)]
+    /// `hooks.<event>` (SPEC 15).
+    pub hooks: crate::hooks::HooksConfig,
 }
 
 /// `tools.{enabled, disabled}` (SPEC 14, 15).
@@ -432,6 +435,7 @@ impl Config {
         self.tool_offering()?;
         crate::tools::Permissions::new(&self.permissions.allow, &self.permissions.deny, &[], false)?;
         self.redactor()?;
+        self.hooks.validate()?;
         Ok(())
     }
 
@@ -614,6 +618,8 @@ mod tests {
             (r#"{"permissions": {"allow": ["bash:["]}}"#, "permissions.allow[0]"),
             (r#"{"redact": {"patterns": ["("]}}"#, "redact.patterns[0]"),
             (r#"{"tools": {"disabled": ["["]}}"#, "tools.disabled[0]"),
+            (r#"{"hooks": {"on_save": []}}"#, "hooks.on_save: unknown field `on_save`"),
+            (r#"{"hooks": {"tool_call": [{"command": "x", "when": 1}]}}"#, "hooks.tool_call[0].when"),
             ("{", "EOF"),
             (r#"{"model": "openai/gpt-4.1",}"#, "trailing comma at line 1"),
         ];

@@ -14,6 +14,7 @@ pub mod context;
 pub mod error;
 pub mod export;
 pub mod fork;
+pub mod hooks;
 pub mod id;
 pub mod keys;
 pub mod maintenance;

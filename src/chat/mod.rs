@@ -8,6 +8,7 @@
 
 pub mod compaction;
 pub mod history;
+pub mod hooked;
 pub mod markdown;
 pub mod oneshot;
 pub mod picker;

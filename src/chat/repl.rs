@@ -188,6 +188,10 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
         eprintln!("glrs-chat: error: {unsaved}");
         code = 1;
     }
+    let ended = runtime.block_on(chat.hook(crate::hooks::Event::SessionEnd, Default::default(), None));
+    for problem in ended.problems {
+        eprintln!("glrs-chat: warning: {problem}");
+    }
     if chat.is_saved() {
         println!("to come back: glrs-chat --resume {}", chat.id);
     }

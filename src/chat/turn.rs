@@ -20,6 +20,8 @@ use crate::store::{Entry, ToolCall, TurnMessage};
 use crate::time;
 
 use super::Chat;
+use super::hooked::fields;
+use crate::hooks::Event;
 use crate::tools::permissions::{Answer, Asker, Question};
 use crate::tools::{ToolContext, ToolOutput};
 
@@ -116,6 +118,13 @@ pub trait TurnUi: Send {
     fn notice(&mut self, text: &str);
 }
 
+/// Tell the user about hooks that failed (they are otherwise ignored).
+fn report(outcome: &crate::hooks::Outcome, ui: &mut dyn TurnUi) {
+    for problem in &outcome.problems {
+        ui.notice(&format!("warning: {problem}"));
+    }
+}
+
 /// Lets the registry ask through the turn's UI.
 struct UiAsker<'a>(&'a mut dyn TurnUi);
 
@@ -178,7 +187,16 @@ impl Chat {
             ui.notice(&format!("could not re-read the session: {e}"));
         }
         let mut turn_messages = Vec::new();
-        self.add_user(text, false, &mut turn_messages);
+        let mut text = text.to_string();
+        if kind == TurnKind::Normal {
+            // SPEC 15: a user_prompt hook's stdout is appended to the message.
+            let out = self.hook(Event::UserPrompt, fields([("prompt", text.clone().into())]), None).await;
+            report(&out, ui);
+            for added in &out.output {
+                text = format!("{}\n\n{}", text.trim_end(), added.trim_end());
+            }
+        }
+        self.add_user(&text, false, &mut turn_messages);
         let mut overflow_retried = false;
         let max_steps = self.config.max_steps_per_turn.unwrap_or(crate::config::DEFAULT_MAX_STEPS);
         let mut steps = 0u64;
@@ -291,7 +309,25 @@ impl Chat {
                     session_file: &session_file,
                     output_dir: &output_dir,
                 };
-                let output = self.tools.call(call, &ctx, &mut UiAsker(&mut *ui), &situation).await;
+                let cwd = std::path::Path::new(&self.cwd);
+                let subject = self.tools.get(&call.name).and_then(|t| t.subject(&call.input, cwd));
+                let tool = Some((call.name.as_str(), subject.as_deref()));
+                let what = [("tool", call.name.clone().into()), ("input", call.input.clone())];
+                let before = self.hook(Event::ToolCall, fields(what.clone()), tool).await;
+                report(&before, ui);
+                let output = match before.blocked {
+                    // SPEC 15: exit 2 blocks the call; the hook's stderr is the reason.
+                    Some(reason) => ToolOutput::error(format!("blocked by a tool_call hook: {reason}")),
+                    None => self.tools.call(call, &ctx, &mut UiAsker(&mut *ui), &situation).await,
+                };
+                let [tool_field, input_field] = what;
+                let after = fields([
+                    tool_field,
+                    input_field,
+                    ("result", output.content.clone().into()),
+                    ("isError", output.is_error.into()),
+                ]);
+                report(&self.hook(Event::ToolResult, after, tool).await, ui);
                 ui.tool(call, &output);
                 self.record(Entry::Tool {
                     at: time::now(),
@@ -331,6 +367,10 @@ impl Chat {
         self.record(Entry::Turn { at: time::now(), messages });
         if let Some(problem) = self.save_or_report() {
             ui.notice(&problem);
+        }
+        if kind == TurnKind::Normal {
+            let out = self.hook(Event::TurnEnd, fields([("reply", outcome.reply.clone().into())]), None).await;
+            report(&out, ui);
         }
         self.wait_for_background(cancel, ui).await;
         outcome

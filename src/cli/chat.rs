@@ -176,8 +176,19 @@ pub fn run(args: Args) -> Result<i32> {
         eprintln!("{PROGRAM_NAME}: {notice}");
         chat.record(crate::store::Entry::Notice { at: crate::time::now(), text: notice });
     }
+    let started = runtime.block_on(chat.hook(crate::hooks::Event::SessionStart, Default::default(), None));
+    for problem in started.problems {
+        eprintln!("{PROGRAM_NAME}: warning: {problem}");
+    }
     match prompt {
-        Some(prompt) => runtime.block_on(chat::oneshot::run(&mut chat, &prompt, args.json)),
+        Some(prompt) => {
+            let code = runtime.block_on(chat::oneshot::run(&mut chat, &prompt, args.json));
+            let ended = runtime.block_on(chat.hook(crate::hooks::Event::SessionEnd, Default::default(), None));
+            for problem in ended.problems {
+                eprintln!("{PROGRAM_NAME}: warning: {problem}");
+            }
+            code
+        }
         None => chat::repl::run(chat, &runtime, resumed),
     }
 }

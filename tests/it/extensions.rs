@@ -235,3 +235,50 @@ echo partial; echo "disk on fire" >&2; exit 7"#,
         .collect();
     assert_eq!(errors, [false, true]);
 }
+
+#[test]
+fn hooks_block_a_bash_call_add_context_to_a_prompt_and_are_cut_off_at_their_timeout() {
+    let ts = TestStore::new();
+    let server = MockServer::start();
+    let proj = ts.dir.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    ts.config(json!({
+        "memoryFlush": {"enabled": false},
+        "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}},
+        "retry": {"attempts": 1},
+        "hooks": {
+            "user_prompt": [{"command": "cat > prompt-event.json; echo 'context: the build is green'"}],
+            "tool_call": [{"command": "echo 'rm -rf is not allowed here' >&2; exit 2", "matcher": "bash:rm -rf*"}],
+            "turn_end": [{"command": "sleep 60", "timeout": 1}]
+        }
+    }));
+    server.push(Reply::sse(openai_tool_call("call_1", "bash", &[r#"{"command": "rm -rf victim"}"#])));
+    server.push(Reply::sse(openai_text(&["ok"], 10, 1, 0)));
+    std::fs::create_dir_all(proj.join("victim")).unwrap();
+    let started = std::time::Instant::now();
+    let out = ts
+        .chat()
+        .current_dir(&proj)
+        .env("XDG_CACHE_HOME", ts.dir.path().join("cache"))
+        .args(["--model", "openai/gpt-4.1", "--allow-all", "-p", "clean up"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(started.elapsed() < std::time::Duration::from_secs(30), "the hanging hook was cut off");
+    let err = stderr_of(&out);
+    assert!(err.contains("turn_end hook `sleep 60` timed out after 1 s"), "{err}");
+    assert!(proj.join("victim").exists(), "the blocked command never ran");
+
+    let requests = server.model_requests();
+    let first = requests[0].body["messages"].as_array().unwrap().iter().rfind(|m| m["role"] == "user").unwrap().clone();
+    assert_eq!(first["content"], "clean up\n\ncontext: the build is green");
+    let tool = requests[1].body["messages"].as_array().unwrap().iter().rfind(|m| m["role"] == "tool").unwrap().clone();
+    assert_eq!(tool["content"], "blocked by a tool_call hook: rm -rf is not allowed here");
+    let (id, _) = ts.only_session();
+    let event: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(proj.join("prompt-event.json")).unwrap()).unwrap();
+    assert_eq!(event["event"], "user_prompt");
+    assert_eq!(event["prompt"], "clean up");
+    assert_eq!(event["sessionId"], id.as_str());
+    assert!(event["sessionFile"].as_str().unwrap().ends_with(&format!("{id}.json")));
+}

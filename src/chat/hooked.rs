@@ -1,0 +1,27 @@
+//! Running the config's hooks (SPEC 15) for this chat's session: the
+//! scene (id, file, cwd) comes from the chat; problems go to the caller.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::Chat;
+use crate::hooks::{self, Event, Outcome, Scene};
+
+impl Chat {
+    /// Run the hooks of `event` with its `fields`; `tool` is the tool name
+    /// and rule subject matchers are tested against.
+    pub async fn hook(&self, event: Event, fields: Map<String, Value>, tool: Option<(&str, Option<&str>)>) -> Outcome {
+        if self.config.hooks.of(event).is_empty() {
+            return Outcome::default();
+        }
+        let file = self.store.session_path(&self.id);
+        let scene = Scene { session_id: self.id.as_str(), session_file: &file, cwd: Path::new(&self.cwd) };
+        hooks::run(&self.config.hooks, event, &scene, fields, tool).await
+    }
+}
+
+/// The fields of an event, as a JSON object.
+pub fn fields<const N: usize>(pairs: [(&str, Value); N]) -> Map<String, Value> {
+    pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+}
