@@ -163,14 +163,27 @@ impl Chat {
     /// True when the context is over the trigger and this user message has
     /// not had its automatic compaction yet.
     pub fn compaction_due(&self) -> bool {
-        self.auto_compactions == 0 && self.trigger().is_over(self.context_tokens)
+        self.auto_compactions == 0 && self.trigger().is_over(self.context_tokens) && !self.nothing_to_compact_yet()
+    }
+
+    /// True while an earlier automatic compaction found nothing to compact
+    /// and the context has not changed enough for the cut to find anything
+    /// now: the cut needs a user message with `keepRecentTokens` after it,
+    /// so the context must grow by at least that much (or be rebuilt from
+    /// the file, which clears the memory). Without this, every message
+    /// started glrs-compact again and printed "(nothing to compact)".
+    fn nothing_to_compact_yet(&self) -> bool {
+        let keep = crate::compact::Settings::from_config(&self.config).keep_recent_tokens;
+        self.nothing_to_compact_at.is_some_and(|at| self.context_tokens < at.saturating_add(keep))
     }
 
     /// True when the memory flush should run now: on, within
     /// `softThresholdTokens` of the trigger, once per compaction cycle.
     pub fn flush_due(&self) -> bool {
         let mf = &self.config.memory_flush;
-        if mf.enabled == Some(false) || self.flushed_cycle == Some(self.compactions) {
+        // After an overflow compaction could not fix, a flush would send
+        // the same oversized context again.
+        if mf.enabled == Some(false) || self.flushed_cycle == Some(self.compactions) || self.overflowed {
             return false;
         }
         let soft = mf.soft_threshold_tokens.unwrap_or(FLUSH_SOFT_THRESHOLD);
@@ -231,9 +244,13 @@ impl Chat {
         if let Err(e) = self.sync_from_disk() {
             ui.notice(&format!("could not re-read the session: {e}"));
         }
+        self.nothing_to_compact_at = match outcome {
+            CompactOutcome::Nothing if instruction.is_none() => Some(self.context_tokens),
+            _ => None,
+        };
         match &outcome {
             CompactOutcome::Landed(line) => {
-                ui.notice(&format!("({line})"));
+                ui.notice(&format!("(compaction #{}: {line})", self.compactions));
                 if self.trigger().is_over(self.context_tokens) {
                     // Reported, never repeated.
                     ui.notice(&format!(
@@ -279,6 +296,7 @@ impl Chat {
     /// next model call.
     pub async fn wait_for_background(&mut self, cancel: &Cancel, ui: &mut dyn TurnUi) {
         let mut waiting = std::mem::take(&mut self.background);
+        let mut landed = self.compactions;
         while !waiting.is_empty() {
             let mut still = Vec::new();
             for mut child in waiting {
@@ -294,7 +312,10 @@ impl Chat {
                             let _ = std::io::Read::read_to_end(&mut pipe, &mut err);
                         }
                         match outcome_of(status.success(), &out, &err) {
-                            CompactOutcome::Landed(line) => ui.notice(&format!("({line})")),
+                            CompactOutcome::Landed(line) => {
+                                landed += 1;
+                                ui.notice(&format!("(compaction #{landed}: {line})"))
+                            }
                             CompactOutcome::Nothing => ui.notice("(nothing to compact)"),
                             CompactOutcome::Failed(why) => ui.notice(&format!("(compaction failed: {why})")),
                             CompactOutcome::Abandoned => {}

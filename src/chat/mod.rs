@@ -83,6 +83,12 @@ pub struct Chat {
     pub flushed_cycle: Option<u64>,
     /// Automatic compactions since the last user message (at most one).
     pub auto_compactions: u32,
+    /// The context size when an automatic compaction last found nothing
+    /// to compact; `None` once the context was rebuilt or compacted.
+    pub nothing_to_compact_at: Option<u64>,
+    /// The last user turn ended with a context overflow compaction could
+    /// not fix: no memory flush re-sends that context.
+    pub overflowed: bool,
     /// Compactions started during a turn (`/compact` typed meanwhile).
     background: Vec<std::process::Child>,
     /// The session key that owns this session, if any.
@@ -175,6 +181,8 @@ impl Chat {
             compactions: 0,
             flushed_cycle: None,
             auto_compactions: 0,
+            nothing_to_compact_at: None,
+            overflowed: false,
             background: Vec::new(),
             _open: open,
             model,
@@ -304,7 +312,10 @@ impl Chat {
 
     /// The context fill, in percent of the window.
     pub fn fill_percent(&self) -> u64 {
-        (self.context_tokens * 100).checked_div(self.window).unwrap_or(0)
+        // Of the window compaction plans against, not the model's whole
+        // window: on a 1M-token model compaction fires at `compactAt` of
+        // `compactWindow`, and the prompt should say so (75%, not 18%).
+        (self.context_tokens.saturating_mul(100)).checked_div(self.trigger().window).unwrap_or(0)
     }
 
     /// True once the session has a file in the store.
@@ -329,6 +340,7 @@ impl Chat {
         (self.compactions, self.flushed_cycle) = compaction::cycle_of(&events);
         let unwritten: Vec<String> = self.unwritten.iter().filter_map(|e| serde_json::to_string(e).ok()).collect();
         events.extend(unwritten.iter().map(String::as_str));
+        self.nothing_to_compact_at = None;
         self.messages = context::replay(&events);
         self.context_tokens = file.get_u64("contextTokens").unwrap_or(self.context_tokens);
         self.known_len = known_len;
@@ -362,6 +374,7 @@ impl Chat {
     /// transcript stays in the session.
     pub fn clear(&mut self) -> Option<String> {
         self.record(Entry::Cleared { at: time::now() });
+        self.nothing_to_compact_at = None;
         self.messages.clear();
         self.context_tokens = self.system_tokens();
         self.save_or_report()

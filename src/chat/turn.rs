@@ -359,6 +359,9 @@ impl Chat {
                 break;
             }
         }
+        if kind == TurnKind::Normal {
+            self.overflowed = matches!(outcome.error, Some(CallError::Overflow(_)));
+        }
         // Consumed as converted: the turn's messages are not held twice during the write.
         let messages = turn_messages.into_iter().map(|m| TurnMessage::from(&m)).collect();
         self.record(Entry::Turn { at: time::now(), messages });

@@ -13,7 +13,7 @@ use anyhow::{Result, bail};
 use regex::Regex;
 use serde_json::Value;
 
-use super::plan::Block;
+use super::plan::{Block, Tag};
 use crate::provider::{CallError, Cancel, Message, Provider, Request};
 
 /// Tool results in the request are cut to this many characters.
@@ -39,7 +39,7 @@ Say what was decided and why. Leave out pleasantries and anything no longer true
 
 /// A block as the request shows it: tool results cut, with a marker.
 fn request_text(block: &Block) -> String {
-    if !block.tag.starts_with("tool-result") || block.text.chars().count() <= TOOL_RESULT_LIMIT {
+    if !matches!(block.tag, Tag::ToolResult(_)) || block.text.chars().count() <= TOOL_RESULT_LIMIT {
         return block.text.clone();
     }
     let kept: String = block.text.chars().take(TOOL_RESULT_LIMIT).collect();
@@ -48,7 +48,7 @@ fn request_text(block: &Block) -> String {
 }
 
 fn transcript(blocks: &[Block]) -> String {
-    blocks.iter().filter(|b| b.tag != "brief").map(|b| format!("[{}]\n{}\n", b.tag, request_text(b))).collect()
+    blocks.iter().filter(|b| b.tag != Tag::Brief).map(|b| format!("[{}]\n{}\n", b.tag, request_text(b))).collect()
 }
 
 /// The user message of one summary request.
@@ -83,7 +83,7 @@ pub fn prompt(
 fn pieces(blocks: &[Block], budget: usize) -> Vec<Vec<Block>> {
     let mut out: Vec<Vec<Block>> = vec![Vec::new()];
     let mut size = 0;
-    for block in blocks.iter().filter(|b| b.tag != "brief") {
+    for block in blocks.iter().filter(|b| b.tag != Tag::Brief) {
         // Sized as the request will show it; tool results stay whole here
         // and are cut once, by `transcript`.
         let mut block = block.clone();
@@ -92,7 +92,7 @@ fn pieces(blocks: &[Block], budget: usize) -> Vec<Vec<Block>> {
             let end = (0..=budget).rev().find(|&i| block.text.is_char_boundary(i)).unwrap_or(0);
             block.text = format!("{}\n[… cut to fit the summary request]", &block.text[..end]);
         }
-        let len = request_text(&block).len() + block.tag.len() + 4;
+        let len = request_text(&block).len() + block.tag.to_string().len() + 4;
         if size + len > budget && out.last().is_some_and(|p| !p.is_empty()) {
             out.push(Vec::new());
             size = 0;
@@ -309,7 +309,7 @@ pub fn exact_references(blocks: &[Block]) -> Vec<String> {
         out.push(item.to_string());
     };
     for block in blocks {
-        if block.tag == "brief" {
+        if block.tag == Tag::Brief {
             // A folded-in brief's references carry over first.
             if let Some(at) = block.text.find(REFERENCES_HEADING) {
                 for line in block.text[at..].lines().skip(1) {
@@ -324,7 +324,7 @@ pub fn exact_references(blocks: &[Block]) -> Vec<String> {
             continue;
         }
         let text = &block.text;
-        if block.tag.starts_with("tool-call") {
+        if matches!(block.tag, Tag::ToolCall(_)) {
             // Inputs name files, commands and URLs in their own fields.
             if let Ok(Value::Object(map)) = serde_json::from_str::<Value>(text) {
                 for key in ["command", "cmd", "path", "file", "file_path", "filename", "url", "pattern"] {

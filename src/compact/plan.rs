@@ -11,11 +11,60 @@ use serde_json::value::RawValue;
 
 use crate::store::{Entry, Parsed};
 
+/// What a block is: written `[user]`, `[tool-call NAME]`, … in artifacts
+/// and summary requests. A type, so code asks `tag == Tag::Brief` rather
+/// than comparing text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Tag {
+    /// `user`
+    User,
+    /// `assistant`
+    Assistant,
+    /// `reasoning`
+    Reasoning,
+    /// `tool-call NAME`
+    ToolCall(String),
+    /// `tool-result NAME`
+    ToolResult(String),
+    /// `brief`: a previous compaction's brief, folded in.
+    Brief,
+}
+
+impl std::fmt::Display for Tag {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Tag::User => f.write_str("user"),
+            Tag::Assistant => f.write_str("assistant"),
+            Tag::Reasoning => f.write_str("reasoning"),
+            Tag::ToolCall(name) => write!(f, "tool-call {name}"),
+            Tag::ToolResult(name) => write!(f, "tool-result {name}"),
+            Tag::Brief => f.write_str("brief"),
+        }
+    }
+}
+
+/// A tag as written (`"tool-call read"`); text no tag reads as is taken as
+/// a user block, the safe default for what is only shown.
+impl From<&str> for Tag {
+    fn from(text: &str) -> Tag {
+        match text.split_once(' ') {
+            Some(("tool-call", name)) => Tag::ToolCall(name.to_string()),
+            Some(("tool-result", name)) => Tag::ToolResult(name.to_string()),
+            _ => match text {
+                "assistant" => Tag::Assistant,
+                "reasoning" => Tag::Reasoning,
+                "brief" => Tag::Brief,
+                _ => Tag::User,
+            },
+        }
+    }
+}
+
 /// One replaced message, as the artifact and the summary request show it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Block {
-    /// `user`, `assistant`, `reasoning`, `tool-call NAME`, `tool-result NAME`, `brief`.
-    pub tag: String,
+    /// What it is.
+    pub tag: Tag,
     /// The block's text.
     pub text: String,
 }
@@ -41,7 +90,7 @@ pub struct Plan {
 impl Plan {
     /// Replaced messages, not counting a folded-in previous brief.
     pub fn message_count(&self) -> usize {
-        self.blocks.iter().filter(|b| b.tag != "brief").count()
+        self.blocks.iter().filter(|b| b.tag != Tag::Brief).count()
     }
 }
 
@@ -70,21 +119,21 @@ fn entry_tokens(entry: &Parsed) -> u64 {
 
 /// The artifact blocks of one entry.
 fn blocks_of(entry: &Parsed) -> Vec<Block> {
-    let block = |tag: String, text: &str| Block { tag, text: text.to_string() };
+    let block = |tag: Tag, text: &str| Block { tag, text: text.to_string() };
     match entry {
-        Parsed::Known(Entry::User { text, .. }) => vec![block("user".into(), text)],
-        Parsed::Known(Entry::Reasoning { text, .. }) => vec![block("reasoning".into(), text)],
+        Parsed::Known(Entry::User { text, .. }) => vec![block(Tag::User, text)],
+        Parsed::Known(Entry::Reasoning { text, .. }) => vec![block(Tag::Reasoning, text)],
         Parsed::Known(Entry::Assistant { text, tool_calls, .. }) => {
             let mut out = Vec::new();
             if !text.is_empty() {
-                out.push(block("assistant".into(), text));
+                out.push(block(Tag::Assistant, text));
             }
             for call in tool_calls {
-                out.push(block(format!("tool-call {}", call.name), &call.input.to_string()));
+                out.push(block(Tag::ToolCall(call.name.clone()), &call.input.to_string()));
             }
             out
         }
-        Parsed::Known(Entry::Tool { name, result, .. }) => vec![block(format!("tool-result {name}"), result)],
+        Parsed::Known(Entry::Tool { name, result, .. }) => vec![block(Tag::ToolResult(name.clone()), result)],
         _ => Vec::new(),
     }
 }
@@ -111,7 +160,7 @@ pub fn plan(events: &[Box<RawValue>], keep_recent: u64) -> Option<Plan> {
     let cut = (1..=reached).rev().find(|&j| matches!(&parsed[j], Parsed::Known(Entry::User { steer: false, .. })))?;
     let mut blocks: Vec<Block> = Vec::new();
     if let Some(brief) = &previous_brief {
-        blocks.push(Block { tag: "brief".into(), text: brief.clone() });
+        blocks.push(Block { tag: Tag::Brief, text: brief.clone() });
     }
     for entry in &parsed[..cut] {
         if let Parsed::Known(Entry::Compacted { .. }) = entry {
@@ -119,7 +168,7 @@ pub fn plan(events: &[Box<RawValue>], keep_recent: u64) -> Option<Plan> {
         }
         blocks.extend(blocks_of(entry));
     }
-    if blocks.iter().all(|b| b.tag == "brief") {
+    if blocks.iter().all(|b| b.tag == Tag::Brief) {
         return None;
     }
     Some(Plan {
@@ -251,7 +300,7 @@ mod tests {
         let plan = plan(&events, 20_000).unwrap();
         assert_eq!(plan.start, 1);
         assert_eq!(plan.cut, 4);
-        let tags: Vec<&str> = plan.blocks.iter().map(|b| b.tag.as_str()).collect();
+        let tags: Vec<String> = plan.blocks.iter().map(|b| b.tag.to_string()).collect();
         assert_eq!(tags, ["brief", "user", "user"]);
         assert_eq!(plan.blocks[0].text, "old brief");
         assert_eq!(plan.message_count(), 2);
