@@ -37,17 +37,21 @@ pub struct Usage {
 }
 
 impl Usage {
-    /// All four token counts added up.
+    /// All four token counts added up. The counts come from a server, so
+    /// they saturate rather than wrap (or panic) on absurd values.
     pub fn total(&self) -> u64 {
-        self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
+        self.input_tokens
+            .saturating_add(self.output_tokens)
+            .saturating_add(self.cache_read_tokens)
+            .saturating_add(self.cache_write_tokens)
     }
 
-    /// Add another call's usage to this.
+    /// Add another call's usage to this, saturating like [`Usage::total`].
     pub fn add(&mut self, other: &Usage) {
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
-        self.cache_read_tokens += other.cache_read_tokens;
-        self.cache_write_tokens += other.cache_write_tokens;
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.cache_read_tokens = self.cache_read_tokens.saturating_add(other.cache_read_tokens);
+        self.cache_write_tokens = self.cache_write_tokens.saturating_add(other.cache_write_tokens);
         if let Some(c) = other.cost_usd {
             *self.cost_usd.get_or_insert(0.0) += c;
         }
@@ -76,4 +80,20 @@ pub enum Delta {
     Text(String),
     /// Reasoning text.
     Reasoning(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absurd_counts_from_a_server_saturate_instead_of_wrapping() {
+        let huge =
+            Usage { input_tokens: u64::MAX, output_tokens: 7, cache_read_tokens: u64::MAX - 1, ..Usage::default() };
+        assert_eq!(huge.total(), u64::MAX);
+        let mut sum = Usage { input_tokens: 5, output_tokens: 1, ..Usage::default() };
+        sum.add(&huge);
+        assert_eq!((sum.input_tokens, sum.output_tokens, sum.cache_read_tokens), (u64::MAX, 8, u64::MAX - 1));
+        assert_eq!(sum.total(), u64::MAX);
+    }
 }
