@@ -14,6 +14,8 @@ pub mod context;
 pub mod error;
 pub mod export;
 pub mod fork;
+#[cfg(test)]
+mod fuzz;
 pub mod hooks;
 pub mod id;
 pub mod keys;

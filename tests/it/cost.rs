@@ -35,17 +35,6 @@ fn config_with(ts: &TestStore, server: &MockServer, extra: Value) {
     ts.config(config);
 }
 
-/// Move a session's `updatedAt` back by `ago`, as another program would.
-fn age(ts: &TestStore, id: &SessionId, ago: Duration) {
-    let then = jiff::Timestamp::now() - jiff::SignedDuration::try_from(ago).unwrap();
-    ts.store
-        .update(id, |f| {
-            f.set("updatedAt", json!(glrs::time::format_ts(then)));
-            Ok(())
-        })
-        .unwrap();
-}
-
 fn stale_session(ts: &TestStore, text: &str, days: u64) -> SessionId {
     let id = ts.session("/w", &[user(text)]);
     age(ts, &id, Duration::from_secs(days * 86_400));

@@ -23,17 +23,6 @@ fn setup(reset: serde_json::Value) -> (TestStore, MockServer) {
     (ts, server)
 }
 
-/// Move `updatedAt` back by `ago`, as another program (or a long lunch) would.
-fn age(ts: &TestStore, id: &SessionId, ago: Duration) {
-    let then = jiff::Timestamp::now() - jiff::SignedDuration::try_from(ago).unwrap();
-    ts.store
-        .update(id, |f| {
-            f.set("updatedAt", json!(glrs::time::format_ts(then)));
-            Ok(())
-        })
-        .unwrap();
-}
-
 fn session_ids(ts: &TestStore) -> Vec<String> {
     let mut ids: Vec<String> = std::fs::read_dir(ts.sessions_dir())
         .unwrap()

@@ -193,6 +193,18 @@ pub const OPENAI_KEY: &str = "sk-test-0penai-SECRET-7f3a";
 pub const ANTHROPIC_KEY: &str = "sk-ant-test-SECRET-91c2";
 
 /// The `type`s of a session's entries, in order.
+/// Move a session's `updatedAt` back by `ago`, as another program (or a
+/// long lunch) would.
+pub fn age(ts: &TestStore, id: &SessionId, ago: std::time::Duration) {
+    let then = jiff::Timestamp::now() - jiff::SignedDuration::try_from(ago).unwrap();
+    ts.store
+        .update(id, |f| {
+            f.set("updatedAt", serde_json::json!(glrs::time::format_ts(then)));
+            Ok(())
+        })
+        .unwrap();
+}
+
 pub fn entry_types(session: &serde_json::Value) -> Vec<String> {
     session["events"]
         .as_array()
