@@ -5,26 +5,14 @@
 //! model (the compaction tools once an artifact exists; `memory_append`
 //! during the flush).
 
-use serde_json::json;
-
 use super::Chat;
 use super::turn::{SilentUi, TurnKind, TurnUi};
-use crate::compact::Trigger;
 use crate::compact::report::Report;
+use crate::compact::{Trigger, flush};
 use crate::provider::Cancel;
-use crate::store::{Entry, Parsed};
+use crate::store::Entry;
 use crate::time;
 use crate::tools::Situation;
-
-/// Defaults of `memoryFlush.*`.
-pub const FLUSH_SOFT_THRESHOLD: u64 = 4_000;
-/// Default of `memoryFlush.prompt`: the user message of the flush turn.
-pub const FLUSH_PROMPT: &str = "Pre-compaction memory flush: the older part of this conversation will soon be \
-summarised. Save anything worth keeping beyond it (decisions, facts about the user and the project, open tasks, \
-exact names and commands) with memory_append. If there is nothing to save, reply with NO_REPLY.";
-/// Default of `memoryFlush.systemPrompt`: appended to the system prompt for the flush turn.
-pub const FLUSH_SYSTEM_PROMPT: &str = "You are saving durable notes before the conversation is summarised. Use \
-the memory_append tool for each note. When you are done, reply with NO_REPLY and nothing else.";
 
 /// `glrs-compact ID --no-flush --json [--instruction TEXT]`: the chat has
 /// flushed (or will not) by the time it compacts, and reads the result as
@@ -93,50 +81,6 @@ impl CompactOutcome {
     }
 }
 
-/// The number of `compacted` entries, and the compaction count recorded by
-/// the newest memory flush.
-pub fn cycle_of<E: crate::store::EntryText>(events: &[E]) -> (u64, Option<u64>) {
-    let mut compactions = 0;
-    let mut flushed = None;
-    for raw in events {
-        let text = raw.text();
-        let candidate = match crate::store::entry::quick_type(text) {
-            Some(kind) => kind == "compacted" || (kind == "custom" && text.contains("memoryFlush")),
-            None => text.contains("\"compacted\"") || text.contains("memoryFlush"),
-        };
-        if !candidate {
-            continue;
-        }
-        match Parsed::from_text(text) {
-            Parsed::Known(Entry::Compacted { .. }) => compactions += 1,
-            Parsed::Known(Entry::Custom { name, data, .. }) if name == "memoryFlush" => {
-                flushed = data.get("compactionCount").and_then(|v| v.as_u64());
-            }
-            _ => {}
-        }
-    }
-    (compactions, flushed)
-}
-
-/// `<cwd>/memory`, created 0700 when missing (notes are private), inside a
-/// cwd that must exist already: a session's recorded cwd that is gone is
-/// never recreated.
-pub fn memory_folder(cwd: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
-    use std::os::unix::fs::DirBuilderExt;
-    if !cwd.is_dir() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::NotFound,
-            format!("{} does not exist (any more)", cwd.display()),
-        ));
-    }
-    let memory = cwd.join("memory");
-    match std::fs::DirBuilder::new().mode(0o700).create(&memory) {
-        Ok(()) => Ok(memory),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && memory.is_dir() => Ok(memory),
-        Err(e) => Err(e),
-    }
-}
-
 impl Chat {
     /// Why a compaction found nothing to do, in the user's terms.
     fn why_nothing(&self) -> String {
@@ -180,14 +124,13 @@ impl Chat {
     /// True when the memory flush should run now: on, within
     /// `softThresholdTokens` of the trigger, once per compaction cycle.
     pub fn flush_due(&self) -> bool {
-        let mf = &self.config.memory_flush;
-        // After an overflow compaction could not fix, a flush would send
-        // the same oversized context again.
-        if mf.enabled == Some(false) || self.flushed_cycle == Some(self.compactions) || self.overflowed {
-            return false;
-        }
-        let soft = mf.soft_threshold_tokens.unwrap_or(FLUSH_SOFT_THRESHOLD);
-        self.trigger().threshold().is_some_and(|t| self.context_tokens > t.saturating_sub(soft))
+        flush::due(
+            &self.config,
+            &self.trigger(),
+            self.context_tokens,
+            (self.compactions, self.flushed_cycle),
+            self.overflowed,
+        )
     }
 
     /// What decides which tools are offered on the next step.
@@ -199,13 +142,7 @@ impl Chat {
     pub fn system_for(&self, kind: TurnKind) -> Option<String> {
         match kind {
             TurnKind::Normal => self.system_prompt(),
-            TurnKind::Flush => {
-                let flush = self.config.memory_flush.system_prompt.as_deref().unwrap_or(FLUSH_SYSTEM_PROMPT);
-                Some(match &self.system_prompt() {
-                    Some(s) => format!("{s}\n\n{flush}"),
-                    None => flush.to_string(),
-                })
-            }
+            TurnKind::Flush => Some(flush::system_prompt(&self.config, self.system_prompt().as_deref())),
         }
     }
 
@@ -344,20 +281,18 @@ impl Chat {
     /// The silent memory flush (SPEC 7), once per compaction cycle.
     pub async fn memory_flush(&mut self, cancel: &Cancel, ui: &mut dyn TurnUi) {
         let cycle = self.compactions;
-        let memory = std::path::Path::new(&self.cwd).join("memory");
+        let cwd = std::path::PathBuf::from(&self.cwd);
         // A cwd that no longer exists is not writable: it is never created.
-        let writable =
-            memory_folder(std::path::Path::new(&self.cwd)).is_ok() && tempfile::NamedTempFile::new_in(&memory).is_ok();
-        let data = if writable {
-            let prompt = self.config.memory_flush.prompt.clone().unwrap_or_else(|| FLUSH_PROMPT.to_string());
+        let data = if flush::writable(&cwd) {
+            let prompt = flush::prompt(&self.config);
             let mut none = Vec::new;
             self.turn_with(&prompt, TurnKind::Flush, &mut SilentUi, cancel, &mut none).await;
-            json!({"compactionCount": cycle})
+            flush::record_data(cycle, None)
         } else {
-            let text = format!("memory flush skipped: {} is not writable", memory.display());
+            let text = format!("memory flush skipped: {} is not writable", cwd.join("memory").display());
             ui.notice(&format!("({text})"));
             self.record(Entry::Notice { at: time::now(), text });
-            json!({"compactionCount": cycle, "skipped": "cwd not writable"})
+            flush::record_data(cycle, Some("cwd not writable"))
         };
         self.record(Entry::Custom { at: time::now(), name: "memoryFlush".into(), data });
         self.flushed_cycle = Some(cycle);

@@ -245,7 +245,7 @@ impl Chat {
         if let Some(level) = file.get_str("thinking").and_then(|t| crate::provider::cache::Thinking::parse(t).ok()) {
             chat.thinking = level;
         }
-        (chat.compactions, chat.flushed_cycle) = compaction::cycle_of(&events);
+        (chat.compactions, chat.flushed_cycle) = crate::compact::flush::cycle_of(&events);
         chat.known_len = events.len();
         // A legacy session has no file in the store yet: its first write
         // saves it there.
@@ -337,7 +337,7 @@ impl Chat {
         let file = self.store.read_lines(&at)?;
         let mut events = file.entries();
         let known_len = events.len();
-        (self.compactions, self.flushed_cycle) = compaction::cycle_of(&events);
+        (self.compactions, self.flushed_cycle) = crate::compact::flush::cycle_of(&events);
         let unwritten: Vec<String> = self.unwritten.iter().filter_map(|e| serde_json::to_string(e).ok()).collect();
         events.extend(unwritten.iter().map(String::as_str));
         self.nothing_to_compact_at = None;
@@ -447,7 +447,7 @@ impl Chat {
         }
         if let (Some(messages), Some(file)) = (merged, &written.rewritten) {
             self.messages = messages;
-            (self.compactions, self.flushed_cycle) = compaction::cycle_of(&file.events);
+            (self.compactions, self.flushed_cycle) = crate::compact::flush::cycle_of(&file.events);
             self.context_tokens = file.get_u64("contextTokens").unwrap_or(self.context_tokens);
         }
         if let (Some(key), false) = (&self.key, self.key_recorded) {

@@ -75,7 +75,7 @@ impl MemoryAppend {
         let path = self.file();
         // Notes are private: 0600 in a 0700 folder, and a cwd that is gone
         // is never recreated.
-        let written = super::compaction::memory_folder(&self.cwd)
+        let written = crate::compact::flush::memory_folder(&self.cwd)
             .and_then(|_| {
                 use std::os::unix::fs::OpenOptionsExt;
                 std::fs::OpenOptions::new().create(true).append(true).mode(0o600).open(&path)

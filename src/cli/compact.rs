@@ -6,9 +6,9 @@ use std::io::{IsTerminal, Write};
 use anyhow::{Result, bail};
 use clap::Parser;
 
-use crate::compact::Trigger;
 use crate::compact::report::Report;
 use crate::compact::run::{self, Landed, Options, Outcome};
+use crate::compact::{Trigger, flush};
 use crate::config::Config;
 use crate::provider::Cancel;
 use crate::provider::select::ModelRef;
@@ -117,15 +117,11 @@ struct Job<'a> {
 /// to compact.
 fn flush_first(job: &Job<'_>, at: &Located, file: SessionFile) -> Option<SessionFile> {
     let (store, config) = (job.store, job.config);
-    if !job.flush
-        || config.memory_flush.enabled == Some(false)
-        || at.legacy
-        || matches!(store.open_holder(&at.id), Ok(Some(_)))
-    {
+    if !job.flush || at.legacy || matches!(store.open_holder(&at.id), Ok(Some(_))) {
         return Some(file);
     }
-    let (compactions, flushed) = crate::chat::compaction::cycle_of(&file.events);
-    if flushed == Some(compactions) {
+    let (compactions, flushed) = flush::cycle_of(&file.events);
+    if !flush::wanted(config, compactions, flushed) {
         return Some(file);
     }
     // No flush for a compaction that will not happen.
@@ -162,8 +158,8 @@ fn compact_one(job: &Job<'_>, at: &Located, file: SessionFile) -> Result<Outcome
         None => {
             let lock = store.compaction_lock(&at.id)?;
             let now = store.read(at)?.file;
-            let (before, _) = crate::chat::compaction::cycle_of(&file.events);
-            if crate::chat::compaction::cycle_of(&now.events).0 > before {
+            let (before, _) = flush::cycle_of(&file.events);
+            if flush::cycle_of(&now.events).0 > before {
                 return Ok(Outcome::CompactedMeanwhile);
             }
             (lock, now)

@@ -8,10 +8,12 @@
 //! - `brief`: asking the model for the brief (in pieces when needed) and
 //!   the mechanical "Exact references" section;
 //! - `artifact`: artifact files: names, front matter, listing;
+//! - `flush`: the memory flush's rules (when, which cycle, its prompts);
 //! - `run`: one compaction from snapshot to landing.
 
 pub mod artifact;
 pub mod brief;
+pub mod flush;
 #[cfg(test)]
 mod fuzz;
 pub mod plan;

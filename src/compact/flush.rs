@@ -1,0 +1,144 @@
+//! The memory flush's rules (SPEC 7), for every program that flushes (the
+//! chat at idle, `glrs-compact` before compacting): when a flush is due, the
+//! compaction cycle a session is in, the flush turn's prompts, and the
+//! private `memory/` folder notes go to. The turn itself is run by
+//! [`crate::chat`]'s turn loop; nothing here knows the REPL.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::Trigger;
+use crate::config::Config;
+use crate::store::{Entry, EntryText, Parsed};
+
+/// Default of `memoryFlush.softThresholdTokens`: how far below the trigger the flush runs.
+pub const SOFT_THRESHOLD: u64 = 4_000;
+/// Default of `memoryFlush.prompt`: the user message of the flush turn.
+pub const PROMPT: &str = "Pre-compaction memory flush: the older part of this conversation will soon be \
+summarised. Save anything worth keeping beyond it (decisions, facts about the user and the project, open tasks, \
+exact names and commands) with memory_append. If there is nothing to save, reply with NO_REPLY.";
+/// Default of `memoryFlush.systemPrompt`: appended to the system prompt for the flush turn.
+pub const SYSTEM_PROMPT: &str = "You are saving durable notes before the conversation is summarised. Use \
+the memory_append tool for each note. When you are done, reply with NO_REPLY and nothing else.";
+
+/// The number of `compacted` entries, and the compaction count recorded by
+/// the newest memory flush.
+pub fn cycle_of<E: EntryText>(events: &[E]) -> (u64, Option<u64>) {
+    let mut compactions = 0;
+    let mut flushed = None;
+    for raw in events {
+        let text = raw.text();
+        let candidate = match crate::store::entry::quick_type(text) {
+            Some(kind) => kind == "compacted" || (kind == "custom" && text.contains("memoryFlush")),
+            None => text.contains("\"compacted\"") || text.contains("memoryFlush"),
+        };
+        if !candidate {
+            continue;
+        }
+        match Parsed::from_text(text) {
+            Parsed::Known(Entry::Compacted { .. }) => compactions += 1,
+            Parsed::Known(Entry::Custom { name, data, .. }) if name == "memoryFlush" => {
+                flushed = data.get("compactionCount").and_then(Value::as_u64);
+            }
+            _ => {}
+        }
+    }
+    (compactions, flushed)
+}
+
+/// True when `memoryFlush.enabled` is not false and no flush ran in the
+/// session's current compaction cycle (`compactions`, `flushed` as
+/// [`cycle_of`] reads them): the flush runs at most once a cycle.
+pub fn wanted(config: &Config, compactions: u64, flushed: Option<u64>) -> bool {
+    config.memory_flush.enabled != Some(false) && flushed != Some(compactions)
+}
+
+/// True when a chat should flush now: [`wanted`], and the context within
+/// `softThresholdTokens` of the `trigger`. `overflowed`: the last turn ended
+/// with an overflow compaction could not fix, and a flush would send the
+/// same oversized context again.
+pub fn due(
+    config: &Config,
+    trigger: &Trigger,
+    context_tokens: u64,
+    (compactions, flushed): (u64, Option<u64>),
+    overflowed: bool,
+) -> bool {
+    if !wanted(config, compactions, flushed) || overflowed {
+        return false;
+    }
+    let soft = config.memory_flush.soft_threshold_tokens.unwrap_or(SOFT_THRESHOLD);
+    trigger.threshold().is_some_and(|t| context_tokens > t.saturating_sub(soft))
+}
+
+/// The flush turn's user message (`memoryFlush.prompt`, else [`PROMPT`]).
+pub fn prompt(config: &Config) -> String {
+    config.memory_flush.prompt.clone().unwrap_or_else(|| PROMPT.to_string())
+}
+
+/// The flush turn's system prompt: the session's own (`base`), then
+/// `memoryFlush.systemPrompt` (else [`SYSTEM_PROMPT`]).
+pub fn system_prompt(config: &Config, base: Option<&str>) -> String {
+    let flush = config.memory_flush.system_prompt.as_deref().unwrap_or(SYSTEM_PROMPT);
+    match base {
+        Some(s) => format!("{s}\n\n{flush}"),
+        None => flush.to_string(),
+    }
+}
+
+/// The `memoryFlush` record's data: the cycle it ran in, and why it was
+/// skipped, if it was.
+pub fn record_data(cycle: u64, skipped: Option<&str>) -> Value {
+    match skipped {
+        Some(why) => json!({"compactionCount": cycle, "skipped": why}),
+        None => json!({"compactionCount": cycle}),
+    }
+}
+
+/// `<cwd>/memory`, created 0700 when missing (notes are private), inside a
+/// cwd that must exist already: a session's recorded cwd that is gone is
+/// never recreated.
+pub fn memory_folder(cwd: &Path) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    if !cwd.is_dir() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("{} does not exist (any more)", cwd.display()),
+        ));
+    }
+    let memory = cwd.join("memory");
+    match std::fs::DirBuilder::new().mode(0o700).create(&memory) {
+        Ok(()) => Ok(memory),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && memory.is_dir() => Ok(memory),
+        Err(e) => Err(e),
+    }
+}
+
+/// True when notes can be written under `cwd` (its `memory/` folder exists
+/// or was made, and a file can be created in it).
+pub fn writable(cwd: &Path) -> bool {
+    memory_folder(cwd).is_ok_and(|memory| tempfile::NamedTempFile::new_in(memory).is_ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flush_is_wanted_once_a_cycle() {
+        let config = Config::default();
+        assert!(wanted(&config, 0, None));
+        assert!(!wanted(&config, 2, Some(2)));
+        assert!(wanted(&config, 3, Some(2)));
+        let off: Config = serde_json::from_str(r#"{"memoryFlush": {"enabled": false}}"#).unwrap();
+        assert!(!wanted(&off, 0, None));
+    }
+
+    #[test]
+    fn the_flush_system_prompt_follows_the_sessions_own() {
+        let config = Config::default();
+        assert_eq!(system_prompt(&config, None), SYSTEM_PROMPT);
+        assert_eq!(system_prompt(&config, Some("Be brief.")), format!("Be brief.\n\n{SYSTEM_PROMPT}"));
+    }
+}
