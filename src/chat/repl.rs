@@ -1,6 +1,6 @@
 //! The REPL (SPEC section 12). At the prompt, rustyline reads a line
 //! (history from `prompts.json`, Tab completes slash commands and session
-//! ids, a line ending in `\` continues). During a turn the terminal is in
+//! ids, a line ending in `\` continues on a line marked `... `). During a turn the terminal is in
 //! raw mode and a key watcher runs: Esc or Ctrl-C stops the turn (what
 //! arrived is kept), and a line typed and sent with Enter joins the turn as
 //! a steer.
@@ -12,8 +12,10 @@ use rustyline::completion::{Completer, Pair};
 use rustyline::error::ReadlineError;
 use rustyline::highlight::Highlighter;
 use rustyline::hint::Hinter;
-use rustyline::validate::{ValidationContext, ValidationResult, Validator};
-use rustyline::{Context, Editor, Helper};
+use rustyline::validate::Validator;
+use rustyline::{
+    Cmd, ConditionalEventHandler, Context, Editor, Event, EventContext, EventHandler, Helper, KeyEvent, RepeatCount,
+};
 
 use super::Chat;
 use super::signals::Watcher;
@@ -38,10 +40,46 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/quit", "leave (Ctrl-D too)"),
 ];
 
+/// What starts each continuation line (bash's PS2, Python's `... `).
+/// rustyline 17 has no continuation prompt, so the marker is text in the
+/// edited buffer (the cursor stays where it is drawn); [`join_lines`]
+/// takes it out again.
+pub const CONTINUATION: &str = "... ";
+
+/// Enter on a line ending in `\` (the cursor at its end) starts a
+/// continuation line within the same read: whatever was typed or pasted
+/// ahead lands on it, nothing is lost between two reads.
+struct ContinueLine;
+
+impl ConditionalEventHandler for ContinueLine {
+    fn handle(&self, _: &Event, _: RepeatCount, _: bool, ctx: &EventContext<'_>) -> Option<Cmd> {
+        let line = ctx.line();
+        (ctx.pos() == line.len() && line.ends_with('\\')).then(|| Cmd::Insert(1, format!("\n{CONTINUATION}")))
+    }
+}
+
+/// The message a multi-line edit sends: each `\` that ends a line goes,
+/// and so does the continuation marker after it; other newlines (pasted
+/// text) stay as they are.
+pub fn join_lines(buffer: &str) -> String {
+    let mut out = String::with_capacity(buffer.len());
+    let mut rest = buffer;
+    while let Some(at) = rest.find("\\\n") {
+        out.push_str(&rest[..at]);
+        out.push('\n');
+        rest = &rest[at + 2..];
+        rest = rest.strip_prefix(CONTINUATION).unwrap_or(rest);
+    }
+    out.push_str(rest);
+    out
+}
+
 struct ReplHelper {
     store: crate::store::Store,
     /// The configured models, for `/model <Tab>`.
     models: Vec<String>,
+    /// Whether the continuation marker is dimmed.
+    color: bool,
 }
 
 impl ReplHelper {
@@ -79,16 +117,18 @@ impl Completer for ReplHelper {
 impl Hinter for ReplHelper {
     type Hint = String;
 }
-impl Highlighter for ReplHelper {}
-impl Helper for ReplHelper {}
-
-impl Validator for ReplHelper {
-    fn validate(&self, ctx: &mut ValidationContext<'_>) -> rustyline::Result<ValidationResult> {
-        // A line ending in a backslash continues on the next line, within
-        // one read, so text typed or pasted ahead is never lost.
-        if ctx.input().ends_with('\\') { Ok(ValidationResult::Incomplete) } else { Ok(ValidationResult::Valid(None)) }
+impl Highlighter for ReplHelper {
+    /// The continuation marker dimmed (the same width, as rustyline needs).
+    fn highlight<'l>(&self, line: &'l str, _pos: usize) -> std::borrow::Cow<'l, str> {
+        let marked = format!("\\\n{CONTINUATION}");
+        if !self.color || !line.contains(&marked) {
+            return std::borrow::Cow::Borrowed(line);
+        }
+        std::borrow::Cow::Owned(line.replace(&marked, &format!("\\\n\x1b[2m{CONTINUATION}\x1b[0m")))
     }
 }
+impl Validator for ReplHelper {}
+impl Helper for ReplHelper {}
 
 enum Action {
     Continue,
@@ -100,7 +140,10 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
     let color = crate::output::color_enabled();
     let mut editor: Editor<ReplHelper, rustyline::history::DefaultHistory> = Editor::new()?;
     let models = crate::provider::select::configured_models(&chat.config);
-    editor.set_helper(Some(ReplHelper { store: chat.store.clone(), models }));
+    editor.set_helper(Some(ReplHelper { store: chat.store.clone(), models, color }));
+    for enter in [KeyEvent::new('\r', rustyline::Modifiers::NONE), KeyEvent::ctrl('M'), KeyEvent::ctrl('J')] {
+        editor.bind_sequence(enter, EventHandler::Conditional(Box::new(ContinueLine)));
+    }
     for prompt in chat.store.prompts().unwrap_or_default() {
         let _ = editor.add_history_entry(prompt.text);
     }
@@ -132,7 +175,7 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
             }
         };
         initial.clear();
-        let text = line.replace("\\\n", "\n");
+        let text = join_lines(&line);
         let trimmed = text.trim();
         if trimmed.is_empty() {
             continue;
@@ -463,5 +506,20 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
 fn leave_loudly(chat: &mut Chat) {
     if let Err(unsaved) = chat.leave() {
         eprintln!("glrs-chat: error: {unsaved}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::join_lines;
+
+    #[test]
+    fn continued_lines_lose_the_backslash_and_the_marker_only() {
+        assert_eq!(join_lines("first \\\n... second"), "first \nsecond");
+        assert_eq!(join_lines("a\\\n... b\\\n... c"), "a\nb\nc");
+        // The marker deleted by hand, or a pasted continuation: still joined.
+        assert_eq!(join_lines("a\\\nb"), "a\nb");
+        // A pasted newline or a backslash elsewhere stays.
+        assert_eq!(join_lines("a\n... b \\ c\\"), "a\n... b \\ c\\");
     }
 }

@@ -184,10 +184,21 @@ fn slash_commands_tab_completion_and_multi_line_input() {
     p.exp_string("openai/gpt-4.1 (window 1047576 tokens)").unwrap();
     prompt(&mut p);
 
+    // A line ending in `\` continues on a line marked `... `; the message
+    // joins the lines without the backslash or the marker.
     server.push(Reply::sse(openai_text(&["got both"], 10, 2, 0)));
-    p.send_line("line one\\").unwrap();
-    p.send_line("line two").unwrap();
+    p.send("line one\\\r").unwrap();
+    p.flush().unwrap();
+    p.exp_string("line one\\\r\n... ").unwrap();
+    p.send("line two\r").unwrap();
+    p.flush().unwrap();
     p.exp_string("got both").unwrap();
+    prompt(&mut p);
+    // Typed ahead in one go, three lines: nothing is lost between them.
+    server.push(Reply::sse(openai_text(&["got three"], 10, 2, 0)));
+    p.send("one \\\rtwo \\\rthree\r").unwrap();
+    p.flush().unwrap();
+    p.exp_string("got three").unwrap();
     prompt(&mut p);
     p.send_line("/status").unwrap();
     p.exp_string("window 256000 tokens").unwrap();
@@ -201,7 +212,9 @@ fn slash_commands_tab_completion_and_multi_line_input() {
     p.send_control('d').unwrap();
     p.exp_string("to come back").unwrap();
     p.exp_eof().unwrap();
-    assert_eq!(server.model_requests()[0].body["messages"], json!([{"role": "user", "content": "line one\nline two"}]));
+    let requests = server.model_requests();
+    assert_eq!(requests[0].body["messages"], json!([{"role": "user", "content": "line one\nline two"}]));
+    assert_eq!(requests[1].body["messages"][2], json!({"role": "user", "content": "one \ntwo \nthree"}));
 }
 
 #[test]
