@@ -1,9 +1,9 @@
 //! The REPL (SPEC section 12). At the prompt, rustyline reads a line
 //! (history from `prompts.json`, Tab completes slash commands and session
-//! ids, a line ending in `\` continues on a line marked `... `). During a turn the terminal is in
-//! raw mode and a key watcher runs: Esc or Ctrl-C stops the turn (what
-//! arrived is kept), and a line typed and sent with Enter joins the turn as
-//! a steer.
+//! ids, a line ending in `\` continues on a line marked `... `). During a
+//! turn the terminal is in raw mode and a key watcher runs: Esc or Ctrl-C
+//! stops the turn (what arrived is kept), and a line typed and sent with
+//! Enter joins the turn as a steer.
 
 use std::sync::{Arc, Mutex};
 
