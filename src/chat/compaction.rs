@@ -14,12 +14,17 @@ use crate::store::Entry;
 use crate::time;
 use crate::tools::Situation;
 
-/// `glrs-compact ID --no-flush --json [--instruction TEXT]`: the chat has
-/// flushed (or will not) by the time it compacts, and reads the result as
-/// a [`Report`], never the line meant for people.
-pub fn compact_command(id: &crate::SessionId, instruction: Option<&str>) -> std::process::Command {
+/// `glrs-compact ID --no-flush --json [--auto] [--instruction TEXT]`: the
+/// chat has flushed (or will not) by the time it compacts, and reads the
+/// result as a [`Report`], never the line meant for people. `automatic`
+/// (`--auto`): not asked for by the user, so a `before_compact` hook may
+/// cancel it. glrs-compact runs the compaction hooks, wherever it is started.
+pub fn compact_command(id: &crate::SessionId, instruction: Option<&str>, automatic: bool) -> std::process::Command {
     let mut cmd = std::process::Command::new(crate::programs::program_path("glrs-compact"));
     cmd.args([id.as_str(), "--no-flush", "--json"]);
+    if automatic {
+        cmd.arg("--auto");
+    }
     if let Some(i) = instruction.filter(|i| !i.trim().is_empty()) {
         cmd.args(["--instruction", i]);
     }
@@ -44,7 +49,7 @@ pub const BACKGROUND_NOTE: &str = "(compacting in the background: the brief land
 /// Start `glrs-compact` without waiting (`/compact` during a turn): the one
 /// place this is done, for the turn loop and the REPL's key watcher.
 pub fn start_background(id: &crate::SessionId, instruction: Option<&str>) -> Result<std::process::Child, String> {
-    let mut cmd = compact_command(id, instruction);
+    let mut cmd = compact_command(id, instruction, false);
     cmd.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
     cmd.spawn().map_err(|e| format!("(cannot run glrs-compact: {e})"))
 }
@@ -56,6 +61,7 @@ fn outcome_of(success: bool, stdout: &[u8], stderr: &[u8]) -> CompactOutcome {
     }
     match serde_json::from_slice::<Report>(stdout) {
         Ok(report) if report.landed() => CompactOutcome::Landed(report.line()),
+        Ok(Report::Cancelled { reason, .. }) => CompactOutcome::Cancelled(reason),
         Ok(_) => CompactOutcome::Nothing,
         Err(e) => CompactOutcome::Failed(format!("glrs-compact gave no result the chat can read: {e}")),
     }
@@ -72,6 +78,16 @@ pub enum CompactOutcome {
     Abandoned,
     /// glrs-compact failed; its message.
     Failed(String),
+    /// A `before_compact` hook cancelled it (exit 2); the hook's reason.
+    Cancelled(String),
+}
+
+/// What glrs-compact printed on stderr though it succeeded (a hook that
+/// failed, a warning), one notice a line.
+fn relay_warnings(stderr: &[u8], ui: &mut dyn TurnUi) {
+    for line in String::from_utf8_lossy(stderr).lines().filter(|l| !l.trim().is_empty()) {
+        ui.notice(line);
+    }
 }
 
 impl CompactOutcome {
@@ -146,11 +162,28 @@ impl Chat {
         }
     }
 
-    /// Compact now with `glrs-compact` in a child process and wait for it;
-    /// `cancel` stops it (nothing is written). Reloads the session after.
+    /// Compact now, as the user asked (`/compact [instruction]`), with
+    /// `glrs-compact` in a child process, and wait for it; `cancel` stops it
+    /// (nothing is written). Reloads the session after.
     pub async fn compact_child(
         &mut self,
         instruction: Option<&str>,
+        cancel: &Cancel,
+        ui: &mut dyn TurnUi,
+    ) -> CompactOutcome {
+        self.compact_waiting(instruction, false, cancel, ui).await
+    }
+
+    /// An automatic compaction (at the line, at idle, on an overflow): as
+    /// [`Chat::compact_child`], but a `before_compact` hook may cancel it.
+    pub async fn compact_auto(&mut self, cancel: &Cancel, ui: &mut dyn TurnUi) -> CompactOutcome {
+        self.compact_waiting(None, true, cancel, ui).await
+    }
+
+    async fn compact_waiting(
+        &mut self,
+        instruction: Option<&str>,
+        automatic: bool,
         cancel: &Cancel,
         ui: &mut dyn TurnUi,
     ) -> CompactOutcome {
@@ -161,7 +194,7 @@ impl Chat {
             Ok(None) => {}
         }
         ui.notice(&format!("(compacting {}…)", self.id));
-        let mut cmd = tokio::process::Command::from(compact_command(&self.id, instruction));
+        let mut cmd = tokio::process::Command::from(compact_command(&self.id, instruction, automatic));
         cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).kill_on_drop(true);
         let child = match cmd.spawn() {
             Ok(c) => c,
@@ -175,14 +208,24 @@ impl Chat {
             }
         };
         let outcome = match output {
-            Ok(out) => outcome_of(out.status.success(), &out.stdout, &out.stderr),
+            Ok(out) => {
+                if out.status.success() {
+                    relay_warnings(&out.stderr, ui);
+                }
+                outcome_of(out.status.success(), &out.stdout, &out.stderr)
+            }
             Err(e) => CompactOutcome::Failed(format!("glrs-compact: {e}")),
         };
         if let Err(e) = self.sync_from_disk() {
             ui.notice(&format!("could not re-read the session: {e}"));
         }
+        // Neither nothing to compact nor a hook's "no" is asked again at
+        // every message: not until the context has grown enough for the
+        // cut to find more (or is rebuilt from the file).
         self.nothing_to_compact_at = match outcome {
-            CompactOutcome::Nothing if instruction.is_none() => Some(self.context_tokens),
+            CompactOutcome::Nothing | CompactOutcome::Cancelled(_) if instruction.is_none() => {
+                Some(self.context_tokens)
+            }
             _ => None,
         };
         match &outcome {
@@ -198,6 +241,19 @@ impl Chat {
             }
             CompactOutcome::Nothing => ui.notice(&self.why_nothing()),
             CompactOutcome::Failed(why) => ui.notice(&format!("(compaction failed: {why})")),
+            CompactOutcome::Cancelled(reason) => {
+                let keep = crate::compact::Settings::from_config(&self.config).keep_recent_tokens;
+                let text = format!(
+                    "automatic compaction cancelled by a before_compact hook: {}; asked again once the context \
+                     grows by {keep} tokens (keepRecentTokens), or now with /compact",
+                    crate::tools::limits::one_line(reason, 200)
+                );
+                ui.notice(&format!("({text})"));
+                self.record(Entry::Notice { at: time::now(), text });
+                if let Some(problem) = self.save_or_report() {
+                    ui.notice(&problem);
+                }
+            }
             CompactOutcome::Abandoned => {}
         }
         outcome
@@ -248,6 +304,9 @@ impl Chat {
                         if let Some(mut pipe) = child.stderr.take() {
                             let _ = std::io::Read::read_to_end(&mut pipe, &mut err);
                         }
+                        if status.success() {
+                            relay_warnings(&err, ui);
+                        }
                         match outcome_of(status.success(), &out, &err) {
                             CompactOutcome::Landed(line) => {
                                 landed += 1;
@@ -255,7 +314,8 @@ impl Chat {
                             }
                             CompactOutcome::Nothing => ui.notice("(nothing to compact)"),
                             CompactOutcome::Failed(why) => ui.notice(&format!("(compaction failed: {why})")),
-                            CompactOutcome::Abandoned => {}
+                            // Only an automatic compaction can be cancelled.
+                            CompactOutcome::Abandoned | CompactOutcome::Cancelled(_) => {}
                         }
                     }
                     Ok(None) => still.push(child),
@@ -313,7 +373,7 @@ impl Chat {
             self.memory_flush(cancel, ui).await;
         }
         if stopped_at_line || self.compaction_due() {
-            return Some(self.compact_child(None, cancel, ui).await);
+            return Some(self.compact_auto(cancel, ui).await);
         }
         None
     }

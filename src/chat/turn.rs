@@ -249,7 +249,7 @@ impl Chat {
                     // Overflow recovery: compact, then retry this request once.
                     ui.notice("(the request is larger than the model's window: compacting, then trying again)");
                     overflow_retried = true;
-                    if self.compact_child(None, cancel, ui).await.landed() {
+                    if self.compact_auto(cancel, ui).await.landed() {
                         continue;
                     }
                     let error = CallError::Overflow(message);

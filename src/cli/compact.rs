@@ -5,11 +5,13 @@ use std::io::{IsTerminal, Write};
 
 use anyhow::{Result, bail};
 use clap::Parser;
+use serde_json::Value;
 
 use crate::compact::report::Report;
 use crate::compact::run::{self, Landed, Options, Outcome};
 use crate::compact::{Trigger, flush};
 use crate::config::Config;
+use crate::hooks::{self, Event};
 use crate::provider::Cancel;
 use crate::provider::select::ModelRef;
 use crate::store::{Located, SessionFile, Store, listing};
@@ -28,8 +30,12 @@ pub const PROGRAM_NAME: &str = "glrs-compact";
         verbatim, and write the replaced messages, whole, to an artifact in \
         $XDG_DATA_HOME/glrs/sessions/artifacts/ID/. Nothing is deleted from the session.\n\n\
         With --all (for cron), every session over its compaction trigger is compacted; sessions open in a chat \
-        are skipped with a note (none with --quiet), and one failure never stops the rest.",
-    after_help = "Exit status: 0 success (also when there was nothing to compact), 1 failure, 2 usage error."
+        are skipped with a note (none with --quiet), and one failure never stops the rest.\n\n\
+        Hooks (SPEC 15): `hooks.before_compact` runs before each compaction, with `tokensBefore`; in an automatic \
+        one (--all, --if-needed, --auto) a hook that exits 2 cancels it (reported, nothing written). \
+        `hooks.compacted` runs after a brief lands, with `tokensBefore`, `tokensAfter` and `artifact` (its path).",
+    after_help = "Exit status: 0 success (also when there was nothing to compact, or a hook cancelled it), 1 failure, \
+        2 usage error."
 )]
 pub struct Args {
     /// Session id or unique prefix
@@ -54,10 +60,14 @@ pub struct Args {
     /// Skip the memory flush (the silent turn that saves notes before compacting)
     #[arg(long)]
     pub no_flush: bool,
-    /// Print each result as a JSON object on one line (outcome "compacted", "nothing" or
-    /// "underTrigger", with the numbers) instead of the line for people
+    /// Print each result as a JSON object on one line (outcome "compacted", "nothing",
+    /// "underTrigger" or "cancelled", with the numbers) instead of the line for people
     #[arg(long)]
     pub json: bool,
+    /// An automatic compaction (the chat passes this; --all and --if-needed are too): a
+    /// before_compact hook that exits 2 cancels it
+    #[arg(long)]
+    pub auto: bool,
 }
 
 /// Run `glrs-compact`; returns the exit code.
@@ -75,6 +85,7 @@ pub fn run(args: Args) -> Result<i32> {
         config: &config,
         options: &options,
         flush: !args.no_flush,
+        automatic: args.auto || args.all || args.if_needed,
         runtime: &runtime,
         cancel: &cancel,
     };
@@ -107,6 +118,8 @@ struct Job<'a> {
     config: &'a Config,
     options: &'a Options,
     flush: bool,
+    /// Not asked for by a person: a `before_compact` hook may cancel it.
+    automatic: bool,
     runtime: &'a tokio::runtime::Runtime,
     cancel: &'a Cancel,
 }
@@ -147,9 +160,18 @@ fn flush_first(job: &Job<'_>, at: &Located, file: SessionFile) -> Option<Session
     None
 }
 
+/// How one session's compaction ended: it ran (whatever it found), or a
+/// `before_compact` hook cancelled it.
+enum Done {
+    Ran(Outcome),
+    Cancelled(String),
+}
+
 /// Compact one session, flushing first (unless `--no-flush`): the session
-/// is read once, and again only when the flush changed it.
-fn compact_one(job: &Job<'_>, at: &Located, file: SessionFile) -> Result<Outcome> {
+/// is read once, and again only when the flush changed it. The
+/// `before_compact` hooks run first (before the flush: no notes are saved
+/// for a compaction a hook cancels), `compacted` after a brief lands.
+fn compact_one(job: &Job<'_>, at: &Located, file: SessionFile) -> Result<Done> {
     let (store, config, options, cancel) = (job.store, job.config, job.options, job.cancel);
     // One compaction of a session at a time. A second one waits, then finds
     // the first's boundary and does nothing: no second brief, no double cost.
@@ -160,21 +182,101 @@ fn compact_one(job: &Job<'_>, at: &Located, file: SessionFile) -> Result<Outcome
             let now = store.read(at)?.file;
             let (before, _) = flush::cycle_of(&file.events);
             if flush::cycle_of(&now.events).0 > before {
-                return Ok(Outcome::CompactedMeanwhile);
+                return Ok(Done::Ran(Outcome::CompactedMeanwhile));
             }
             (lock, now)
         }
     };
+    let hooks = CompactHooks::of(job, at, &file);
+    if let Some(reason) = hooks.before(job, &file) {
+        return Ok(Done::Cancelled(reason));
+    }
     let unchanged = flush_first(job, at, file);
-    job.runtime.block_on(async {
+    let outcome = job.runtime.block_on(async {
         match unchanged {
             Some(file) => run::compact_read(store, config, at, file, options, cancel).await,
             None => run::compact(store, config, at, options, cancel).await,
         }
-    })
+    })?;
+    if let Outcome::Compacted(landed) = &outcome {
+        hooks.after(job, landed);
+    }
+    Ok(Done::Ran(outcome))
 }
 
-fn report(at: &Located, outcome: &Outcome, json: bool) -> Result<()> {
+/// Where the compaction hooks of one session run (SPEC 15).
+struct CompactHooks {
+    id: String,
+    file: std::path::PathBuf,
+    cwd: std::path::PathBuf,
+}
+
+impl CompactHooks {
+    fn of(job: &Job<'_>, at: &Located, file: &SessionFile) -> CompactHooks {
+        // Hooks run in the session's cwd; one that is gone is not recreated.
+        let cwd = file
+            .get_str("cwd")
+            .map(std::path::PathBuf::from)
+            .filter(|c| c.is_dir())
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| "/".into());
+        CompactHooks { id: at.id.to_string(), file: job.store.session_path(&at.id), cwd }
+    }
+
+    fn run(&self, job: &Job<'_>, event: Event, fields: serde_json::Map<String, Value>) -> hooks::Outcome {
+        let scene = hooks::Scene { session_id: &self.id, session_file: &self.file, cwd: &self.cwd };
+        let outcome = job.runtime.block_on(hooks::run(&job.config.hooks, event, &scene, fields, None));
+        for problem in &outcome.problems {
+            crate::cli::warn(PROGRAM_NAME, &format!("{}: {problem}", self.id));
+        }
+        outcome
+    }
+
+    /// `before_compact`: the reason when a hook cancels this (automatic)
+    /// compaction. When there is nothing to compact, no hook is asked.
+    fn before(&self, job: &Job<'_>, file: &SessionFile) -> Option<String> {
+        let keep = crate::compact::Settings::from_config(job.config).keep_recent_tokens;
+        if job.config.hooks.before_compact.is_empty() || crate::compact::plan::plan(&file.events, keep).is_none() {
+            return None;
+        }
+        let tokens = file.get_u64("contextTokens").unwrap_or(0);
+        let fields = [("tokensBefore".to_string(), Value::from(tokens))].into_iter().collect();
+        let reason = self.run(job, Event::BeforeCompact, fields).blocked?;
+        if job.automatic {
+            return Some(reason);
+        }
+        crate::cli::warn(
+            PROGRAM_NAME,
+            &format!(
+                "{}: a before_compact hook asked to cancel ({reason}), but this compaction was asked for, not \
+                 automatic: compacting",
+                self.id
+            ),
+        );
+        None
+    }
+
+    /// `compacted`, after a brief landed.
+    fn after(&self, job: &Job<'_>, landed: &Landed) {
+        if job.config.hooks.compacted.is_empty() {
+            return;
+        }
+        let fields = [
+            ("tokensBefore".to_string(), Value::from(landed.tokens_before)),
+            ("tokensAfter".to_string(), Value::from(landed.tokens_after)),
+            ("artifact".to_string(), Value::from(landed.artifact.to_string_lossy().into_owned())),
+        ];
+        self.run(job, Event::Compacted, fields.into_iter().collect());
+    }
+}
+
+fn report(at: &Located, done: &Done, json: bool) -> Result<()> {
+    let outcome = match done {
+        Done::Ran(outcome) => outcome,
+        Done::Cancelled(reason) => {
+            return print_report(&Report::Cancelled { id: at.id.to_string(), reason: reason.clone() }, json);
+        }
+    };
     if let Outcome::Compacted(Landed { warning: Some(warning), .. }) = outcome {
         crate::cli::warn(PROGRAM_NAME, &format!("{}: the brief landed, but {warning}", at.id));
     }

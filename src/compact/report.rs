@@ -44,6 +44,14 @@ pub enum Report {
         /// The session.
         id: String,
     },
+    /// A `before_compact` hook cancelled this automatic compaction
+    /// (nothing written).
+    Cancelled {
+        /// The session.
+        id: String,
+        /// The hook's reason (its stderr).
+        reason: String,
+    },
     /// `--if-needed`: the session is under its trigger (nothing written).
     #[serde(rename_all = "camelCase")]
     UnderTrigger {
@@ -94,6 +102,10 @@ impl Report {
             Report::Nothing { id } => format!("{id}: nothing to compact"),
             Report::CompactedMeanwhile { id } => {
                 format!("{id}: another compaction landed meanwhile; nothing to compact")
+            }
+            Report::Cancelled { id, reason } => {
+                let reason = crate::tools::limits::one_line(reason, 200);
+                format!("{id}: compaction cancelled by a before_compact hook: {reason}")
             }
             Report::UnderTrigger { id, tokens, trigger } => {
                 let line =

@@ -18,6 +18,7 @@ mod chat_oneshot;
 mod chat_prompts;
 mod chat_repl;
 mod compact;
+mod compaction_hooks;
 mod completions;
 mod cost;
 mod escapes;
