@@ -48,8 +48,7 @@ fn session_of(ts: &TestStore, id: &str) -> Value {
 
 /// A hook that logs its event to `before.jsonl` and says no unless the
 /// file `allow` exists.
-const REFUSING: &str =
-    "cat >> before.jsonl; echo >> before.jsonl; [ -e allow ] && exit 0; echo 'not now: a deploy is running' >&2; exit 2";
+const REFUSING: &str = "cat >> before.jsonl; echo >> before.jsonl; [ -e allow ] && exit 0; echo 'not now: a deploy is running' >&2; exit 2";
 
 #[test]
 fn in_the_chat_a_before_compact_hook_cancels_once_and_compacted_gets_the_result() {
@@ -106,7 +105,10 @@ fn in_the_chat_a_before_compact_hook_cancels_once_and_compacted_gets_the_result(
         .filter(|e| e["type"] == "notice")
         .filter_map(|e| e["text"].as_str())
         .collect();
-    assert!(notices.iter().any(|n| n.starts_with("automatic compaction cancelled by a before_compact hook")), "{notices:?}");
+    assert!(
+        notices.iter().any(|n| n.starts_with("automatic compaction cancelled by a before_compact hook")),
+        "{notices:?}"
+    );
 
     let landed = events(&ts, "compacted.json");
     assert_eq!(landed.len(), 1);
@@ -155,7 +157,8 @@ fn glrs_compact_all_is_cancelled_by_the_hook_but_a_compaction_asked_for_is_not()
     let out = ts.cmd("glrs-compact").env("OPENAI_API_KEY", OPENAI_KEY).args(["--all"]).output().unwrap();
     assert!(out.status.success(), "a cancellation is not a failure: {}", stderr_of(&out));
     assert_eq!(stdout_of(&out), format!("{id}: compaction cancelled by a before_compact hook: quiet hours\n"));
-    let out = ts.cmd("glrs-compact").env("OPENAI_API_KEY", OPENAI_KEY).args([&id, "--auto", "--json"]).output().unwrap();
+    let out =
+        ts.cmd("glrs-compact").env("OPENAI_API_KEY", OPENAI_KEY).args([&id, "--auto", "--json"]).output().unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
     assert_eq!(json_of(&out), json!({"outcome": "cancelled", "id": id, "reason": "quiet hours"}));
     assert_eq!(std::fs::read(ts.sessions_dir().join(format!("{id}.json"))).unwrap(), before, "nothing written");
