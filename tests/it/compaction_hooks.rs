@@ -2,7 +2,9 @@
 //! compaction and, exiting 2, cancels an automatic one (in the chat, and in
 //! `glrs-compact --all`), reported and not asked again at every message;
 //! `compacted` runs after a brief lands with `tokensBefore`, `tokensAfter`
-//! and `artifact`. A compaction the user asked for is not cancelled.
+//! and `artifact`. A compaction the user asked for is not cancelled. And
+//! with the compaction tools turned off (`tools.disabled`), compaction still
+//! writes its artifacts, and `/artifacts` and `glrs-artifacts ls` list them.
 
 use crate::support::mock::{MockServer, Reply};
 use crate::support::pty::prompt;
@@ -14,11 +16,15 @@ const BRIEF: &str = "worked on the parser\n## Goal\nfix `src/parse.rs`";
 
 /// A 4,000-token window for gpt-4.1 (the trigger is 3,000 tokens) and the hooks.
 fn setup(hooks: Value) -> (TestStore, MockServer) {
+    setup_with(hooks, &[])
+}
+
+fn setup_with(hooks: Value, disabled: &[&str]) -> (TestStore, MockServer) {
     let ts = TestStore::new();
     let server = MockServer::start();
     ts.config(json!({
         "keepRecentTokens": 100,
-        "tools": {"enabled": false},
+        "tools": {"enabled": false, "disabled": disabled},
         "memoryFlush": {"enabled": false},
         "providers": {"openai": {"baseUrl": format!("{}/v1", server.url()), "models": {"gpt-4.1": {"metadata": {"context": 4000}}}}},
         "retry": {"attempts": 1},
@@ -185,4 +191,47 @@ fn glrs_compact_all_is_cancelled_by_the_hook_but_a_compaction_asked_for_is_not()
     assert_eq!(landed[0]["tokensBefore"], 3900);
     assert_eq!(landed[0]["tokensAfter"], compacted["tokensAfter"]);
     assert!(std::path::Path::new(landed[0]["artifact"].as_str().unwrap()).is_file());
+}
+
+#[test]
+fn with_the_compaction_tools_disabled_artifacts_still_land_and_are_listed() {
+    let (ts, server) = setup_with(json!({}), &["compaction_*"]);
+    server.push(text_reply("first answer", 500));
+    server.push(text_reply("second answer", 3500));
+    server.push(text_reply(BRIEF, 10));
+    server.push(text_reply("third answer", 300));
+    let mut p = crate::support::pty::chat(&ts, &["-m", "openai/gpt-4.1"], &[], false);
+    prompt(&mut p);
+    p.send_line(&long("first")).unwrap();
+    p.exp_string("first answer").unwrap();
+    prompt(&mut p);
+    p.send_line(&long("second")).unwrap();
+    p.exp_string(": compacted, ").unwrap();
+    prompt(&mut p);
+    p.send_line("after").unwrap();
+    p.exp_string("third answer").unwrap();
+    prompt(&mut p);
+    p.send_line("/artifacts").unwrap();
+    p.exp_string("worked on the parser").unwrap();
+    prompt(&mut p);
+    p.send_line("/quit").unwrap();
+    p.exp_eof().unwrap();
+
+    let (id, session) = ts.only_session();
+    let file = session["events"].as_array().unwrap().iter().rfind(|e| e["type"] == "compacted").unwrap()["artifact"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(ts.sessions_dir().join("artifacts").join(&id).join(&file).is_file());
+    let requests = server.model_requests();
+    assert!(content_of(&requests[3]).starts_with("<earlier-conversation>"), "the third turn ran on the brief");
+    assert!(requests[3].body.get("tools").is_none(), "no compaction tools offered: {}", requests[3].body["tools"]);
+    let out = ts.cmd("glrs-artifacts").args(["ls", &id]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let listed = stdout_of(&out);
+    assert!(listed.contains(&file) && listed.contains("worked on the parser"), "{listed}");
+}
+
+fn content_of(r: &crate::support::mock::Captured) -> String {
+    r.body["messages"][0]["content"].as_str().unwrap_or("").to_string()
 }
