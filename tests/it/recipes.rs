@@ -310,3 +310,66 @@ fn the_fzf_recipe_opens_the_session_picked() {
     p.exp_string("glrs-chat --resume bbbb0002").expect("how to come back");
     p.exp_eof().expect("the chat to end");
 }
+
+/// The fenced ```LANG block of the README that contains `needle`, as written.
+fn readme_block(lang: &str, needle: &str) -> String {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README.md");
+    let blocks: Vec<&str> = readme
+        .split(&format!("```{lang}\n"))
+        .skip(1)
+        .filter_map(|rest| rest.split("\n```").next())
+        .filter(|b| b.contains(needle))
+        .collect();
+    assert_eq!(blocks.len(), 1, "README.md has one {lang} block with {needle:?}");
+    blocks[0].to_string()
+}
+
+#[test]
+fn the_extension_recipes_a_shell_script_tool_and_a_hook_that_blocks_rm_rf() {
+    assert!(installed("jq"), "the tool recipe uses jq");
+    let h = Home::new();
+    let server = MockServer::start();
+    h.config(&mock_config(&server));
+    let words = "one two three four five\nsix seven\n";
+    std::fs::write(h.work.join("README.md"), words).expect("README.md");
+
+    // The executable tool, installed and used exactly as the README says.
+    server.push(Reply::sse(openai_tool_call("call_1", "word_count", &[r#"{"path": "README.md"}"#])));
+    server.push(Reply::sse(openai_text(&["It has 7 words."], 20, 5, 0)));
+    let out = h.sh(&readme_block("sh", "tools/word_count"));
+    assert_eq!(ok(&out, "the word_count recipe"), "It has 7 words.\n");
+    let requests = server.model_requests();
+    let offered: Vec<&str> = requests[0].body["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert!(offered.contains(&"word_count"), "{offered:?}");
+    let result =
+        requests[1].body["messages"].as_array().expect("messages").iter().rfind(|m| m["role"] == "tool").cloned();
+    assert_eq!(result.expect("a tool result")["content"].as_str().map(str::trim), Some("7"));
+
+    // The hook, from the README's config snippet, blocks `rm -rf` and lets
+    // the rest through.
+    let mut config = mock_config(&server);
+    config["hooks"] = readme_json("rm -rf is not allowed")["hooks"].clone();
+    h.config(&config);
+    std::fs::create_dir_all(h.work.join("victim")).expect("mkdir victim");
+    server.push(Reply::sse(openai_tool_call("call_1", "bash", &[r#"{"command": "rm -rf victim"}"#])));
+    server.push(Reply::sse(openai_tool_call("call_2", "bash", &[r#"{"command": "echo hello"}"#])));
+    server.push(Reply::sse(openai_text(&["Left it."], 20, 5, 0)));
+    let out = h.sh("glrs-chat --allow-all -p 'clean up'");
+    assert_eq!(ok(&out, "the chat with the hook"), "Left it.\n");
+    assert!(h.work.join("victim").is_dir(), "the blocked command never ran");
+    let requests = server.model_requests();
+    let results: Vec<String> = requests[4].body["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(results[0], "blocked by a tool_call hook: rm -rf is not allowed: delete files one by one");
+    assert!(results[1].starts_with("hello"), "{results:?}");
+}
