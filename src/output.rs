@@ -27,8 +27,10 @@ pub fn color_enabled() -> bool {
     stdout_is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
-/// Bold and dim text, or plain when colour is off; on a terminal, the
-/// text inside is made [`terminal_safe`] first (colour or not).
+/// Bold, dim and coloured text, or plain when colour is off; on a
+/// terminal, the text inside is made [`terminal_safe`] first (colour or
+/// not). The one place glrs writes colour escapes for its own messages
+/// (the Markdown renderer composes its own, for nested spans).
 #[derive(Debug, Clone, Copy)]
 pub struct Style {
     /// Whether to colour.
@@ -43,6 +45,12 @@ impl Style {
         Style { color: color_enabled(), terminal: stdout_is_terminal() }
     }
 
+    /// Output known to go to a terminal (the REPL, which has checked
+    /// `NO_COLOR` and the terminal once: [`color_enabled`]).
+    pub fn on_terminal(color: bool) -> Style {
+        Style { color, terminal: true }
+    }
+
     /// `text` in bold, when colouring.
     pub fn bold(&self, text: &str) -> String {
         self.wrap("1", text)
@@ -51,6 +59,16 @@ impl Style {
     /// `text` dimmed, when colouring.
     pub fn dim(&self, text: &str) -> String {
         self.wrap("2", text)
+    }
+
+    /// `text` in red (errors), when colouring.
+    pub fn red(&self, text: &str) -> String {
+        self.wrap("31", text)
+    }
+
+    /// `text` in cyan (code), when colouring.
+    pub fn cyan(&self, text: &str) -> String {
+        self.wrap("36", text)
     }
 
     /// Unstyled text, safe on a terminal.

@@ -3,7 +3,7 @@
 //! a turn), with `… N earlier entries` above when there is more, and the
 //! replies rendered as Markdown exactly as they were when streamed.
 
-use crate::output::terminal_safe;
+use crate::output::{Style, terminal_safe};
 use crate::store::{Entry, Parsed};
 
 use super::Chat;
@@ -25,7 +25,8 @@ pub fn show(chat: &Chat, color: bool) {
 pub fn transcript(entries: &[Parsed], width: usize, color: bool, id: &str) -> String {
     let start = start_of(entries);
     let mut out = String::new();
-    let dim = |t: &str| if color { format!("\x1b[2m{t}\x1b[0m") } else { t.to_string() };
+    let style = Style::on_terminal(color);
+    let dim = |t: &str| style.dim(t);
     if start > 0 {
         let s = if start == 1 { "entry" } else { "entries" };
         out.push_str(&dim(&format!("… {start} earlier {s} (glrs-sessions show {id})")));
@@ -34,7 +35,7 @@ pub fn transcript(entries: &[Parsed], width: usize, color: bool, id: &str) -> St
     for entry in &entries[start..] {
         match entry {
             Parsed::Known(Entry::User { text, .. }) => {
-                let mark = if color { "\x1b[1m>\x1b[0m" } else { ">" };
+                let mark = style.bold(">");
                 out.push_str(&format!("{mark} {}\n", terminal_safe(text.trim_end())));
             }
             Parsed::Known(Entry::Assistant { text, tool_calls, .. }) => {

@@ -186,7 +186,7 @@ impl Layout {
             Event::Rule => {
                 self.flush();
                 let rule = "─".repeat(self.width.min(40));
-                self.out.push(if self.color { format!("\x1b[2m{rule}\x1b[0m") } else { rule });
+                self.out.push(crate::output::Style::on_terminal(self.color).dim(&rule));
             }
             Event::TaskListMarker(done) => self.text(if done { "[x] " } else { "[ ] " }),
             Event::FootnoteReference(t) => self.text(&format!("[{t}]")),

@@ -14,6 +14,7 @@ use std::time::Duration;
 use unicode_width::UnicodeWidthChar;
 
 use super::markdown::render_block;
+use crate::output::Style;
 
 /// Renders a stream of text, line by line.
 pub struct MarkdownStream {
@@ -101,14 +102,14 @@ impl MarkdownStream {
         let lines: Vec<String> = if let Some(fence) = &self.fence {
             if closes(trimmed, fence) {
                 self.fence = None;
-                vec![format!("\x1b[2m{line}\x1b[0m")]
+                vec![Style::on_terminal(true).dim(&line)]
             } else {
-                hard_wrap(&line, self.width).into_iter().map(|l| format!("\x1b[36m{l}\x1b[0m")).collect()
+                hard_wrap(&line, self.width).into_iter().map(|l| Style::on_terminal(true).cyan(&l)).collect()
             }
         } else if let Some(fence) = opens(&line) {
             self.commit();
             self.fence = Some(fence);
-            vec![format!("\x1b[2m{line}\x1b[0m")]
+            vec![Style::on_terminal(true).dim(&line)]
         } else if trimmed.is_empty() {
             self.commit();
             vec![String::new()]
@@ -282,7 +283,8 @@ impl Spinner {
                         break;
                     }
                     let mut stdout = std::io::stdout().lock();
-                    let _ = write!(stdout, "\r\x1b[2m{}\x1b[0m ", frames[i % frames.len()]);
+                    let frame = Style::on_terminal(true).dim(&frames[i % frames.len()].to_string());
+                    let _ = write!(stdout, "\r{frame} ");
                     let _ = stdout.flush();
                 }
                 i += 1;

@@ -124,7 +124,8 @@ impl Highlighter for ReplHelper {
         if !self.color || !line.contains(&marked) {
             return std::borrow::Cow::Borrowed(line);
         }
-        std::borrow::Cow::Owned(line.replace(&marked, &format!("\\\n\x1b[2m{CONTINUATION}\x1b[0m")))
+        let dimmed = crate::output::Style::on_terminal(true).dim(CONTINUATION);
+        std::borrow::Cow::Owned(line.replace(&marked, &format!("\\\n{dimmed}")))
     }
 }
 impl Validator for ReplHelper {}
@@ -147,7 +148,8 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
     for prompt in chat.store.prompts().unwrap_or_default() {
         let _ = editor.add_history_entry(prompt.text);
     }
-    let dim = |t: &str| if color { format!("\x1b[2m{t}\x1b[0m") } else { t.to_string() };
+    let style = crate::output::Style::on_terminal(color);
+    let dim = |t: &str| style.dim(t);
     println!("{}", dim(&format!("glrs-chat · session {} · {} · /help for commands", chat.id, chat.model.full())));
     if resumed {
         super::history::show(&chat, color);

@@ -13,7 +13,7 @@ use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 
 use super::TurnUi;
 use super::render::{MarkdownStream, Spinner};
-use crate::output::terminal_safe;
+use crate::output::{Style, terminal_safe};
 use crate::provider::{Cancel, Delta};
 use crate::store::ToolCall;
 use crate::tools::ToolOutput;
@@ -55,12 +55,12 @@ impl TermUi {
 
     /// `text` dimmed, when colouring.
     pub fn dim(&self, text: &str) -> String {
-        if self.color { format!("\x1b[2m{text}\x1b[0m") } else { text.to_string() }
+        Style::on_terminal(self.color).dim(text)
     }
 
     /// `text` in red, when colouring.
     pub fn red(&self, text: &str) -> String {
-        if self.color { format!("\x1b[31m{text}\x1b[0m") } else { text.to_string() }
+        Style::on_terminal(self.color).red(text)
     }
 
     /// The terminal's width (at least 20).
@@ -117,7 +117,7 @@ impl TurnUi for TermUi {
         drop(_guard);
         let width = self.width();
         let line = cut_to(&terminal_safe(&format!("● {}  {summary}", call.name)), width);
-        let line = if self.color { format!("\x1b[1m{line}\x1b[0m") } else { line };
+        let line = Style::on_terminal(self.color).bold(&line);
         self.write(&format!("{line}\n"));
     }
 

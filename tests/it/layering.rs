@@ -113,3 +113,58 @@ fn the_scanner_sees_use_lines_groups_and_inline_paths() {
         [(1, "store".to_string()), (2, "cli".to_string()), (2, "provider".to_string()), (4, "cli".to_string())]
     );
 }
+
+/// The SGR (colour) escapes written in `text`'s code before its tests, as
+/// line numbers: `\x1b[` or `\u{1b}[` up to an `m`.
+fn colour_escapes(text: &str) -> Vec<usize> {
+    let code = text.split("#[cfg(test)]").next().unwrap_or("");
+    let mut found = Vec::new();
+    for (n, line) in code.lines().enumerate() {
+        for opener in ["\\x1b[", "\\u{1b}["] {
+            for (at, _) in line.match_indices(opener) {
+                let rest = &line[at + opener.len()..];
+                // Parameters, or `{…}` placeholders for them, then the final letter.
+                let mut braces = 0;
+                let last = rest.chars().find(|&c| {
+                    match c {
+                        '{' => braces += 1,
+                        '}' => braces -= 1,
+                        _ => {}
+                    }
+                    braces == 0 && c.is_ascii_alphabetic()
+                });
+                if last == Some('m') {
+                    found.push(n + 1);
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Colour goes through `output::Style`, which knows `NO_COLOR`; only the
+/// Markdown renderer composes its own (nested spans).
+#[test]
+fn colour_escapes_are_written_only_by_output_style() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    files.sort();
+    let allowed = [Path::new("output.rs"), Path::new("chat/markdown.rs")];
+    let mut out = Vec::new();
+    for path in files {
+        let rel = path.strip_prefix(&src).unwrap_or(&path).to_path_buf();
+        if allowed.contains(&rel.as_path()) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+        out.extend(colour_escapes(&text).into_iter().map(|line| format!("src/{}:{line}", rel.display())));
+    }
+    assert!(out.is_empty(), "colour escapes outside output::Style:\n  {}", out.join("\n  "));
+}
+
+#[test]
+fn the_colour_scanner_sees_sgr_but_not_cursor_moves() {
+    let text = "let a = \"\\x1b[2m\";\nlet b = \"\\x1b[{}A\\x1b[J\";\nlet c = format!(\"\\u{1b}[{code}m\");\n#[cfg(test)]\nlet d = \"\\x1b[1m\";\n";
+    assert_eq!(colour_escapes(text), [1, 3]);
+}
