@@ -154,7 +154,8 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
     if resumed {
         super::history::show(&chat, color);
     }
-    // At the prompt everything is saved: SIGTERM or SIGHUP just ends.
+    // SIGTERM or SIGHUP at the prompt wakes it and the loop leaves like
+    // Ctrl-D (below). Only a prompt that cannot be woken ends at once.
     let signals = Watcher::start(|stop| std::process::exit(stop.exit_code()))?;
     let mut code = 0;
     let mut initial = String::new();
@@ -166,14 +167,21 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
             println!("{prompt}{line}");
             line
         } else {
-            match editor.readline_with_initial(&prompt, (&initial, "")) {
-                Ok(line) => line,
-                Err(ReadlineError::Interrupted) => {
+            let read = signals.at_prompt(|| editor.readline_with_initial(&prompt, (&initial, "")));
+            if let Some(stop) = signals.received() {
+                // Leaves like Ctrl-D: what is unsaved gets one more attempt.
+                eprintln!("glrs-chat: stopped by {}", stop.name());
+                code = stop.exit_code();
+                break;
+            }
+            match read {
+                Some(Ok(line)) => line,
+                Some(Err(ReadlineError::Interrupted)) => {
                     initial.clear();
                     continue;
                 }
-                Err(ReadlineError::Eof) => break,
-                Err(e) => return Err(e.into()),
+                Some(Err(ReadlineError::Eof)) | None => break,
+                Some(Err(e)) => return Err(e.into()),
             }
         };
         initial.clear();

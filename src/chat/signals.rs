@@ -5,11 +5,15 @@
 //!
 //! One-shot mode waits on [`Signals`] beside its turn. The REPL spends its
 //! idle time blocked in rustyline, so [`Watcher`] listens on a thread of its
-//! own: during a turn it cancels the turn; at the prompt (where everything
-//! is saved) it calls the REPL's idle handler, which ends the process.
+//! own: during a turn it cancels the turn; at the prompt it wakes rustyline
+//! (with the SIGINT rustyline listens for), and the REPL leaves the way
+//! Ctrl-D does: what an earlier failed save left unwritten gets one more
+//! attempt, else a recovery file. Between the two (a slash command
+//! running), the REPL sees the signal before its next prompt.
 
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
@@ -81,13 +85,37 @@ pub struct Watcher {
     /// The cancel of the turn (or idle work) running now, if any.
     current: Arc<Mutex<Option<Arc<Cancel>>>>,
     received: Arc<AtomicI32>,
+    /// True while the REPL waits at its prompt ([`Watcher::at_prompt`]).
+    prompting: Arc<AtomicBool>,
+    /// The thread that waits at the prompt.
+    reader: Arc<Mutex<Option<Reader>>>,
 }
 
+/// The thread that reads the prompt: rustyline's read returns only when
+/// that thread is interrupted (any other thread may take a signal sent to
+/// the process).
+#[derive(Clone, Copy)]
+struct Reader(libc::pthread_t);
+// SAFETY: a thread id is only passed to pthread_kill, from any thread; it
+// is a plain id, not memory this process shares.
+unsafe impl Send for Reader {}
+
+/// How long the prompt is woken before the old way is taken (a terminal
+/// rustyline reads without listening for signals): `at_idle`.
+const WAKE_FOR: Duration = Duration::from_secs(3);
+
 impl Watcher {
-    /// Start listening. `at_idle` runs on the listening thread when a signal
-    /// arrives while nothing is running.
+    /// Start listening. At the prompt a signal wakes the prompt, which
+    /// returns [`rustyline::error::ReadlineError::Interrupted`]: the caller
+    /// then sees [`Watcher::received`] and leaves. `at_idle` runs on the
+    /// listening thread only when the prompt does not wake.
     pub fn start(at_idle: impl Fn(Stop) + Send + 'static) -> std::io::Result<Watcher> {
-        let watcher = Watcher { current: Arc::default(), received: Arc::default() };
+        let watcher = Watcher {
+            current: Arc::default(),
+            received: Arc::default(),
+            prompting: Arc::default(),
+            reader: Arc::default(),
+        };
         let runtime = tokio::runtime::Builder::new_current_thread().enable_io().build()?;
         // Registered here, before the thread starts, so a signal sent right
         // after start-up is never lost (nor fatal).
@@ -98,18 +126,59 @@ impl Watcher {
                 loop {
                     let stop = signals.recv().await;
                     shared.received.store(stop.number(), Ordering::SeqCst);
-                    // Held while `at_idle` runs, so no turn starts meanwhile.
-                    match shared.current.lock() {
-                        Ok(running) => match running.as_ref() {
-                            Some(cancel) => cancel.cancel(),
-                            None => at_idle(stop),
-                        },
-                        Err(_) => at_idle(stop),
+                    // Held meanwhile, so no turn starts.
+                    let running = shared.current.lock();
+                    match running.as_ref().ok().and_then(|r| r.as_ref()) {
+                        Some(cancel) => cancel.cancel(),
+                        None if shared.wake_prompt() => {}
+                        None => at_idle(stop),
                     }
                 }
             })
         })?;
         Ok(watcher)
+    }
+
+    /// Run `read` (the prompt) so that a signal wakes it; `None`, without
+    /// reading, when a signal has come already.
+    pub fn at_prompt<T>(&self, read: impl FnOnce() -> T) -> Option<T> {
+        if let Ok(mut reader) = self.reader.lock() {
+            // SAFETY: pthread_self has no preconditions.
+            *reader = Some(Reader(unsafe { libc::pthread_self() }));
+        }
+        self.prompting.store(true, Ordering::SeqCst);
+        // Checked after `prompting` is set: a signal either sees the prompt
+        // waiting (and wakes it) or is seen here.
+        let out = if self.received().is_some() { None } else { Some(read()) };
+        self.prompting.store(false, Ordering::SeqCst);
+        out
+    }
+
+    /// Wake the prompt if it is waiting. False only when it cannot be
+    /// woken: no SIGINT handler of rustyline's (stdout is not a terminal),
+    /// or it did not wake within [`WAKE_FOR`]. When it is not waiting, the
+    /// REPL sees `received` before its next prompt.
+    fn wake_prompt(&self) -> bool {
+        if !self.prompting.load(Ordering::SeqCst) {
+            return true;
+        }
+        let reader = self.reader.lock().ok().and_then(|r| *r);
+        let Some(Reader(thread)) = reader.filter(|_| interrupt_is_handled()) else { return false };
+        let deadline = std::time::Instant::now() + WAKE_FOR;
+        while self.prompting.load(Ordering::SeqCst) {
+            if std::time::Instant::now() > deadline {
+                return false;
+            }
+            // Again and again: the first may come before rustyline reads.
+            // SAFETY: the thread is the REPL's, alive while it prompts;
+            // SIGINT has a handler (checked above), so it cannot end the
+            // process.
+            unsafe {
+                libc::pthread_kill(thread, libc::SIGINT);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        true
     }
 
     /// Run `work` as the thing a signal stops (through `cancel`).
@@ -131,5 +200,18 @@ impl Watcher {
     /// The signal that arrived, if one did.
     pub fn received(&self) -> Option<Stop> {
         Stop::from_number(self.received.load(Ordering::SeqCst))
+    }
+}
+
+/// True when SIGINT has a handler (rustyline installs one for its prompt
+/// on a terminal): then it interrupts the prompt rather than end the process.
+fn interrupt_is_handled() -> bool {
+    // SAFETY: a zeroed sigaction is a valid out-parameter; a null new
+    // action only reads the current one.
+    unsafe {
+        let mut current: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(libc::SIGINT, std::ptr::null(), &mut current) == 0
+            && current.sa_sigaction != libc::SIG_DFL
+            && current.sa_sigaction != libc::SIG_IGN
     }
 }

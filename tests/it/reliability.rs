@@ -353,3 +353,71 @@ fn sigterm_in_the_repl_stops_the_turn_saves_and_exits() {
     assert_eq!(session["events"][1]["stopReason"], "aborted");
     assert!(session["events"][1]["text"].as_str().unwrap().starts_with("word0 word1 word2 "));
 }
+
+/// The pid of the `glrs-chat` working on `ts`'s store (under strace, it is
+/// not the child the test started).
+fn chat_pid(ts: &TestStore) -> String {
+    let mine = format!("XDG_DATA_HOME={}", ts.data_home().display());
+    let mut found = Vec::new();
+    wait_until("the chat to start", || {
+        found = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|pid| pid.bytes().all(|b| b.is_ascii_digit()))
+            .filter(|pid| std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "glrs-chat"))
+            .filter(|pid| {
+                std::fs::read(format!("/proc/{pid}/environ"))
+                    .is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == mine.as_bytes()))
+            })
+            .collect();
+        !found.is_empty()
+    });
+    assert_eq!(found.len(), 1, "one chat on this store: {found:?}");
+    found.remove(0)
+}
+
+/// SIGTERM or SIGHUP at the prompt after a failed save: like Ctrl-D, one
+/// more attempt, then the recovery file, said plainly, and exit 1.
+fn signal_at_the_prompt_after_a_failed_save(signal: &str) {
+    let (ts, server) = setup();
+    if !strace_available() {
+        return;
+    }
+    server.push(Reply::sse(openai_text(&["Noted."], 10, 2, 0)));
+    let mut cmd = ts.std_cmd("strace");
+    cmd.args(["-f", "-qq", "-o", "/dev/null", "-e", "trace=fdatasync", "-e", "inject=fdatasync:error=EIO", CHAT])
+        .args(["-m", "openai/gpt-4.1"])
+        .env("OPENAI_API_KEY", OPENAI_KEY)
+        .env("TMPDIR", ts.dir.path())
+        .env("TERM", "xterm-256color");
+    let options = rexpect::reader::Options::new().timeout_ms(Some(20_000)).strip_ansi_escape_codes(true);
+    let mut p = rexpect::session::spawn_with_options(cmd, options).expect("spawn in a pty");
+    repl_prompt(&mut p);
+    p.send_line("remember 4217").unwrap();
+    p.exp_string("could not save the session (will retry)").unwrap();
+    repl_prompt(&mut p);
+    let chat = chat_pid(&ts);
+    let ok = Command::new("kill").args(["-s", signal, &chat]).status().expect("run kill");
+    assert!(ok.success(), "kill -s {signal} failed");
+    p.exp_string(&format!("stopped by SIG{signal}")).unwrap();
+    p.exp_string("could not be saved").unwrap();
+    let (_, hint) = p.exp_regex(r"glrs-sessions import \S+\.json").unwrap();
+    p.exp_eof().unwrap();
+    let status = p.process().wait().unwrap();
+    assert!(format!("{status:?}").ends_with(", 1)"), "exit status {status:?}");
+    assert!(!ts.sessions_dir().exists() || ts.store.all().unwrap().is_empty(), "nothing reached the store");
+    import_ok(&ts, &hint["glrs-sessions import ".len()..]);
+    let (_, session) = ts.only_session();
+    assert!(session.to_string().contains("remember 4217") && session.to_string().contains("Noted."));
+}
+
+#[test]
+fn sigterm_at_the_prompt_after_a_failed_save_writes_the_recovery_file() {
+    signal_at_the_prompt_after_a_failed_save("TERM");
+}
+
+#[test]
+fn sighup_at_the_prompt_after_a_failed_save_writes_the_recovery_file() {
+    signal_at_the_prompt_after_a_failed_save("HUP");
+}
