@@ -169,6 +169,17 @@ fn a_429_is_retried_after_retry_after_and_a_500_with_backoff() {
 }
 
 #[test]
+fn one_attempt_is_said_in_the_singular() {
+    let (ts, server) = setup();
+    let url = server.url();
+    ts.config(json!({"providers": {"openai": {"baseUrl": format!("{url}/v1")}}, "retry": {"attempts": 1}}));
+    server.push(Reply::json(503, r#"{"error":{"message":"overloaded"}}"#));
+    let out = ts.chat().args(["-p", "hi", "-m", "openai/gpt-4.1"]).output().unwrap();
+    let err = stderr_of(&out);
+    assert!(err.contains("HTTP 503: overloaded (gave up after 1 attempt)\n"), "{err}");
+}
+
+#[test]
 fn a_provider_that_keeps_failing_ends_with_a_clear_error_and_a_valid_session() {
     let (ts, server) = setup();
     for _ in 0..3 {

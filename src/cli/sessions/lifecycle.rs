@@ -74,10 +74,14 @@ pub fn cleanup(store: &Store, args: &CleanupArgs, out: &mut dyn Write) -> Result
     }
     out.flush()?;
     let (count, bytes) =
-        rows.iter().filter(|r| r.action == Action::Remove).fold((0, 0), |(c, b), r| (c + 1, b + r.bytes));
+        rows.iter().filter(|r| r.action == Action::Remove).fold((0u64, 0), |(c, b), r| (c + 1, b + r.bytes));
     if !enforce {
         if count > 0 {
-            eprintln!("{PROGRAM}: would remove {count} items ({bytes} bytes); nothing changed (--enforce removes)");
+            eprintln!(
+                "{PROGRAM}: would remove {} ({}); nothing changed (--enforce removes)",
+                crate::output::count(count, "item", "items"),
+                crate::output::count(bytes, "byte", "bytes")
+            );
         }
         return Ok(0);
     }
@@ -85,6 +89,7 @@ pub fn cleanup(store: &Store, args: &CleanupArgs, out: &mut dyn Write) -> Result
     for (row, why) in &failed {
         eprintln!("{PROGRAM}: error: {}: {why}", row.path.display());
     }
-    eprintln!("{PROGRAM}: removed {} of {count} items", count - failed.len());
+    let removed = count.saturating_sub(failed.len() as u64);
+    eprintln!("{PROGRAM}: removed {removed} of {}", crate::output::count(count, "item", "items"));
     Ok(if failed.is_empty() { 0 } else { 1 })
 }
