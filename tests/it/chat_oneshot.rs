@@ -417,6 +417,11 @@ fn config_and_argument_errors_name_what_is_wrong() {
     assert_eq!(out.status.code(), Some(1));
     let err = stderr_of(&out);
     assert!(err.contains("config.json") && err.contains("memoryFlush.enabled: invalid type"), "{err}");
+    // A syntax error names the file, the line and the column.
+    let file = ts.dir.path().join("config/glrs/config.json");
+    std::fs::write(&file, "{\"model\": \n").unwrap();
+    let err = stderr_of(&ts.chat().args(["-p", "hi"]).output().unwrap());
+    assert!(err.contains(&format!("{}: ", file.display())) && err.contains("line 2 column 0"), "{err}");
 
     ts.config(json!({}));
     let out = ts.chat().args(["-p", "hi", "-m", "gpt-4.1"]).output().unwrap();
