@@ -334,7 +334,10 @@ impl Provider {
                 None => (None, None, format!("{} sent no answer for {} s", self.id, self.timeout.as_secs_f64())),
             };
             if attempt >= self.attempts {
-                let message = format!("{message} (gave up after {})", crate::output::count(attempt.into(), "attempt", "attempts"));
+                let message = format!(
+                    "{message} (gave up after {})",
+                    crate::output::count(attempt.into(), "attempt", "attempts")
+                );
                 return Err(match status {
                     Some(status) => CallError::Http { status, message },
                     None => CallError::Failed(message),
