@@ -31,6 +31,7 @@ mod layering;
 mod lifecycle;
 mod races;
 mod recipes;
+mod recipes_scripts;
 mod reliability;
 mod resets;
 mod sessions_commands;

@@ -32,15 +32,15 @@ const PROGRAMS: [(&str, &str); 6] = [
 
 /// A home folder with the programs installed in `~/.cargo/bin`, the store
 /// and config at their default places under it, and a work folder.
-struct Home {
+pub(crate) struct Home {
     _dir: tempfile::TempDir,
-    home: PathBuf,
-    work: PathBuf,
-    store: Store,
+    pub(crate) home: PathBuf,
+    pub(crate) work: PathBuf,
+    pub(crate) store: Store,
 }
 
 impl Home {
-    fn new() -> Home {
+    pub(crate) fn new() -> Home {
         let dir = tempfile::tempdir().expect("tempdir");
         let home = dir.path().join("home");
         let bin = home.join(".cargo/bin");
@@ -54,7 +54,7 @@ impl Home {
         Home { _dir: dir, home, work, store: Store::new(paths) }
     }
 
-    fn config(&self, value: &Value) {
+    pub(crate) fn config(&self, value: &Value) {
         let dir = self.home.join(".config/glrs");
         std::fs::create_dir_all(&dir).expect("mkdir config");
         std::fs::write(dir.join("config.json"), value.to_string()).expect("write config");
@@ -62,7 +62,7 @@ impl Home {
 
     /// Run `script` with `sh -c` in a login-like environment: HOME, a PATH
     /// with `~/.cargo/bin`, and the keys.
-    fn sh(&self, script: &str) -> Output {
+    pub(crate) fn sh(&self, script: &str) -> Output {
         let path = format!("{}:/usr/bin:/bin", self.home.join(".cargo/bin").display());
         Command::new("/bin/sh")
             .args(["-c", script])
@@ -80,7 +80,7 @@ impl Home {
 
 /// The README line (in an indented code block) that begins with `start`,
 /// whole, without the indent.
-fn recipe(start: &str) -> String {
+pub(crate) fn recipe(start: &str) -> String {
     let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README.md");
     let found: Vec<&str> =
         readme.lines().filter_map(|l| l.strip_prefix("    ")).filter(|l| l.starts_with(start)).collect();
@@ -89,7 +89,7 @@ fn recipe(start: &str) -> String {
 }
 
 /// The JSON block of the README that contains `needle`.
-fn readme_json(needle: &str) -> Value {
+pub(crate) fn readme_json(needle: &str) -> Value {
     let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README.md");
     let block = readme
         .split("```json\n")
@@ -110,18 +110,18 @@ fn cron_command(line: &str) -> &str {
     rest
 }
 
-fn ok(out: &Output, what: &str) -> String {
+pub(crate) fn ok(out: &Output, what: &str) -> String {
     assert!(out.status.success(), "{what}: {:?}\n{}", out.status, stderr_of(out));
     stdout_of(out)
 }
 
 /// The text of every message of `role` in an OpenAI request body.
-fn said(body: &Value, role: &str) -> Vec<String> {
+pub(crate) fn said(body: &Value, role: &str) -> Vec<String> {
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
     messages.iter().filter(|m| m["role"] == role).map(|m| m["content"].as_str().unwrap_or("").to_string()).collect()
 }
 
-fn mock_config(server: &MockServer) -> Value {
+pub(crate) fn mock_config(server: &MockServer) -> Value {
     json!({
         "memoryFlush": {"enabled": false},
         "providers": {
@@ -315,7 +315,7 @@ fn the_fzf_recipe_opens_the_session_picked() {
 }
 
 /// The fenced ```LANG block of the README that contains `needle`, as written.
-fn readme_block(lang: &str, needle: &str) -> String {
+pub(crate) fn readme_block(lang: &str, needle: &str) -> String {
     let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README.md");
     let blocks: Vec<&str> = readme
         .split(&format!("```{lang}\n"))

@@ -1,0 +1,128 @@
+//! More of the README's recipes, run as written (the helpers and the rules
+//! are `recipes.rs`'s): the one-shot agent script, the config examples and
+//! the custom-entry lines.
+
+use std::os::unix::fs::PermissionsExt;
+use std::process::Command;
+
+use crate::recipes::{Home, mock_config, ok, readme_block, readme_json};
+use crate::support::mock::{MockServer, Reply};
+use crate::support::sse::*;
+use crate::support::*;
+use serde_json::{Value, json};
+
+/// The tool results the model was sent in `body`, in order.
+fn results(body: &Value) -> Vec<String> {
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    messages.iter().filter(|m| m["role"] == "tool").map(|m| m["content"].as_str().unwrap_or("").to_string()).collect()
+}
+
+#[test]
+fn the_one_shot_agent_script_fixes_a_test_and_is_denied_the_rest() {
+    let h = Home::new();
+    let server = MockServer::start();
+    h.config(&mock_config(&server));
+    // A project in git whose test fails; `cargo` is a stand-in (in
+    // ~/.cargo/bin, where cargo lives) that passes once `add` adds.
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(&h.work)
+            .env("HOME", &h.home)
+            .output()
+            .expect("git");
+        assert!(out.status.success(), "git {args:?}: {}", stderr_of(&out));
+    };
+    std::fs::create_dir_all(h.work.join("src")).expect("mkdir src");
+    std::fs::write(h.work.join("src/lib.rs"), "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n").expect("lib.rs");
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-qm", "add"]);
+    let cargo = h.home.join(".cargo/bin/cargo");
+    std::fs::write(
+        &cargo,
+        "#!/bin/sh\nif grep -q 'a + b' src/lib.rs; then echo 'test result: ok'; else echo 'test add ... FAILED'; exit 101; fi\n",
+    )
+    .expect("cargo stand-in");
+    std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+
+    // The model runs the tests, reads, tries to push (denied: not allowed
+    // by the script's rules), edits under src/ and runs the tests again.
+    let call = |id: &str, name: &str, input: Value| Reply::sse(openai_tool_call(id, name, &[&input.to_string()]));
+    server.push(call("call_1", "bash", json!({"command": "cargo test"})));
+    server.push(call("call_2", "read", json!({"path": "src/lib.rs"})));
+    server.push(call("call_3", "bash", json!({"command": "git push"})));
+    server.push(call("call_4", "edit", json!({"path": "src/lib.rs", "oldText": "a - b", "newText": "a + b"})));
+    server.push(call("call_5", "bash", json!({"command": "cargo test"})));
+    server.push(Reply::sse(openai_text(&["Fixed: add subtracted."], 50, 5, 0)));
+
+    let script = readme_block("sh", "cargo test fails: find out why");
+    std::fs::write(h.home.join("fix.sh"), &script).expect("write the script");
+    let out = h.sh(&format!("sh {}", h.home.join("fix.sh").display()));
+    let stdout = ok(&out, "the agent script");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines[0], "Fixed: add subtracted.", "the reply, teed: {stdout}");
+    assert_eq!(std::fs::read_to_string(h.work.join("fix.log")).expect("fix.log"), "Fixed: add subtracted.\n");
+    // Every call the agent made, from `glrs-sessions show`.
+    let calls: Vec<&str> = lines.iter().copied().filter(|l| l.starts_with("→ ")).collect();
+    assert_eq!(calls.len(), 5, "{stdout}");
+    assert!(calls[2].contains("git push"), "{calls:?}");
+    assert!(stdout.contains("src/lib.rs | 2 +-"), "git diff --stat: {stdout}");
+    assert!(std::fs::read_to_string(h.work.join("src/lib.rs")).expect("lib.rs").contains("a + b"));
+
+    let requests = server.model_requests();
+    let sent = results(&requests[5].body);
+    assert!(sent[0].contains("FAILED"), "{sent:?}");
+    assert!(sent[1].contains("a - b"), "read is allowed: {sent:?}");
+    assert!(sent[2].contains("permission") && sent[2].contains("not run"), "git push was denied: {sent:?}");
+    assert!(sent[4].contains("test result: ok"), "{sent:?}");
+}
+
+#[test]
+fn the_config_examples_load_and_the_permission_rules_act_as_described() {
+    let h = Home::new();
+    // The providers example, as written: every provider and model it names
+    // is listed, with the window it sets.
+    h.config(&readme_json("local/qwen2.5-coder-7b"));
+    let models = json_of(&h.sh("glrs models --json"));
+    let named: Vec<&str> = models.as_array().expect("a list").iter().filter_map(|m| m["model"].as_str()).collect();
+    for model in ["local/qwen2.5-coder-7b", "openrouter/*", "openai/gpt-4.1", "anthropic/claude-sonnet-4-5"] {
+        assert!(named.contains(&model), "{model} in {named:?}");
+    }
+    let gpt = models.as_array().expect("a list").iter().find(|m| m["model"] == "openai/gpt-4.1").cloned();
+    assert_eq!(gpt.expect("gpt-4.1")["window"], 200_000, "metadata.context applies");
+
+    // The permissions example, as written, beside the mock's providers:
+    // `git status` is allowed, `rm` is denied by its rule and never runs.
+    let server = MockServer::start();
+    let mut config = mock_config(&server);
+    config["permissions"] = readme_json("\"bash:git status\"")["permissions"].clone();
+    h.config(&config);
+    std::fs::write(h.work.join("keep.txt"), "x").expect("keep.txt");
+    let call =
+        |id: &str, command: &str| Reply::sse(openai_tool_call(id, "bash", &[&json!({"command": command}).to_string()]));
+    server.push(call("call_1", "git status"));
+    server.push(call("call_2", "rm keep.txt"));
+    server.push(Reply::sse(openai_text(&["Done."], 20, 2, 0)));
+    let out = h.sh("glrs-chat -p 'tidy up'");
+    assert_eq!(ok(&out, "the chat under the README's rules"), "Done.\n");
+    assert!(h.work.join("keep.txt").is_file(), "rm never ran");
+    let sent = results(&server.model_requests()[2].body);
+    assert!(!sent[0].contains("denied") && !sent[0].contains("not run"), "git status ran: {sent:?}");
+    assert!(sent[1].contains("\"bash:rm *\" in permissions.deny"), "{sent:?}");
+}
+
+#[test]
+fn the_custom_entry_lines_append_to_a_session() {
+    let h = Home::new();
+    let id = h.store.create(&h.work.to_string_lossy()).expect("create");
+    let out = h.sh(&format!("id={id}\n{}", readme_block("sh", "--custom deploy")));
+    ok(&out, "the append lines");
+    let session: Value =
+        serde_json::from_slice(&std::fs::read(h.store.session_path(&id)).expect("read")).expect("json");
+    let events = session["events"].as_array().expect("events");
+    let custom = events.iter().find(|e| e["type"] == "custom").expect("a custom entry");
+    assert_eq!((&custom["name"], &custom["data"]), (&json!("deploy"), &json!({"build": 42, "ok": true})));
+    assert!(events.iter().any(|e| e["type"] == "notice" && e["text"] == "backed up to s3"), "{events:?}");
+}
