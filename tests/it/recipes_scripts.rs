@@ -126,3 +126,32 @@ fn the_custom_entry_lines_append_to_a_session() {
     assert_eq!((&custom["name"], &custom["data"]), (&json!("deploy"), &json!({"build": 42, "ok": true})));
     assert!(events.iter().any(|e| e["type"] == "notice" && e["text"] == "backed up to s3"), "{events:?}");
 }
+
+/// A recipe written inline in the README's prose (`` `CODE` ``), as written.
+fn inline(code: &str) -> &str {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README.md");
+    assert!(readme.contains(&format!("`{code}`")), "README.md shows `{code}`");
+    code
+}
+
+#[test]
+fn the_print_to_stdout_lines_show_a_page_and_load_completions() {
+    let h = Home::new();
+    if installed("man") {
+        let out = h.sh(inline("glrs man compact | man -l -"));
+        let page = ok(&out, "glrs man | man -l -");
+        assert!(page.contains("glrs-compact") && page.contains("EXIT STATUS"), "{page}");
+    }
+    // Process substitution is bash's: the line runs in bash, as a bash user types it.
+    let line = inline("source <(glrs completions bash)");
+    let path = format!("{}:/usr/bin:/bin", h.home.join(".cargo/bin").display());
+    let out = Command::new("bash")
+        .args(["-c", &format!("{line}\ncomplete -p glrs-sessions glrs")])
+        .env_clear()
+        .env("HOME", &h.home)
+        .env("PATH", path)
+        .output()
+        .expect("bash");
+    let registered = ok(&out, line);
+    assert!(registered.contains("glrs-sessions") && registered.lines().count() == 2, "{registered}");
+}
