@@ -1,15 +1,17 @@
 //! More of the README's recipes, run as written (the helpers and the rules
-//! are `recipes.rs`'s): the one-shot agent script, the config examples and
-//! the custom-entry lines.
+//! are `recipes.rs`'s): the one-shot agent script, the config examples,
+//! the custom-entry lines, the print-to-stdout lines, and the completion
+//! install lines followed by each shell as a user has it.
 
 use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
 
-use crate::recipes::{Home, mock_config, ok, readme_block, readme_json};
+use crate::recipes::{Home, mock_config, ok, readme_block, readme_json, recipe};
 use crate::support::mock::{MockServer, Reply};
 use crate::support::sse::*;
 use crate::support::*;
 use serde_json::{Value, json};
+use std::path::Path;
 
 /// The tool results the model was sent in `body`, in order.
 fn results(body: &Value) -> Vec<String> {
@@ -154,4 +156,67 @@ fn the_print_to_stdout_lines_show_a_page_and_load_completions() {
         .expect("bash");
     let registered = ok(&out, line);
     assert!(registered.contains("glrs-sessions") && registered.lines().count() == 2, "{registered}");
+}
+
+/// The completion install lines as written, then each shell as a user has
+/// it (its default user folders under HOME, nothing pointed elsewhere;
+/// zsh with the README's `fpath` line in `~/.zshrc`): a session id completes.
+#[test]
+fn completions_installed_as_the_readme_says_complete_an_id_in_each_shell() {
+    let h = Home::new();
+    let sessions = h.store.paths.sessions.clone();
+    std::fs::create_dir_all(&sessions).expect("mkdir");
+    let user = r#"{"type":"user","at":"2026-11-01T10:00:01.000Z","text":"plan the release"}"#;
+    let text = format!(
+        r#"{{"schema":2,"id":"abcd0001","createdAt":"2026-11-01T10:00:00.000Z","updatedAt":"2026-11-01T10:00:01.000Z","cwd":"/w","events":[{user}],"contextTokens":10}}"#
+    );
+    std::fs::write(sessions.join("abcd0001.json"), text).expect("write session");
+    for start in ["glrs completions bash", "glrs completions fish", "glrs completions zsh"] {
+        ok(&h.sh(&recipe(start)), start);
+    }
+    let path = format!("{}:/usr/bin:/bin", h.home.join(".cargo/bin").display());
+    let shell = |program: &str, args: &[&str]| {
+        let mut cmd = Command::new(program);
+        cmd.args(args).env_clear().env("HOME", &h.home).env("PATH", &path).current_dir(&h.work);
+        run_bounded(&mut cmd, std::time::Duration::from_secs(60), program)
+    };
+
+    if Path::new("/usr/share/bash-completion/bash_completion").is_file() {
+        let script = r#"source /usr/share/bash-completion/bash_completion
+__load_completion glrs-sessions || { echo "nothing loaded"; exit 1; }
+spec=$(complete -p glrs-sessions); func=${spec#*-F }; func=${func%% *}
+COMP_WORDS=(glrs-sessions show ''); COMP_CWORD=2; COMP_LINE='glrs-sessions show '; COMP_POINT=${#COMP_LINE}; COMP_TYPE=9
+"$func" glrs-sessions '' show
+printf '%s\n' "${COMPREPLY[@]}""#;
+        let out = shell("bash", &["--norc", "--noprofile", "-c", script]);
+        let offered = ok(&out, "bash completing");
+        assert_eq!(offered.lines().next(), Some("abcd0001"), "{offered}");
+    } else {
+        assert!(std::env::var_os("CI").is_none(), "CI needs bash-completion");
+    }
+    if installed("fish") {
+        let out = shell("fish", &["-c", "complete -C 'glrs-sessions show '"]);
+        let offered = ok(&out, "fish completing");
+        assert!(offered.lines().any(|l| l == "abcd0001\tplan the release"), "{offered}");
+    }
+    if installed("zsh") {
+        let fpath = "fpath=(~/.local/share/zsh/site-functions $fpath)";
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README.md");
+        assert!(readme.contains(&format!("# {fpath}")), "the README's ~/.zshrc line");
+        let zshrc = format!("{fpath}\nautoload -U compinit; compinit -u\nPS1='READY%% '\n");
+        std::fs::write(h.home.join(".zshrc"), zshrc).expect(".zshrc");
+        let mut cmd = Command::new("zsh");
+        cmd.arg("-i").env_clear().env("HOME", &h.home).env("PATH", &path).env("TERM", "xterm").current_dir(&h.work);
+        let mut p = rexpect::session::spawn_with_options(cmd, rexpect::reader::Options::new().timeout_ms(Some(20_000)))
+            .expect("zsh in a pty");
+        p.exp_string("READY% ").expect("zsh's prompt after ~/.zshrc");
+        p.send("glrs-sessions show \t").expect("type");
+        p.flush().expect("flush");
+        p.exp_string("abcd0001").expect("the id completed");
+        p.send("\x03").expect("Ctrl-C");
+        p.flush().expect("flush");
+        p.exp_string("READY% ").expect("the prompt again");
+        p.send_line("exit").expect("exit");
+        p.exp_eof().expect("zsh to exit");
+    }
 }
