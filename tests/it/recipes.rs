@@ -259,20 +259,24 @@ fn the_man_page_and_completion_install_lines() {
     assert!(installed(".config/fish/completions", "glrs-sessions.fish"));
     assert!(installed(".local/share/zsh/site-functions", "_glrs-sessions"));
     // man(1) finds the pages by name as the README says: with ~/.local/bin
-    // on PATH, or else with the MANPATH line.
+    // on PATH, or else after the README's MANPATH line, run as written.
     if Path::new("/usr/bin/man").exists() {
         let local_bin = h.home.join(".local/bin");
         std::fs::create_dir_all(&local_bin).expect("mkdir");
-        let manpath = format!("{}/.local/share/man:", h.home.display());
-        for (path, manpath) in
-            [(format!("{}:/usr/bin:/bin", local_bin.display()), None), ("/usr/bin:/bin".into(), Some(manpath))]
-        {
-            let mut man = Command::new("/usr/bin/man");
-            man.args(["-w", "glrs-compact"]).env_clear().env("HOME", &h.home).env("PATH", path);
-            if let Some(manpath) = manpath {
-                man.env("MANPATH", manpath);
-            }
-            let out = man.output().expect("man -w");
+        let export = r#"export MANPATH="$HOME/.local/share/man:""#;
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README.md");
+        assert!(readme.contains(&format!("`{export}`")), "the README's MANPATH line");
+        for (path, script) in [
+            (format!("{}:/usr/bin:/bin", local_bin.display()), "man -w glrs-compact".to_string()),
+            ("/usr/bin:/bin".into(), format!("{export}\nman -w glrs-compact")),
+        ] {
+            let out = Command::new("/bin/sh")
+                .args(["-c", &script])
+                .env_clear()
+                .env("HOME", &h.home)
+                .env("PATH", path)
+                .output()
+                .expect("man -w");
             assert!(stdout_of(&out).contains(".local/share/man/man1/glrs-compact.1"), "{}", stderr_of(&out));
         }
     }
