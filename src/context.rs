@@ -27,8 +27,14 @@ pub struct Boundary {
 /// Find the newest `cleared` or `compacted` entry. Only candidates whose
 /// text names one of those types are parsed.
 pub fn last_boundary<E: EntryText>(events: &[E]) -> Boundary {
-    for (i, raw) in events.iter().enumerate().rev() {
-        let text = raw.text();
+    last_boundary_in(events.iter().enumerate().map(|(i, e)| (i, e.text())))
+}
+
+/// [`last_boundary`] over some of a session's entries, each with its index
+/// in the session (those a cheap scan picked out, newest last): `start` is
+/// an index in the session.
+pub fn last_boundary_in<'a>(entries: impl DoubleEndedIterator<Item = (usize, &'a str)>) -> Boundary {
+    for (i, text) in entries.rev() {
         let candidate = match crate::store::entry::quick_type(text) {
             Some(kind) => kind == "cleared" || kind == "compacted",
             None => text.contains("\"cleared\"") || text.contains("\"compacted\""),
@@ -82,7 +88,14 @@ fn rebuild(raws: &[&str], out: &mut Vec<Message>) {
 /// never sent (usage, notices, errors, custom data) are skipped by their
 /// first bytes, so replaying a 100 MB session stays quick.
 pub fn replay<E: EntryText>(events: &[E]) -> Vec<Message> {
-    let boundary = last_boundary(events);
+    replay_from(events, 0)
+}
+
+/// [`replay`] of a session's entries from index `first` on (the others were
+/// not read): `events` must reach back to the last boundary's start.
+pub fn replay_from<E: EntryText>(events: &[E], first: usize) -> Vec<Message> {
+    let mut boundary = last_boundary_in(events.iter().enumerate().map(|(i, e)| (first + i, e.text())));
+    boundary.start = boundary.start.saturating_sub(first);
     let mut messages = Vec::new();
     if let Some(brief) = &boundary.brief {
         messages.push(Message::User { content: wrap_brief(brief) });

@@ -6,7 +6,7 @@
 //! Rules, in order: leftovers (temporary files of interrupted writes and
 //! lock files and journals of sessions that no longer exist, both older
 //! than an hour so a write in progress is never disturbed; the active
-//! journal of an interrupted in-place append, settled under the lock; orphan artifacts older than
+//! journal holding appends not yet checkpointed, settled under the lock; orphan artifacts older than
 //! `pruneAfter`); sessions not updated for `pruneAfter` (stale); sessions of
 //! `cron:` keys older than `cronRetention`; sessions beyond the newest
 //! `maxEntries`; then, while the sessions folder is over `maxDiskBytes`:
@@ -56,8 +56,9 @@ pub enum Reason {
     /// A temporary file of an interrupted write, or a lock file or journal
     /// of a session that is gone.
     Leftover,
-    /// The active journal of an in-place append a crash interrupted: the
-    /// session is settled (the write finished or undone) and it goes.
+    /// A journal holding appends not yet checkpointed, of a session no
+    /// chat has open (a crash, or a writer that stopped after a few
+    /// appends): they are made durable in the session and it goes.
     Interrupted,
 }
 
@@ -71,7 +72,7 @@ impl Reason {
             Reason::OverBudget => "over budget",
             Reason::OrphanArtifact => "orphan artifact",
             Reason::Leftover => "leftover",
-            Reason::Interrupted => "interrupted write",
+            Reason::Interrupted => "unsettled journal",
         }
     }
 }
@@ -263,13 +264,15 @@ pub fn plan(store: &Store, policy: &Policy, now: SystemTime) -> Result<Vec<Row>>
                 .or_else(|| name.strip_suffix(".compact"))
                 .is_some_and(|stem| SessionId::is_id(stem) && !existing.contains(stem))
                 && OpenLock::holder(&path).ok().flatten().is_none();
-            // The journal of an in-place append a crash interrupted: the
-            // session is put back as it was before that write, under its
-            // lock, and the journal goes (whatever its age: under the lock
-            // this is what any writer would do first).
+            // A journal holding appends not yet checkpointed, of a session
+            // no chat has open (a crash, or a writer that made only a few
+            // appends): under the session's lock every committed append is
+            // made durable in the session, and the journal goes (whatever
+            // its age: under the lock this is what any writer does first).
             if let Some(stem) = name.strip_suffix(".journal")
                 && existing.contains(stem)
-                && crate::store::inplace::is_active(&path)
+                && crate::store::journal::is_active(&path)
+                && OpenLock::holder(&path.with_extension("open")).ok().flatten().is_none()
             {
                 rows.push(Row {
                     action: Action::Remove,
@@ -453,6 +456,7 @@ pub fn enforce(store: &Store, rows: &[Row]) -> Vec<(Row, String)> {
 mod tests {
     use super::*;
     use crate::store::inplace::{self, StopAt};
+    use crate::store::journal;
     use crate::store::{Append, Entry};
 
     #[test]
@@ -466,9 +470,10 @@ mod tests {
         store.append(&id, Append::new().entry(&note("one")).unwrap()).unwrap();
         let change = Append::new().entry(&note("two")).unwrap();
         let (path, journal) = (store.session_path(&id), store.journal_path(&id));
-        inplace::append_stopping(&path, &journal, &change, None, &crate::time::now(), StopAt::BeforeDeactivate)
+        let (state, _) = journal::recover(&path, &journal).unwrap();
+        inplace::append_stopping(&path, &journal, state, &change, None, &crate::time::now(), StopAt::AfterRecord)
             .unwrap();
-        assert!(inplace::is_active(&journal));
+        assert!(journal::is_active(&journal));
         let policy = Policy::from_config(&Config::default()).unwrap();
         let rows = plan(&store, &policy, SystemTime::now()).unwrap();
         let row = rows.iter().find(|r| r.path == journal).expect("the journal is listed");
@@ -479,7 +484,7 @@ mod tests {
         assert!(enforce(&store, &rows).is_empty());
         assert!(!journal.exists());
         let file = store.read(&store.locate(&id).unwrap()).unwrap().file;
-        assert_eq!(file.events.len(), 2, "the finished write is kept");
+        assert_eq!(file.events.len(), 2, "the committed write is kept");
         // A journal whose session is gone is an old leftover like a lock file.
         std::fs::write(store.paths.sessions.join("0badc0de.journal"), b"").unwrap();
         let later = SystemTime::now() + LEFTOVER_AGE * 2;

@@ -97,6 +97,26 @@ impl CompactOutcome {
     }
 }
 
+/// Read a session for the chat's context: the entries from the last
+/// boundary on, and (picked out by a streaming scan) every `compacted`,
+/// `cleared` and `custom` entry, which is all
+/// [`crate::compact::flush::cycle_of`] and the
+/// boundary need.
+pub fn read_for_context(
+    store: &crate::store::Store,
+    at: &crate::store::Located,
+) -> Result<crate::store::recent::Recent, crate::error::StoreError> {
+    store.read_recent(at, CONTEXT_TYPES, context_start)
+}
+
+/// The entry types [`read_for_context`] picks out.
+pub const CONTEXT_TYPES: &[&str] = &["compacted", "cleared", "custom"];
+
+/// Where the context starts, from the entries of [`CONTEXT_TYPES`].
+pub fn context_start(hits: &[crate::store::recent::Hit]) -> usize {
+    crate::context::last_boundary_in(hits.iter().map(|h| (h.index, h.text.as_str()))).start
+}
+
 impl Chat {
     /// Why a compaction found nothing to do, in the user's terms.
     fn why_nothing(&self) -> String {

@@ -12,18 +12,33 @@ use super::render::render_text;
 /// About how many messages (user and assistant) are shown.
 const SHOWN: usize = 6;
 
-/// Print the end of `chat`'s transcript.
+/// Print the end of `chat`'s transcript. Only the messages are picked out
+/// of the file (by a streaming scan), and only the last few parsed.
 pub fn show(chat: &Chat, color: bool) {
     let Some(at) = chat.store.locate(&chat.id) else { return };
-    let Ok(loaded) = chat.store.read(&at) else { return };
-    let entries: Vec<Parsed> = loaded.file.events.iter().map(|raw| Parsed::from_raw(raw)).collect();
+    // Enough messages back that the shown part's first user message is
+    // among them, whatever the turn's length.
+    let start = |hits: &[crate::store::recent::Hit]| {
+        let is_user = |h: &&crate::store::recent::Hit| {
+            h.text.starts_with("{\"type\":\"user\"") && !h.text.contains("\"steer\":true")
+        };
+        let from = hits.len().saturating_sub(SHOWN);
+        hits[..(from + 1).min(hits.len())].iter().rev().find(is_user).map_or(0, |h| h.index)
+    };
+    let Ok(recent) = chat.store.read_recent(&at, &["user", "assistant"], start) else { return };
+    let entries: Vec<Parsed> = recent.lines.entries().into_iter().map(Parsed::from_text).collect();
     let width = crossterm::terminal::size().map_or(80, |(w, _)| w as usize);
-    print!("{}", transcript(&entries, width, color, chat.id.as_str()));
+    print!("{}", transcript_from(&entries, recent.first, width, color, chat.id.as_str()));
 }
 
 /// The text [`show`] prints for these entries.
 pub fn transcript(entries: &[Parsed], width: usize, color: bool, id: &str) -> String {
-    let start = start_of(entries);
+    transcript_from(entries, 0, width, color, id)
+}
+
+/// [`transcript`] of a session's entries from index `first` on.
+fn transcript_from(entries: &[Parsed], first: usize, width: usize, color: bool, id: &str) -> String {
+    let start = first + start_of(entries);
     let mut out = String::new();
     let style = Style::on_terminal(color);
     let dim = |t: &str| style.dim(t);
@@ -32,7 +47,7 @@ pub fn transcript(entries: &[Parsed], width: usize, color: bool, id: &str) -> St
         out.push_str(&dim(&format!("… {start} earlier {s} (glrs-sessions show {id})")));
         out.push('\n');
     }
-    for entry in &entries[start..] {
+    for entry in &entries[start - first..] {
         match entry {
             Parsed::Known(Entry::User { text, .. }) => {
                 let mark = style.bold(">");

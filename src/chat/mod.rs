@@ -218,9 +218,10 @@ impl Chat {
         // The stamp first: if the file changes while it is read, the stamp
         // is the older one, and the next check reloads (never the reverse).
         let stamp = Stamp::of(&at.path).with_context(|| format!("cannot read {}", at.path.display()))?;
-        // Read once, entries found as lines: only those the context uses
-        // are parsed (the last boundary on), whatever the session's size.
-        let file = store.read_lines(at)?;
+        // Only the entries from the last boundary on are read (and only
+        // those the context uses parsed); counts come from a streaming scan.
+        let recent = compaction::read_for_context(&store, at)?;
+        let file = &recent.lines;
         let events = file.entries();
         let model = match model {
             Some(m) => m,
@@ -235,7 +236,7 @@ impl Chat {
         let system =
             system.or_else(|| file.get_str("system").map(str::to_string)).or_else(|| config.system_prompt.clone());
         let mut chat = Chat::assemble(store, config, at.id.clone(), open, model, provider, system, cwd)?;
-        chat.messages = context::replay(&events);
+        chat.messages = context::replay_from(&events, recent.first);
         chat.context_tokens = file.get_u64("contextTokens").unwrap_or(0);
         chat.key = file.get_str("key").map(str::to_string);
         chat.key_recorded = true;
@@ -245,8 +246,8 @@ impl Chat {
         if let Some(level) = file.get_str("thinking").and_then(|t| crate::provider::cache::Thinking::parse(t).ok()) {
             chat.thinking = level;
         }
-        (chat.compactions, chat.flushed_cycle) = crate::compact::flush::cycle_of(&events);
-        chat.known_len = events.len();
+        (chat.compactions, chat.flushed_cycle) = crate::compact::flush::cycle_of(&recent.hit_texts());
+        chat.known_len = recent.total;
         // A legacy session has no file in the store yet: its first write
         // saves it there.
         if !at.legacy {
@@ -334,14 +335,15 @@ impl Chat {
             return Ok(false);
         }
         let at = Located { id: self.id.clone(), path: path.clone(), legacy: false };
-        let file = self.store.read_lines(&at)?;
+        let recent = compaction::read_for_context(&self.store, &at)?;
+        let file = &recent.lines;
         let mut events = file.entries();
-        let known_len = events.len();
-        (self.compactions, self.flushed_cycle) = crate::compact::flush::cycle_of(&events);
+        let known_len = recent.total;
+        (self.compactions, self.flushed_cycle) = crate::compact::flush::cycle_of(&recent.hit_texts());
         let unwritten: Vec<String> = self.unwritten.iter().filter_map(|e| serde_json::to_string(e).ok()).collect();
         events.extend(unwritten.iter().map(String::as_str));
         self.nothing_to_compact_at = None;
-        self.messages = context::replay(&events);
+        self.messages = context::replay_from(&events, recent.first);
         self.context_tokens = file.get_u64("contextTokens").unwrap_or(self.context_tokens);
         self.known_len = known_len;
         self.thinking_recorded = file.get("thinking").is_some();
@@ -421,34 +423,50 @@ impl Chat {
         // same write.
         let known_len = self.known_len;
         let system_tokens = self.system_tokens();
-        let mut merged: Option<Vec<crate::provider::Message>> = None;
+        // Messages, entries on disk, compaction cycle, contextTokens.
+        type Merged = (Vec<crate::provider::Message>, usize, (u64, Option<u64>), u64);
+        let mut merged: Option<Merged> = None;
         let added = self.unwritten.len();
-        // Usually appended in place; the file is read whole only when it is
-        // not as this chat left it (or cannot be appended to in place).
-        let written = self.store.append_since(&self.id, change, self.mark.as_ref(), |file, change| {
-            let foreign = file.events.len() != known_len;
-            change.apply(file);
-            if foreign {
-                let messages = context::replay(&file.events);
-                file.set("contextTokens", Value::from(context::estimate(&messages) + system_tokens));
-                merged = Some(messages);
+        // Usually appended in place. When the file is not as this chat left
+        // it, it is read from the last boundary on (never whole), and this
+        // chat's entries go after what is there.
+        let merge = |recent: &crate::store::recent::Recent, change: &mut Append| {
+            if recent.total == known_len {
+                return;
             }
-            Ok(())
-        })?;
+            let new: Vec<String> = change.entry_texts().into_iter().map(str::to_string).collect();
+            let mut events = recent.lines.entries();
+            events.extend(new.iter().map(String::as_str));
+            let messages = context::replay_from(&events, recent.first);
+            let tokens = context::estimate(&messages) + system_tokens;
+            change.set_field("contextTokens", tokens);
+            let mut picked = recent.hit_texts();
+            picked.extend(new.iter().map(String::as_str));
+            merged = Some((messages, recent.total, crate::compact::flush::cycle_of(&picked), tokens));
+        };
+        let written = self.store.append_since(
+            &self.id,
+            change,
+            self.mark.as_ref(),
+            compaction::CONTEXT_TYPES,
+            compaction::context_start,
+            merge,
+        )?;
         self.unwritten.clear();
         self.thinking_recorded |= set_thinking;
         self.updated_at = Some(written.updated_at.clone());
         let warning = written.warning.clone().map(|w| format!("the session was saved, but {w}"));
         self.stamp = Some(written.stamp);
         self.mark = Some(written.mark);
-        match &written.rewritten {
-            Some(file) => self.known_len = file.events.len(),
-            None => self.known_len += added,
-        }
-        if let (Some(messages), Some(file)) = (merged, &written.rewritten) {
+        self.known_len = match (&written.rewritten, &merged) {
+            (Some(file), _) => file.events.len(),
+            (None, Some((_, total, ..))) => total + added,
+            (None, None) => self.known_len + added,
+        };
+        if let Some((messages, _, cycle, tokens)) = merged {
             self.messages = messages;
-            (self.compactions, self.flushed_cycle) = crate::compact::flush::cycle_of(&file.events);
-            self.context_tokens = file.get_u64("contextTokens").unwrap_or(self.context_tokens);
+            (self.compactions, self.flushed_cycle) = cycle;
+            self.context_tokens = tokens;
         }
         if let (Some(key), false) = (&self.key, self.key_recorded) {
             self.store.set_key(key, &self.id)?;

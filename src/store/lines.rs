@@ -10,11 +10,12 @@
 //! a torn tail as corrupt.
 
 use std::ops::Range;
+use std::path::Path;
 
 use serde_json::Value;
 
 use super::format::{self, Doc};
-use super::{Located, Mark};
+use super::{Located, Mark, WriteLock, journal};
 use crate::error::StoreError;
 
 /// A session's header and the text of each entry.
@@ -30,6 +31,11 @@ pub struct Lines {
 }
 
 impl Lines {
+    /// Lines made from parts already found (see [`super::recent`]).
+    pub(crate) fn from_parts(at: Located, doc: Doc<Vec<Range<usize>>>, text: String, mark: Mark) -> Lines {
+        Lines { at, doc, text, mark }
+    }
+
     /// How many entries the session has.
     pub fn len(&self) -> usize {
         self.doc.events.len()
@@ -68,7 +74,7 @@ impl Lines {
 
 /// Read `at` as lines.
 pub fn read(at: &Located) -> Result<Lines, StoreError> {
-    let ((doc, text), mark) = super::read_settled(at, |bytes| split(bytes, at))?;
+    let ((doc, text), mark) = read_settled(at, |bytes| split(bytes, at))?;
     Ok(Lines { at: at.clone(), doc, text, mark })
 }
 
@@ -159,6 +165,52 @@ fn spans(bytes: &[u8], at: &Located) -> Option<Spans> {
         start = end + 1;
     }
     Some((header, events_pos, spans))
+}
+
+/// The bytes of a session file and its inode.
+pub(crate) fn read_bytes(at: &Located) -> Result<(Vec<u8>, u64), StoreError> {
+    let fail = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::NotFound => StoreError::NotFound { id: at.id.to_string() },
+        _ => StoreError::io(&at.path, "read", e),
+    };
+    // A session file that is a link must not lead out of its folder.
+    if std::fs::symlink_metadata(&at.path).is_ok_and(|m| m.file_type().is_symlink()) {
+        let dir = at.path.parent().unwrap_or(Path::new("."));
+        crate::paths::check_inside(dir, &at.path).map_err(|e| StoreError::io(&at.path, "read", e))?;
+    }
+    let mut handle = std::fs::File::open(&at.path).map_err(fail)?;
+    let ino = std::os::unix::fs::MetadataExt::ino(&handle.metadata().map_err(fail)?);
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut handle, &mut bytes).map_err(fail)?;
+    Ok((bytes, ino))
+}
+
+/// Read a session file whole and `parse` it. Readers take no lock, and an
+/// in-place append may be under way as they read: a file that does not
+/// parse is read once more under the session's write lock (after any
+/// append the journal committed is written again) before it is called corrupt.
+/// Legacy files are never written, so they are read once.
+pub(crate) fn read_settled<T>(
+    at: &Located,
+    parse: impl Fn(Vec<u8>) -> Result<T, StoreError>,
+) -> Result<(T, Mark), StoreError> {
+    let (bytes, ino) = read_bytes(at)?;
+    let mark = Mark::of_bytes(ino, &bytes);
+    let journal_path = at.path.with_extension("journal");
+    let slice = |from: u64, n: usize| bytes.get(from as usize..(from as usize).checked_add(n)?).map(<[u8]>::to_vec);
+    let complete = at.legacy || journal::holds_all(&journal_path, ino, bytes.len() as u64, slice);
+    let parsed =
+        if complete { parse(bytes) } else { Err(StoreError::Corrupt { path: at.path.clone(), detail: String::new() }) };
+    match parsed {
+        Err(StoreError::Corrupt { .. }) if !at.legacy => {
+            let _lock = WriteLock::acquire(&at.path.with_extension("lock"))?;
+            journal::recover(&at.path, &journal_path)?;
+            let (bytes, ino) = read_bytes(at)?;
+            let mark = Mark::of_bytes(ino, &bytes);
+            Ok((parse(bytes)?, mark))
+        }
+        other => Ok((other?, mark)),
+    }
 }
 
 #[cfg(test)]

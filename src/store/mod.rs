@@ -1,8 +1,9 @@
 //! The session store (SPEC sections 1 and 2): one folder of session files,
 //! prompt history, artifacts, and the lock files that let several programs
 //! share them. Every program changes a session only through
-//! [`Store::append`] or [`Store::update`], which take the write lock, re-read
-//! the file as it is now, and replace it atomically.
+//! [`Store::append`] (in place, under a write-ahead journal: see
+//! [`journal`]) or [`Store::update`] (re-read the file as it is now and
+//! replace it atomically), both under the session's write lock.
 
 pub mod cleanup;
 pub mod entry;
@@ -10,10 +11,15 @@ pub mod format;
 #[cfg(test)]
 pub(crate) mod fuzz;
 pub mod inplace;
+pub mod journal;
+pub mod json_file;
+pub(crate) mod layout;
 pub mod lines;
+pub(crate) use lines::{read_bytes, read_settled};
 pub mod listing;
 pub mod lock;
 pub mod prompts;
+pub mod recent;
 pub mod recovery;
 
 use std::path::{Path, PathBuf};
@@ -136,8 +142,22 @@ impl Append {
 
     /// Set a header field (`contextTokens`, `model`, `key`, …).
     pub fn set(mut self, name: &str, value: impl Into<Value>) -> Append {
-        self.header.push((name.to_string(), value.into()));
+        self.set_field(name, value);
         self
+    }
+
+    /// [`Append::set`] in place; a field set twice takes the later value.
+    pub fn set_field(&mut self, name: &str, value: impl Into<Value>) {
+        let value = value.into();
+        match self.header.iter_mut().find(|(k, _)| k == name) {
+            Some(slot) => slot.1 = value,
+            None => self.header.push((name.to_string(), value)),
+        }
+    }
+
+    /// The text of each entry to add.
+    pub fn entry_texts(&self) -> Vec<&str> {
+        self.entries.iter().map(|e| e.get()).collect()
     }
 }
 
@@ -187,7 +207,7 @@ impl Store {
         self.paths.sessions.join(format!("{id}.open"))
     }
 
-    /// `<id>.journal`: the rollback journal of in-place appends.
+    /// `<id>.journal`: the write-ahead journal of in-place appends.
     pub fn journal_path(&self, id: &SessionId) -> PathBuf {
         self.paths.sessions.join(format!("{id}.journal"))
     }
@@ -249,6 +269,17 @@ impl Store {
         lines::read(at)
     }
 
+    /// Read a session from a chosen entry on, with counts from a cheap scan
+    /// (see [`recent`]): what a resumed chat needs, whatever the size.
+    pub fn read_recent(
+        &self,
+        at: &Located,
+        types: &[&str],
+        start: impl Fn(&[recent::Hit]) -> usize,
+    ) -> Result<recent::Recent, StoreError> {
+        recent::read(at, types, start)
+    }
+
     /// Read and parse the file as it is now (under the write lock).
     fn read_now(&self, at: &Located) -> Result<Loaded, StoreError> {
         let (bytes, ino) = read_bytes(at)?;
@@ -256,12 +287,15 @@ impl Store {
         Ok(Loaded { at: at.clone(), file, mark: Mark::of_bytes(ino, &bytes) })
     }
 
-    /// Finish or undo an interrupted in-place write of `id` and remove its
-    /// journal (cleanup of a crash's leftover). True when one was undone.
+    /// Apply every append the journal of `id` committed, make the session
+    /// durable and remove the journal (cleanup). True when a committed
+    /// append had to be written again (a crash interrupted it).
     pub fn settle(&self, id: &SessionId) -> Result<bool, StoreError> {
         let _lock = WriteLock::acquire(&self.lock_path(id))?;
         let journal = self.journal_path(id);
-        let undone = inplace::recover(&self.session_path(id), &journal)?;
+        let path = self.session_path(id);
+        let (_, undone) = journal::recover(&path, &journal)?;
+        journal::clear(&path, &journal)?;
         match std::fs::remove_file(&journal) {
             Ok(()) => Ok(undone),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(undone),
@@ -308,7 +342,7 @@ impl Store {
         }
         // A journal left by an earlier session of this id must never be
         // applied to the new one.
-        inplace::clear(&self.journal_path(id))?;
+        journal::clear(&self.session_path(id), &self.journal_path(id))?;
         // A failed folder sync is not reported here: the new session's
         // first append follows at once and is the write the user hears about.
         lock::write_atomic(&self.session_path(id), true, |w| file.write_to(w))?;
@@ -320,37 +354,51 @@ impl Store {
     /// `updatedAt`, and `title` from the first user message when the
     /// session has none.
     pub fn append(&self, id: &SessionId, change: Append) -> Result<Appended, StoreError> {
-        self.append_since(id, change, None, |file, change| {
-            change.apply(file);
-            Ok(())
-        })
+        self.append_since(id, change, None, &[], |_| 0, |_, _| {})
     }
 
     /// [`Store::append`] for a writer that tracks the file (the chat):
     /// `since` is the mark of the file as the caller last wrote or read it.
-    /// When the file is no longer that (another program added entries), or
-    /// cannot be appended in place, it is read whole and `rewrite` applies
-    /// the change to it (and may merge); [`Appended::rewritten`] then holds
-    /// the file as written.
+    /// When the file is no longer that (another program added entries or
+    /// rewrote it), it is read under the lock from a chosen entry on (see
+    /// [`recent`]: `types` and `start` as there), `merge` may change the
+    /// append (its header fields) knowing what is there, and the entries go
+    /// after whatever is there: in place when the file allows, else by a
+    /// full rewrite ([`Appended::rewritten`] then holds the file as written).
     pub fn append_since(
         &self,
         id: &SessionId,
-        change: Append,
+        mut change: Append,
         since: Option<&Mark>,
-        rewrite: impl FnOnce(&mut SessionFile, Append) -> Result<(), StoreError>,
+        types: &[&str],
+        start: impl Fn(&[recent::Hit]) -> usize,
+        merge: impl FnOnce(&recent::Recent, &mut Append),
     ) -> Result<Appended, StoreError> {
         ensure_private_dir(&self.paths.sessions)
             .map_err(|e| StoreError::io(&self.paths.sessions, "create folder", e))?;
         let _lock = WriteLock::acquire(&self.lock_path(id))?;
         let path = self.session_path(id);
         let journal = self.journal_path(id);
-        inplace::recover(&path, &journal)?;
+        let (mut state, _) = journal::recover(&path, &journal)?;
         let now = crate::time::now();
-        if let inplace::Outcome::Done(mark) = inplace::append(&path, &journal, &change, since, &now)? {
+        let mut outcome = inplace::append(&path, &journal, state, &change, since, &now)?;
+        if let inplace::Outcome::Foreign = outcome {
+            // Read from the caller's chosen entry on (not whole), then
+            // append after what is there.
+            let at = self.locate(id).ok_or(StoreError::NotFound { id: id.to_string() })?;
+            let recent = recent::read(&at, types, start)?;
+            merge(&recent, &mut change);
+            (state, _) = journal::recover(&path, &journal)?;
+            outcome = inplace::append(&path, &journal, state, &change, Some(&recent.lines.mark), &now)?;
+        }
+        if let inplace::Outcome::Done(mark) = outcome {
             let stamp = Stamp::of(&path).map_err(|e| StoreError::io(&path, "read", e))?;
             return Ok(Appended { mark, stamp, updated_at: now, rewritten: None, warning: None });
         }
-        let written = self.rewrite_locked(id, |file| rewrite(file, change))?;
+        let written = self.rewrite_locked(id, |file| {
+            change.apply(file);
+            Ok(())
+        })?;
         Ok(Appended {
             mark: written.mark,
             stamp: written.stamp,
@@ -372,7 +420,7 @@ impl Store {
         ensure_private_dir(&self.paths.sessions)
             .map_err(|e| StoreError::io(&self.paths.sessions, "create folder", e))?;
         let _lock = WriteLock::acquire(&self.lock_path(id))?;
-        inplace::recover(&self.session_path(id), &self.journal_path(id))?;
+        journal::recover(&self.session_path(id), &self.journal_path(id))?;
         self.rewrite_locked(id, change)
     }
 
@@ -388,7 +436,7 @@ impl Store {
         let at = self.locate(id).ok_or(StoreError::NotFound { id: id.to_string() })?;
         let mut file = self.read_now(&at)?.file;
         change(&mut file)?;
-        inplace::clear(&self.journal_path(id))?;
+        journal::clear(&path, &self.journal_path(id))?;
         let landed = lock::write_atomic(&path, true, |w| file.write_to(w))?;
         let mark = Mark::of_file(&path).map_err(|e| StoreError::io(&path, "read", e))?;
         Ok(Written { file, stamp: landed.stamp, mark, warning: landed.warning })
@@ -484,91 +532,6 @@ impl Store {
                     .count()
             })
             .unwrap_or(0)
-    }
-}
-
-/// A small JSON file of the sessions folder (`prompts.json`, `keys.json`):
-/// read whole, and changed only by [`Store::update_json_file`].
-impl Store {
-    /// Read `<sessions>/<name>`; the default value when it does not exist. A
-    /// file that does not parse is an error naming it (`what` says what it
-    /// should be), never silently replaced: it may be someone's only copy.
-    pub fn read_json_file<T: serde::de::DeserializeOwned + Default>(
-        &self,
-        name: &str,
-        what: &str,
-    ) -> Result<T, StoreError> {
-        let path = self.paths.sessions.join(name);
-        match std::fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map_err(|e| StoreError::Corrupt { path, detail: format!("not {what}: {e}") }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(T::default()),
-            Err(e) => Err(StoreError::io(path, "read", e)),
-        }
-    }
-
-    /// Change `<sessions>/<name>` with the session protocol: its own lock
-    /// file (`<stem>.lock`), re-read, `change`, atomic replace.
-    pub fn update_json_file<T: serde::Serialize + serde::de::DeserializeOwned + Default>(
-        &self,
-        name: &str,
-        what: &str,
-        change: impl FnOnce(&mut T),
-    ) -> Result<(), StoreError> {
-        ensure_private_dir(&self.paths.sessions)
-            .map_err(|e| StoreError::io(&self.paths.sessions, "create folder", e))?;
-        let stem = name.strip_suffix(".json").unwrap_or(name);
-        let _lock = WriteLock::acquire(&self.paths.sessions.join(format!("{stem}.lock")))?;
-        let mut value: T = self.read_json_file(name, what)?;
-        change(&mut value);
-        // History and keys: a failed folder sync after the rename is not
-        // worth a message (the change is in place for every reader).
-        lock::write_atomic(&self.paths.sessions.join(name), true, |w| {
-            serde_json::to_writer_pretty(&mut *w, &value).map_err(std::io::Error::other)?;
-            w.write_all(b"\n")
-        })?;
-        Ok(())
-    }
-}
-
-/// The bytes of a session file and its inode.
-fn read_bytes(at: &Located) -> Result<(Vec<u8>, u64), StoreError> {
-    let fail = |e: std::io::Error| match e.kind() {
-        std::io::ErrorKind::NotFound => StoreError::NotFound { id: at.id.to_string() },
-        _ => StoreError::io(&at.path, "read", e),
-    };
-    // A session file that is a link must not lead out of its folder.
-    if std::fs::symlink_metadata(&at.path).is_ok_and(|m| m.file_type().is_symlink()) {
-        let dir = at.path.parent().unwrap_or(Path::new("."));
-        crate::paths::check_inside(dir, &at.path).map_err(|e| StoreError::io(&at.path, "read", e))?;
-    }
-    let mut handle = std::fs::File::open(&at.path).map_err(fail)?;
-    let ino = std::os::unix::fs::MetadataExt::ino(&handle.metadata().map_err(fail)?);
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut handle, &mut bytes).map_err(fail)?;
-    Ok((bytes, ino))
-}
-
-/// Read a session file whole and `parse` it. Readers take no lock, and an
-/// in-place append may be under way as they read: a file that does not
-/// parse is read once more under the session's write lock (after any
-/// interrupted write is finished or undone) before it is called corrupt.
-/// Legacy files are never written, so they are read once.
-pub(crate) fn read_settled<T>(
-    at: &Located,
-    parse: impl Fn(Vec<u8>) -> Result<T, StoreError>,
-) -> Result<(T, Mark), StoreError> {
-    let (bytes, ino) = read_bytes(at)?;
-    let mark = Mark::of_bytes(ino, &bytes);
-    match parse(bytes) {
-        Err(StoreError::Corrupt { .. }) if !at.legacy => {
-            let _lock = WriteLock::acquire(&at.path.with_extension("lock"))?;
-            inplace::recover(&at.path, &at.path.with_extension("journal"))?;
-            let (bytes, ino) = read_bytes(at)?;
-            let mark = Mark::of_bytes(ino, &bytes);
-            Ok((parse(bytes)?, mark))
-        }
-        other => Ok((other?, mark)),
     }
 }
 
