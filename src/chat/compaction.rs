@@ -48,10 +48,10 @@ pub const BACKGROUND_NOTE: &str = "(compacting in the background: the brief land
 
 /// Start `glrs-compact` without waiting (`/compact` during a turn): the one
 /// place this is done, for the turn loop and the REPL's key watcher.
-pub fn start_background(id: &crate::SessionId, instruction: Option<&str>) -> Result<std::process::Child, String> {
+pub fn start_background(id: &crate::SessionId, instruction: Option<&str>) -> std::io::Result<std::process::Child> {
     let mut cmd = compact_command(id, instruction, false);
     cmd.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
-    cmd.spawn().map_err(|e| format!("(cannot run glrs-compact: {e})"))
+    cmd.spawn()
 }
 
 /// How a finished `glrs-compact` went, from its exit status and output.
@@ -209,7 +209,7 @@ impl Chat {
     ) -> CompactOutcome {
         self.auto_compactions += 1;
         match self.save_pending() {
-            Err(problem) => return CompactOutcome::Failed(problem),
+            Err(problem) => return CompactOutcome::Failed(problem.to_string()),
             Ok(Some(warning)) => ui.notice(&warning),
             Ok(None) => {}
         }
@@ -271,7 +271,7 @@ impl Chat {
                 ui.notice(&format!("({text})"));
                 self.record(Entry::Notice { at: time::now(), text });
                 if let Some(problem) = self.save_or_report() {
-                    ui.notice(&problem);
+                    ui.notice(&problem.to_string());
                 }
             }
             CompactOutcome::Abandoned => {}
@@ -283,7 +283,7 @@ impl Chat {
     pub fn compact_in_background(&mut self, instruction: Option<&str>, ui: &mut dyn TurnUi) {
         match self.save_pending() {
             Err(problem) => {
-                ui.notice(&problem);
+                ui.notice(&problem.to_string());
                 return;
             }
             Ok(Some(warning)) => ui.notice(&warning),
@@ -294,7 +294,7 @@ impl Chat {
                 ui.notice(BACKGROUND_NOTE);
                 self.background.push(child);
             }
-            Err(note) => ui.notice(&note),
+            Err(e) => ui.notice(&format!("(cannot run glrs-compact: {e})")),
         }
     }
 
@@ -377,7 +377,7 @@ impl Chat {
         self.record(Entry::Custom { at: time::now(), name: "memoryFlush".into(), data });
         self.flushed_cycle = Some(cycle);
         if let Some(problem) = self.save_or_report() {
-            ui.notice(&problem);
+            ui.notice(&problem.to_string());
         }
     }
 

@@ -357,7 +357,7 @@ impl Chat {
 
     /// Add a prompt to the shared history (`prompts.json`, the REPL's Up
     /// arrow), whichever mode it was typed in. A failure is only a warning.
-    pub fn remember_prompt(&self, text: &str) -> Option<String> {
+    pub fn remember_prompt(&self, text: &str) -> Result<()> {
         let prompt = crate::store::prompts::Prompt {
             text: self.redactor.text(text).into_owned(),
             at: time::now(),
@@ -366,15 +366,12 @@ impl Chat {
             truncated_from: None,
             extra: Default::default(),
         };
-        self.store
-            .add_prompt(prompt, crate::store::prompts::DEFAULT_CAP)
-            .err()
-            .map(|e| format!("prompt history not saved: {e}"))
+        self.store.add_prompt(prompt, crate::store::prompts::DEFAULT_CAP).context("prompt history not saved")
     }
 
     /// `/clear`: a `cleared` entry; the model starts from nothing, the
     /// transcript stays in the session.
-    pub fn clear(&mut self) -> Option<String> {
+    pub fn clear(&mut self) -> Option<WriteNote> {
         self.record(Entry::Cleared { at: time::now() });
         self.nothing_to_compact_at = None;
         self.messages.clear();
@@ -516,25 +513,64 @@ impl Chat {
     }
 
     /// Save only what is not on disk yet (compaction must see it all): the
-    /// failure to show, or `Ok` with a warning to show.
-    pub fn save_pending(&mut self) -> Result<Option<String>, String> {
+    /// failure, or `Ok` with a warning to show.
+    pub fn save_pending(&mut self) -> Result<Option<String>, WriteFailed> {
         if self.unwritten.is_empty() && self.is_saved() {
             return Ok(None);
         }
-        self.save().map_err(|e| self.report_failure(&e))
+        self.save().map_err(|e| self.report_failure(e))
     }
 
     /// Save, and on failure record the failure (it is written with the next
-    /// write that works) and describe it for the user. A warning about a
-    /// save that took effect is returned too, to be shown the same way.
-    pub fn save_or_report(&mut self) -> Option<String> {
-        self.save().unwrap_or_else(|e| Some(self.report_failure(&e)))
+    /// write that works): what the user should hear, if anything (the
+    /// failure, or a warning about a save that took effect).
+    pub fn save_or_report(&mut self) -> Option<WriteNote> {
+        match self.save() {
+            Ok(warning) => warning.map(WriteNote::Warning),
+            Err(e) => Some(WriteNote::Failed(self.report_failure(e))),
+        }
     }
 
-    fn report_failure(&mut self, e: &StoreError) -> String {
-        let text = format!("could not save the session (will retry): {e}");
-        self.record(Entry::Error { at: time::now(), text: text.clone(), kind: "io".into() });
-        text
+    fn report_failure(&mut self, error: StoreError) -> WriteFailed {
+        let failed = WriteFailed(error);
+        self.record(Entry::Error { at: time::now(), text: failed.to_string(), kind: "io".into() });
+        failed
+    }
+}
+
+/// A write point that failed: its entries wait for the next one, and the
+/// failure itself is recorded to be written with them.
+#[derive(Debug)]
+pub struct WriteFailed(pub StoreError);
+
+impl std::fmt::Display for WriteFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "could not save the session (will retry): {}", self.0)
+    }
+}
+
+impl std::error::Error for WriteFailed {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
+}
+
+/// What a write point has to tell the user, when it has anything.
+#[derive(Debug)]
+pub enum WriteNote {
+    /// The write took effect, but something about it did not (the folder
+    /// could not be synced): the warning.
+    Warning(String),
+    /// The write failed.
+    Failed(WriteFailed),
+}
+
+impl std::fmt::Display for WriteNote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WriteNote::Warning(w) => f.write_str(w),
+            WriteNote::Failed(e) => e.fmt(f),
+        }
     }
 }
 
@@ -548,7 +584,7 @@ pub struct Unsaved {
     /// Why the write failed.
     pub error: StoreError,
     /// The recovery file they went to, or why none could be written.
-    pub recovery: Result<std::path::PathBuf, String>,
+    pub recovery: Result<std::path::PathBuf, crate::store::recovery::NoRecoveryFile>,
 }
 
 impl std::fmt::Display for Unsaved {

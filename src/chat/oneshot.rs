@@ -48,8 +48,8 @@ impl TurnUi for PlainUi {
 /// failed or the session could not be saved; 130 when it was stopped with
 /// Ctrl-C, 143 by SIGTERM, 129 by SIGHUP (what arrived is kept and saved).
 pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool) -> Result<i32> {
-    if let Some(warning) = chat.remember_prompt(prompt) {
-        eprintln!("glrs-chat: warning: {warning}");
+    if let Err(warning) = chat.remember_prompt(prompt) {
+        eprintln!("glrs-chat: warning: {warning:#}");
     }
     let cancel = Cancel::default();
     let mut signals = Signals::new()?;

@@ -49,21 +49,21 @@ pub fn pick_session(store: &Store) -> Result<Pick> {
         }
         match choose(store, &shown, answer) {
             Ok(at) => return Ok(Pick::Open(at)),
-            Err(why) => println!("{why}"),
+            Err(why) => println!("{why:#}"),
         }
     }
 }
 
 /// The session an answer names: a listed number, else an id or prefix.
-fn choose(store: &Store, shown: &[&listing::Summary], answer: &str) -> Result<Located, String> {
+fn choose(store: &Store, shown: &[&listing::Summary], answer: &str) -> Result<Located> {
     if let Ok(n) = answer.parse::<usize>() {
         if let Some(s) = n.checked_sub(1).and_then(|i| shown.get(i)) {
-            return store.resolve(&s.id).map_err(|e| e.to_string());
+            return Ok(store.resolve(&s.id)?);
         }
         // Short numbers are entry numbers, not id prefixes (4+ characters).
         if answer.len() < 4 {
-            return Err(format!("no entry {n}: pick 1-{}, or give an id", shown.len()));
+            anyhow::bail!("no entry {n}: pick 1-{}, or give an id", shown.len());
         }
     }
-    store.resolve(answer).map_err(|e| e.to_string())
+    Ok(store.resolve(answer)?)
 }

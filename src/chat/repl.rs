@@ -217,8 +217,8 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
                 Err(e) => eprintln!("glrs-chat: error: cannot start the key's new session: {e:#}"),
             }
         }
-        if let Some(warning) = chat.remember_prompt(&text) {
-            eprintln!("glrs-chat: warning: {warning}");
+        if let Err(warning) = chat.remember_prompt(&text) {
+            eprintln!("glrs-chat: warning: {warning:#}");
         }
         let (typed, stopped_at_line) = run_turn(&mut chat, &text, runtime, color, &signals);
         initial = typed;

@@ -198,7 +198,7 @@ impl BackgroundCompact {
                 }
                 super::compaction::BACKGROUND_NOTE.to_string()
             }
-            Err(note) => note,
+            Err(e) => format!("(cannot run glrs-compact: {e})"),
         };
         let _guard = self.lock.lock();
         let mut out = std::io::stdout().lock();

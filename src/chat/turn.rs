@@ -289,13 +289,13 @@ impl Chat {
                     break;
                 }
                 if let Some(problem) = self.save_or_report() {
-                    ui.notice(&problem);
+                    ui.notice(&problem.to_string());
                 }
                 self.take_steers(&mut pending, ui, &mut turn_messages);
                 continue;
             }
             if let Some(problem) = self.save_or_report() {
-                ui.notice(&problem);
+                ui.notice(&problem.to_string());
             }
             let situation = self.situation(kind);
             let session_file = self.store.session_path(&self.id);
@@ -366,7 +366,7 @@ impl Chat {
         let messages = turn_messages.into_iter().map(|m| TurnMessage::from(&m)).collect();
         self.record(Entry::Turn { at: time::now(), messages });
         if let Some(problem) = self.save_or_report() {
-            ui.notice(&problem);
+            ui.notice(&problem.to_string());
         }
         if kind == TurnKind::Normal {
             let out = self.hook(Event::TurnEnd, fields([("reply", outcome.reply.clone().into())]), None).await;

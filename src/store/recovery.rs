@@ -23,6 +23,25 @@ use crate::paths::ensure_private_dir;
 /// The header field that marks a recovery file and names its session.
 pub const MARK: &str = "recoveryOf";
 
+/// No recovery file could be written: every folder tried, with why.
+#[derive(Debug)]
+pub struct NoRecoveryFile {
+    /// The folders tried, in order, and how writing in each failed.
+    pub tried: Vec<(PathBuf, std::io::Error)>,
+}
+
+impl std::fmt::Display for NoRecoveryFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, (dir, e)) in self.tried.iter().enumerate() {
+            let sep = if i == 0 { "" } else { "; " };
+            write!(f, "{sep}{}: {e}", dir.display())?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for NoRecoveryFile {}
+
 /// The header fields a recovery file carries over to its session.
 const CARRIED: [&str; 3] = ["model", "key", "contextTokens"];
 
@@ -35,7 +54,7 @@ impl Store {
         cwd: &str,
         header: &[(&str, Value)],
         entries: &[Box<RawValue>],
-    ) -> Result<PathBuf, String> {
+    ) -> Result<PathBuf, NoRecoveryFile> {
         let now = crate::time::now();
         let mut file = SessionFile::new(id.as_str(), cwd, &now);
         for (name, value) in header {
@@ -46,14 +65,14 @@ impl Store {
         let bytes = file.to_bytes();
         let name = format!("glrs-recovery-{id}-{}.json", now.replace([':', '.'], "-"));
         let places = [self.paths.data.join("recovery"), std::env::temp_dir(), PathBuf::from(".")];
-        let mut failures = Vec::new();
+        let mut tried = Vec::new();
         for dir in places {
             match write_new(&dir, &name, &bytes) {
                 Ok(path) => return Ok(std::path::absolute(&path).unwrap_or(path)),
-                Err(e) => failures.push(format!("{}: {e}", dir.display())),
+                Err(e) => tried.push((dir, e)),
             }
         }
-        Err(failures.join("; "))
+        Err(NoRecoveryFile { tried })
     }
 
     /// Append a recovery file's entries to its session (created when it was
