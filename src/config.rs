@@ -109,6 +109,9 @@ pub struct Config {
     #[serde(default)]
     /// `hooks.<event>` (SPEC 15).
     pub hooks: crate::hooks::HooksConfig,
+    #[serde(default)]
+    /// `mcpServers.<name>` (SPEC 15).
+    pub mcp_servers: BTreeMap<String, crate::mcp::config::ServerConfig>,
 }
 
 /// `tools.{enabled, disabled}` (SPEC 14, 15).
@@ -362,6 +365,7 @@ impl Config {
         crate::tools::Permissions::new(&self.permissions.allow, &self.permissions.deny, &[], false)?;
         self.redactor()?;
         self.hooks.validate()?;
+        crate::mcp::config::check_all(&self.mcp_servers)?;
         Ok(())
     }
 

@@ -20,6 +20,7 @@ pub mod hooks;
 pub mod id;
 pub mod keys;
 pub mod maintenance;
+pub mod mcp;
 pub mod message;
 pub mod output;
 pub mod paths;

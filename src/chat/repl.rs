@@ -37,6 +37,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/clear", "the model starts from nothing; the transcript stays in the session"),
     ("/artifacts", "this session's compaction artifacts (glrs-artifacts ls)"),
     ("/export", "[FILE] write the transcript to FILE (.md, .html or .jsonl; default ID.md)"),
+    ("/mcp", "the MCP servers (mcpServers in config.json), their state and tools"),
     ("/quit", "leave (Ctrl-D too)"),
 ];
 
@@ -155,13 +156,21 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
         super::history::show(&chat, color);
     }
     // SIGTERM or SIGHUP at the prompt wakes it and the loop leaves like
-    // Ctrl-D (below). Only a prompt that cannot be woken ends at once.
-    let signals = Watcher::start(|stop| std::process::exit(stop.exit_code()))?;
+    // Ctrl-D (below). Only a prompt that cannot be woken ends at once,
+    // stopping the MCP servers first.
+    let signals = Watcher::start(|stop| {
+        crate::mcp::stop_all_processes();
+        std::process::exit(stop.exit_code())
+    })?;
     let mut code = 0;
     let mut initial = String::new();
     // Lines typed during an idle compaction: they run once it lands.
     let mut queued: std::collections::VecDeque<String> = Default::default();
     loop {
+        // MCP servers that failed to start or stopped since: said once.
+        for line in chat.tools.servers().map(|s| s.news()).unwrap_or_default() {
+            eprintln!("glrs-chat: warning: {line}");
+        }
         let prompt = prompt_text(&chat);
         let line = if let Some(line) = queued.pop_front() {
             println!("{prompt}{line}");
@@ -409,6 +418,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
             }
             println!("(cleared: the model starts from nothing; the transcript stays in the session)");
         }
+        "/mcp" => mcp_listing(chat, color),
         "/artifacts" => {
             crate::programs::run_program("glrs-artifacts", &["ls", chat.id.as_str()])?;
         }
@@ -509,6 +519,27 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
         _ => println!("unknown command {command}: /help lists them"),
     }
     Ok(Action::Continue)
+}
+
+/// `/mcp`: each server, its state, and its tools (SPEC 15).
+fn mcp_listing(chat: &Chat, color: bool) {
+    let listing = chat.tools.servers().map(|s| {
+        s.wait_ready();
+        s.listing()
+    });
+    let listing = listing.unwrap_or_default();
+    if listing.is_empty() {
+        println!("no MCP servers: add them under \"mcpServers\" in config.json (the README shows how)");
+        return;
+    }
+    let dim = |t: &str| if color { format!("\x1b[2m{t}\x1b[0m") } else { t.to_string() };
+    for server in listing {
+        let count = if server.tools.is_empty() { String::new() } else { format!(" · {} tools", server.tools.len()) };
+        println!("{}  {}{count}", server.name, server.state);
+        for (tool, description) in server.tools {
+            println!("  {tool}  {}", dim(&crate::tools::limits::one_line(&description, 80)));
+        }
+    }
 }
 
 /// One more attempt to save what a failed write left, before switching

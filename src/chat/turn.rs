@@ -215,6 +215,10 @@ impl Chat {
             if let Err(e) = self.sync_from_disk() {
                 ui.notice(&format!("could not re-read the session: {e}"));
             }
+            // SPEC 15: MCP servers still starting are waited for (bounded).
+            for line in self.tools.settle(cancel).await {
+                ui.notice(&line);
+            }
             let tool_specs = self.tools.specs(&self.situation(kind));
             let system = self.system_for(kind);
             self.prune_before_call(system.as_deref(), &tool_specs, jiff::Timestamp::now());

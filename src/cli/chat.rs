@@ -148,6 +148,16 @@ pub fn run(args: Args) -> Result<i32> {
     }
     drop(key_lock);
     chat.set_permissions(&args.allow, args.allow_all).map_err(|e| crate::cli::UsageError(format!("{e:#}")))?;
+    // SPEC 15: MCP servers start now, in the background; the first model
+    // call waits for those still starting. Stopped when this returns.
+    let mut _servers = None;
+    let servers = crate::mcp::config::check_all(&chat.config.mcp_servers)?;
+    if !args.no_tools && !servers.is_empty() {
+        let started = crate::mcp::Servers::start(servers, std::path::PathBuf::from(&chat.cwd))
+            .context("cannot start the MCP servers")?;
+        chat.tools.attach_servers(started.clone());
+        _servers = Some(StopOnExit(started));
+    }
     if args.no_tools {
         chat.no_tools();
     } else if let Some(home) = chat::system::config_home() {
@@ -190,6 +200,15 @@ pub fn run(args: Args) -> Result<i32> {
             code
         }
         None => chat::repl::run(chat, &runtime, resumed),
+    }
+}
+
+/// Stops the chat's MCP servers when the chat ends, however it ends.
+struct StopOnExit(std::sync::Arc<crate::mcp::Servers>);
+
+impl Drop for StopOnExit {
+    fn drop(&mut self) {
+        self.0.stop();
     }
 }
 

@@ -185,12 +185,14 @@ pub struct Registry {
     offering: Offering,
     /// The session's permission state.
     pub permissions: Permissions,
+    /// The chat's MCP servers, whose tools join as they start (SPEC 15).
+    servers: Option<Arc<crate::mcp::Servers>>,
 }
 
 impl Registry {
     /// An empty registry with what to offer and the permissions.
     pub fn new(offering: Offering, permissions: Permissions) -> Registry {
-        Registry { tools: Vec::new(), offering, permissions }
+        Registry { tools: Vec::new(), offering, permissions, servers: None }
     }
 
     /// The registry with the seven built-in tools.
@@ -216,6 +218,38 @@ impl Registry {
         for tool in self.tools.iter().filter(|t| t.origin() == Origin::Extension) {
             next.add(tool.clone());
         }
+        next.servers = self.servers.clone();
+    }
+
+    /// Offer the tools of these MCP servers as they start.
+    pub fn attach_servers(&mut self, servers: Arc<crate::mcp::Servers>) {
+        self.servers = Some(servers);
+    }
+
+    /// The chat's MCP servers, if it has any.
+    pub fn servers(&self) -> Option<&Arc<crate::mcp::Servers>> {
+        self.servers.as_ref()
+    }
+
+    /// Before a model call: wait for MCP servers still starting (each is
+    /// bounded; `cancel` stops the wait), add the tools of those that
+    /// started, and return what to tell the user (servers that failed or
+    /// stopped, each once).
+    pub async fn settle(&mut self, cancel: &Cancel) -> Vec<String> {
+        let Some(servers) = self.servers.clone() else { return Vec::new() };
+        if !self.offering.none {
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => {}
+                () = servers.ready() => {}
+            }
+            for tool in servers.tools() {
+                if self.get(tool.name()).is_none() {
+                    self.tools.push(tool);
+                }
+            }
+        }
+        servers.news()
     }
 
     /// The names of every tool in the registry, offered or not.

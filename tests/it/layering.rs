@@ -17,8 +17,13 @@ const RULES: &[Rule] = &[
         forbidden: &["provider", "chat", "cli", "compact", "context", "config"],
         why: "the store knows no provider, chat, compaction or CLI",
     },
-    Rule { under: "provider", forbidden: &["store", "chat", "cli", "compact"], why: "provider adapters know no store" },
-    Rule { under: "compact", forbidden: &["chat", "cli"], why: "compaction knows no REPL and no CLI" },
+    Rule {
+        under: "provider",
+        forbidden: &["store", "chat", "cli", "compact", "mcp"],
+        why: "provider adapters know no store and no MCP",
+    },
+    Rule { under: "compact", forbidden: &["chat", "cli", "mcp"], why: "compaction knows no REPL, CLI or MCP" },
+    Rule { under: "mcp", forbidden: &["store", "chat", "cli", "compact"], why: "MCP servers are tools, no more" },
     Rule {
         under: "message.rs",
         forbidden: &["store", "provider", "chat", "cli", "compact", "config", "context", "fork", "keys", "maintenance"],

@@ -29,6 +29,7 @@ mod generated;
 mod harness;
 mod layering;
 mod lifecycle;
+mod mcp;
 mod races;
 mod recipes;
 mod recipes_scripts;

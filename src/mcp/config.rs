@@ -1,0 +1,208 @@
+//! `mcpServers.<name>` in `config.json` (SPEC 15): a stdio server
+//! (`command`, `args`, `env`, `cwd`) or a streamable HTTP server (`url`,
+//! `headers`), the shape other agents use (their optional `type` is
+//! accepted too). Checked when the config loads: a bad entry is an error
+//! naming its key (`mcpServers.fs.url`), never a server that fails later.
+
+use std::collections::BTreeMap;
+
+use anyhow::{Result, bail};
+use serde::Deserialize;
+
+/// Headers the MCP transport sets itself: a server's `headers` may not.
+const RESERVED_HEADERS: &[&str] = &["accept", "mcp-session-id", "mcp-protocol-version", "last-event-id"];
+
+/// One `mcpServers.<name>` entry, as written.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ServerConfig {
+    /// `type`: `"stdio"` or `"http"` (also `"streamable-http"`); else
+    /// implied by `command` or `url`.
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    /// `command`: the program of a stdio server (looked up on PATH).
+    pub command: Option<String>,
+    /// `args`: its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// `env`: variables added to its environment.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// `cwd`: the folder it runs in (`~` expanded); else the chat's cwd.
+    pub cwd: Option<String>,
+    /// `url`: the endpoint of a streamable HTTP server.
+    pub url: Option<String>,
+    /// `headers`: sent with every HTTP request (`Authorization`, …).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+}
+
+/// How glrs reaches a server.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Transport {
+    /// A child process speaking JSON-RPC on its stdin and stdout.
+    Stdio {
+        /// The program.
+        command: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Variables added to its environment.
+        env: BTreeMap<String, String>,
+        /// The folder it runs in; `None`: the chat's cwd.
+        cwd: Option<String>,
+    },
+    /// Streamable HTTP.
+    Http {
+        /// The endpoint.
+        url: String,
+        /// Extra headers.
+        headers: BTreeMap<String, String>,
+    },
+}
+
+/// A checked server: its name and how to reach it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Server {
+    /// The name under `mcpServers` (the `<server>` of `mcp__<server>__<tool>`).
+    pub name: String,
+    /// How to reach it.
+    pub transport: Transport,
+}
+
+/// Whether `name` can be a server name: it becomes part of tool names,
+/// which providers limit to letters, digits, `_` and `-`.
+fn valid_name(name: &str) -> bool {
+    !name.is_empty() && name.len() <= 32 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+impl ServerConfig {
+    /// Check the entry named `name`; errors name the key.
+    pub fn check(&self, name: &str) -> Result<Server> {
+        let key = format!("mcpServers.{name}");
+        if !valid_name(name) {
+            bail!("{key}: a server name is 1 to 32 letters, digits, _ or - (it becomes part of tool names)");
+        }
+        let http = match (self.kind.as_deref(), &self.command, &self.url) {
+            (Some("stdio"), _, _) => false,
+            (Some("http" | "streamable-http" | "streamableHttp"), _, _) => true,
+            (Some("sse"), _, _) => {
+                bail!("{key}.type: the legacy SSE transport is not supported; use the server's streamable HTTP URL")
+            }
+            (Some(other), _, _) => bail!("{key}.type: must be \"stdio\" or \"http\", got {other:?}"),
+            (None, Some(_), None) => false,
+            (None, None, Some(_)) => true,
+            (None, Some(_), Some(_)) => bail!("{key}: give \"command\" (a stdio server) or \"url\" (HTTP), not both"),
+            (None, None, None) => {
+                bail!("{key}: needs \"command\" (a stdio server) or \"url\" (a streamable HTTP server)")
+            }
+        };
+        if http {
+            let Some(url) = &self.url else { bail!("{key}.url: required for an HTTP server") };
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                bail!("{key}.url: must be an http:// or https:// URL, got {url:?}");
+            }
+            for (field, set) in [
+                ("command", self.command.is_some()),
+                ("args", !self.args.is_empty()),
+                ("env", !self.env.is_empty()),
+                ("cwd", self.cwd.is_some()),
+            ] {
+                if set {
+                    bail!("{key}.{field}: belongs to a stdio server, and this one has a \"url\"");
+                }
+            }
+            for (header, value) in &self.headers {
+                let at = format!("{key}.headers.{header}");
+                let name = reqwest::header::HeaderName::from_bytes(header.as_bytes())
+                    .map_err(|_| anyhow::anyhow!("{at}: not a valid header name"))?;
+                if RESERVED_HEADERS.contains(&name.as_str()) {
+                    bail!("{at}: set by the MCP transport itself");
+                }
+                reqwest::header::HeaderValue::from_str(value)
+                    .map_err(|_| anyhow::anyhow!("{at}: not a valid header value"))?;
+            }
+            return Ok(Server {
+                name: name.to_string(),
+                transport: Transport::Http { url: url.clone(), headers: self.headers.clone() },
+            });
+        }
+        let Some(command) = &self.command else { bail!("{key}.command: required for a stdio server") };
+        if command.trim().is_empty() {
+            bail!("{key}.command: must not be empty");
+        }
+        for (field, set) in [("url", self.url.is_some()), ("headers", !self.headers.is_empty())] {
+            if set {
+                bail!("{key}.{field}: belongs to an HTTP server, and this one has a \"command\"");
+            }
+        }
+        for var in self.env.keys() {
+            if var.is_empty() || var.contains('=') || var.contains('\0') {
+                bail!("{key}.env.{var}: not a valid variable name");
+            }
+        }
+        Ok(Server {
+            name: name.to_string(),
+            transport: Transport::Stdio {
+                command: command.clone(),
+                args: self.args.clone(),
+                env: self.env.clone(),
+                cwd: self.cwd.clone(),
+            },
+        })
+    }
+}
+
+/// Check every entry of `mcpServers`, in name order.
+pub fn check_all(servers: &BTreeMap<String, ServerConfig>) -> Result<Vec<Server>> {
+    servers.iter().map(|(name, config)| config.check(name)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Vec<Server>> {
+        let servers: BTreeMap<String, ServerConfig> = serde_json::from_str(text)?;
+        check_all(&servers)
+    }
+
+    #[test]
+    fn stdio_and_http_servers_parse() {
+        let servers = parse(
+            r#"{"fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."],
+                       "env": {"DEBUG": "1"}, "cwd": "~/src"},
+                "web": {"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer x"}},
+                "typed": {"type": "stdio", "command": "srv"}}"#,
+        )
+        .unwrap();
+        assert_eq!(servers.len(), 3);
+        assert!(matches!(&servers[0].transport, Transport::Stdio { command, args, .. }
+            if command == "npx" && args.len() == 3));
+        assert_eq!(servers[1].name, "typed");
+        assert!(matches!(&servers[2].transport, Transport::Http { url, headers }
+            if url == "https://example.com/mcp" && headers.len() == 1));
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let cases = [
+            (r#"{"fs": {}}"#, "mcpServers.fs: needs \"command\""),
+            (r#"{"fs": {"command": "a", "url": "http://h"}}"#, "mcpServers.fs: give \"command\""),
+            (r#"{"fs": {"url": "ftp://h"}}"#, "mcpServers.fs.url: must be an http"),
+            (r#"{"fs": {"url": "http://h", "args": ["x"]}}"#, "mcpServers.fs.args: belongs to a stdio server"),
+            (r#"{"fs": {"command": "x", "headers": {"a": "b"}}}"#, "mcpServers.fs.headers: belongs to an HTTP"),
+            (r#"{"fs": {"url": "http://h", "headers": {"Accept": "x"}}}"#, "mcpServers.fs.headers.Accept: set by"),
+            (r#"{"fs": {"url": "http://h", "headers": {"a b": "x"}}}"#, "mcpServers.fs.headers.a b: not a valid"),
+            (r#"{"fs": {"type": "sse", "url": "http://h"}}"#, "mcpServers.fs.type: the legacy SSE"),
+            (r#"{"fs": {"type": "ws", "url": "http://h"}}"#, "mcpServers.fs.type: must be"),
+            (r#"{"fs": {"type": "http", "command": "x"}}"#, "mcpServers.fs.url: required"),
+            (r#"{"fs": {"command": " "}}"#, "mcpServers.fs.command: must not be empty"),
+            (r#"{"my fs": {"command": "x"}}"#, "mcpServers.my fs: a server name"),
+            (r#"{"fs": {"command": "x", "env": {"A=B": "c"}}}"#, "mcpServers.fs.env.A=B"),
+        ];
+        for (text, expected) in cases {
+            let err = format!("{:#}", parse(text).unwrap_err());
+            assert!(err.contains(expected), "{text}: {err}");
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! Reaching one MCP server with `rmcp`: a child process speaking on its
+//! stdin and stdout (in a process group of its own, so everything it
+//! starts can be stopped together, and so a Ctrl-C typed in the terminal
+//! reaches glrs and not the servers), or streamable HTTP. The server's
+//! stderr is kept, its last lines only, to say why it failed.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+
+use rmcp::ServiceExt;
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use tokio::io::AsyncBufReadExt;
+
+use super::config::{Server, Transport};
+
+/// A connected client.
+pub type Client = RunningService<RoleClient, ClientConfig>;
+
+/// How many lines of a server's stderr are kept.
+const TAIL_LINES: usize = 20;
+/// How long a kept stderr line may be.
+const TAIL_LINE_CHARS: usize = 300;
+
+/// The last lines a server wrote to its stderr.
+#[derive(Debug, Default, Clone)]
+pub struct Tail {
+    lines: Arc<Mutex<VecDeque<String>>>,
+    /// Its stderr is still being read.
+    reading: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Tail {
+    /// Wait a little for a server that failed to finish writing why.
+    pub async fn settle(&self) {
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(500);
+        while self.reading.load(std::sync::atomic::Ordering::SeqCst) && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    }
+
+    fn push(&self, line: &str) {
+        let line = line.trim_end();
+        if line.trim().is_empty() {
+            return;
+        }
+        if let Ok(mut lines) = self.lines.lock() {
+            if lines.len() == TAIL_LINES {
+                lines.pop_front();
+            }
+            lines.push_back(line.chars().take(TAIL_LINE_CHARS).collect());
+        }
+    }
+
+    /// The last line, if any: what a failure message adds.
+    pub fn last(&self) -> Option<String> {
+        self.lines.lock().ok().and_then(|lines| lines.back().cloned())
+    }
+}
+
+fn client_config() -> ClientConfig {
+    ClientConfig::new(ClientCapabilities::default(), Implementation::new("glrs", env!("CARGO_PKG_VERSION")))
+}
+
+/// `~` and relative folders, as the model's paths are read.
+fn server_cwd(cwd: &Path, configured: Option<&str>) -> std::path::PathBuf {
+    match configured {
+        Some(dir) => crate::tools::resolve_path(cwd, dir),
+        None => cwd.to_path_buf(),
+    }
+}
+
+/// Start or reach `server` and complete the MCP handshake. `group` is set
+/// as soon as a child process exists, so it can be stopped even if the
+/// handshake never ends. Must run inside the tokio runtime that will keep
+/// the client's tasks.
+pub async fn connect(server: &Server, cwd: &Path, tail: &Tail, group: &Mutex<Option<i32>>) -> Result<Client, String> {
+    match &server.transport {
+        Transport::Stdio { command, args, env, cwd: dir } => {
+            stdio(command, args, env, &server_cwd(cwd, dir.as_deref()), tail, group).await
+        }
+        Transport::Http { url, headers } => http(url, headers).await,
+    }
+}
+
+async fn stdio(
+    command: &str,
+    args: &[String],
+    env: &BTreeMap<String, String>,
+    dir: &Path,
+    tail: &Tail,
+    group: &Mutex<Option<i32>>,
+) -> Result<Client, String> {
+    let mut cmd = tokio::process::Command::new(command);
+    cmd.args(args).envs(env).current_dir(dir).process_group(0);
+    let (process, stderr) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {command:?} in {}: {e}", dir.display()))?;
+    let pid = process.id().and_then(|p| i32::try_from(p).ok());
+    if let Ok(mut slot) = group.lock() {
+        *slot = pid;
+    }
+    if let Some(stderr) = stderr {
+        tail.reading.store(true, std::sync::atomic::Ordering::SeqCst);
+        let tail = tail.clone();
+        tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                tail.push(&line);
+            }
+            tail.reading.store(false, std::sync::atomic::Ordering::SeqCst);
+        });
+    }
+    client_config().serve(process).await.map_err(|e| format!("the MCP handshake failed: {e}"))
+}
+
+async fn http(url: &str, headers: &BTreeMap<String, String>) -> Result<Client, String> {
+    let mut custom = HashMap::new();
+    for (name, value) in headers {
+        // Checked when the config loaded.
+        let name =
+            reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|e| format!("header {name}: {e}"))?;
+        let value = reqwest::header::HeaderValue::from_str(value).map_err(|e| format!("header {name}: {e}"))?;
+        custom.insert(name, value);
+    }
+    let config = StreamableHttpClientTransportConfig::with_uri(url.to_string()).custom_headers(custom);
+    let transport = StreamableHttpClientTransport::from_config(config);
+    client_config().serve(transport).await.map_err(|e| format!("cannot reach {url}: {e}"))
+}

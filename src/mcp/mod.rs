@@ -1,0 +1,459 @@
+//! MCP servers (SPEC 15): `mcpServers.<name>` in the config, reached with
+//! the official Rust SDK (`rmcp`) over stdio or streamable HTTP; their
+//! tools go into the one registry as `mcp__<server>__<tool>`, asked about
+//! like every extension tool.
+//!
+//! [`Servers::start`] starts them all at once on a thread of their own, so
+//! the chat's start-up does not wait for them: the first model request
+//! does (the registry's `settle`), and only as long as one is still
+//! starting, each bounded by [`START_TIMEOUT`]. A server that fails to
+//! start, or dies later, is reported once ([`Servers::news`]) and left
+//! out; calls to a dead server's tools are error results. [`Servers::stop`]
+//! (also on drop, and [`stop_all_processes`] on paths that exit at once)
+//! ends every server with everything it started: each stdio server runs in
+//! a process group of its own.
+//!
+//! Programs other than `glrs-chat` never call [`Servers::start`].
+
+pub mod config;
+mod connect;
+mod tool;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rmcp::Peer;
+use rmcp::service::{RoleClient, RunningServiceCancellationToken};
+
+use crate::provider::ToolSpec;
+pub use config::{Server, ServerConfig, Transport};
+pub use tool::{McpTool, result_text, tool_name};
+
+/// How long one server may take to start and list its tools.
+pub const START_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long one tool call may take.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(600);
+/// How long stopped servers get to exit before they are killed.
+const STOP_GRACE: Duration = Duration::from_secs(1);
+
+/// Where a server is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum State {
+    /// Being started.
+    Starting,
+    /// Started; its tools are offered.
+    Running,
+    /// It did not start, and why.
+    Failed(String),
+    /// It was running and is not any more, and why.
+    Stopped(String),
+}
+
+impl std::fmt::Display for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            State::Starting => f.write_str("starting"),
+            State::Running => f.write_str("running"),
+            State::Failed(why) => write!(f, "failed: {why}"),
+            State::Stopped(why) => write!(f, "stopped: {why}"),
+        }
+    }
+}
+
+/// A server as `/mcp` shows it.
+#[derive(Debug, Clone)]
+pub struct Listed {
+    /// Its name under `mcpServers`.
+    pub name: String,
+    /// Where it is.
+    pub state: State,
+    /// Its tools as offered: name and description.
+    pub tools: Vec<(String, String)>,
+}
+
+/// One tool of a server: its own name and what the model is offered.
+#[derive(Debug, Clone)]
+struct ServerTool {
+    name: String,
+    spec: ToolSpec,
+}
+
+struct Entry {
+    server: Server,
+    state: State,
+    tools: Vec<ServerTool>,
+    peer: Option<Peer<RoleClient>>,
+    cancel: Option<RunningServiceCancellationToken>,
+    group: Arc<Mutex<Option<i32>>>,
+    tail: connect::Tail,
+}
+
+/// What the servers' thread and the chat share.
+struct Shared {
+    entries: Mutex<Vec<Entry>>,
+    news: Mutex<Vec<String>>,
+    changed: tokio::sync::watch::Sender<u64>,
+    stopping: AtomicBool,
+}
+
+/// The MCP servers of one chat.
+pub struct Servers {
+    shared: Arc<Shared>,
+    /// Ends the servers' thread.
+    thread: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
+}
+
+/// Process groups of running stdio servers, for [`stop_all_processes`].
+static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+fn forget_group(group: i32) {
+    if let Ok(mut groups) = GROUPS.lock() {
+        groups.retain(|g| *g != group);
+    }
+}
+
+/// Stop every stdio server's process group now: for paths that end the
+/// process at once (a signal while the REPL waits for input).
+pub fn stop_all_processes() {
+    let groups = GROUPS.lock().map(|mut g| std::mem::take(&mut *g)).unwrap_or_default();
+    stop_groups(&groups);
+}
+
+/// SIGTERM each group, give them [`STOP_GRACE`] to go, then SIGKILL
+/// what is left (a server's children that ignored the first signal).
+fn stop_groups(groups: &[i32]) {
+    let groups: Vec<i32> = groups.iter().copied().filter(|g| *g > 1).collect();
+    if groups.is_empty() {
+        return;
+    }
+    // SAFETY: killpg takes plain integers and touches no memory; a group
+    // that is already gone gives ESRCH, which is fine.
+    let signal = |group: i32, sig: i32| unsafe { libc::killpg(group, sig) };
+    for group in &groups {
+        signal(*group, libc::SIGTERM);
+    }
+    let deadline = Instant::now() + STOP_GRACE;
+    while Instant::now() < deadline && groups.iter().any(|g| signal(*g, 0) == 0) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    for group in &groups {
+        signal(*group, libc::SIGKILL);
+        forget_group(*group);
+    }
+}
+
+impl Shared {
+    fn bump(&self) {
+        self.changed.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    fn tell(&self, line: String) {
+        if let Ok(mut news) = self.news.lock() {
+            news.push(line);
+        }
+    }
+
+    fn set(&self, index: usize, update: impl FnOnce(&mut Entry)) {
+        if let Ok(mut entries) = self.entries.lock()
+            && let Some(entry) = entries.get_mut(index)
+        {
+            update(entry);
+        }
+        self.bump();
+    }
+
+    /// A server did not start: report it once and stop what it left.
+    fn failed(&self, index: usize, why: String, tail: &connect::Tail, group: &Mutex<Option<i32>>) {
+        let why = with_stderr(why, tail);
+        let mut name = String::new();
+        self.set(index, |e| {
+            name = e.server.name.clone();
+            e.state = State::Failed(why.clone());
+        });
+        if !self.stopping.load(Ordering::SeqCst) {
+            self.tell(format!("MCP server {name} failed to start: {why}"));
+        }
+        stop_group(group);
+    }
+
+    /// A running server's connection ended.
+    fn ended(&self, index: usize, why: String, tail: &connect::Tail, group: &Mutex<Option<i32>>) {
+        let stopping = self.stopping.load(Ordering::SeqCst);
+        let why = if stopping { "stopped with the chat".to_string() } else { with_stderr(why, tail) };
+        let mut name = String::new();
+        self.set(index, |e| {
+            name = e.server.name.clone();
+            e.state = State::Stopped(why.clone());
+            e.peer = None;
+            e.cancel = None;
+        });
+        if !stopping {
+            self.tell(format!("MCP server {name} stopped: {why}; calls to its tools are errors now"));
+        }
+        stop_group(group);
+    }
+}
+
+fn with_stderr(why: String, tail: &connect::Tail) -> String {
+    match tail.last() {
+        Some(line) => format!("{why} (its stderr: {line})"),
+        None => why,
+    }
+}
+
+fn stop_group(group: &Mutex<Option<i32>>) {
+    let taken = group.lock().ok().and_then(|mut g| g.take());
+    if let Some(group) = taken {
+        // SAFETY: as in `stop_groups`.
+        unsafe {
+            libc::killpg(group, libc::SIGKILL);
+        }
+        forget_group(group);
+    }
+}
+
+/// Start one server and watch it until it ends.
+async fn run_server(shared: Arc<Shared>, index: usize, server: Server, cwd: PathBuf) {
+    let (tail, group) = match shared.entries.lock() {
+        Ok(entries) => match entries.get(index) {
+            Some(e) => (e.tail.clone(), e.group.clone()),
+            None => return,
+        },
+        Err(_) => return,
+    };
+    let started = tokio::time::timeout(START_TIMEOUT, async {
+        let client = connect::connect(&server, &cwd, &tail, &group).await?;
+        if let Ok(Some(g)) = group.lock().map(|g| *g)
+            && let Ok(mut groups) = GROUPS.lock()
+        {
+            groups.push(g);
+        }
+        let has_tools = client.peer_info().is_none_or(|info| info.capabilities.tools.is_some());
+        let tools = if has_tools {
+            client.list_all_tools().await.map_err(|e| format!("listing its tools failed: {e}"))?
+        } else {
+            Vec::new()
+        };
+        Ok::<_, String>((client, tools))
+    })
+    .await;
+    let (client, listed) = match started {
+        Ok(Ok(started)) => started,
+        Ok(Err(why)) => {
+            tail.settle().await;
+            return shared.failed(index, why, &tail, &group);
+        }
+        Err(_) => {
+            let why = format!("it did not start within {} s", START_TIMEOUT.as_secs());
+            return shared.failed(index, why, &tail, &group);
+        }
+    };
+    let mut tools = Vec::new();
+    let mut taken: Vec<String> = Vec::new();
+    for t in listed {
+        let spec = tool::spec(&server.name, &t);
+        if taken.contains(&spec.name) {
+            shared.tell(format!(
+                "MCP server {}: tool {:?} left out: its name is the same as another's once shortened to {}",
+                server.name, t.name, spec.name
+            ));
+            continue;
+        }
+        taken.push(spec.name.clone());
+        tools.push(ServerTool { name: t.name.to_string(), spec });
+    }
+    let peer = client.peer().clone();
+    let cancel = client.cancellation_token();
+    shared.set(index, |e| {
+        e.state = State::Running;
+        e.tools = tools;
+        e.peer = Some(peer);
+        e.cancel = Some(cancel);
+    });
+    if shared.stopping.load(Ordering::SeqCst) {
+        let _ = client.cancel().await;
+        return shared.ended(index, String::new(), &tail, &group);
+    }
+    let why = match client.waiting().await {
+        Ok(rmcp::service::QuitReason::Cancelled) => "the connection was closed".to_string(),
+        Ok(rmcp::service::QuitReason::Closed) => "the server closed the connection (it exited)".to_string(),
+        Ok(rmcp::service::QuitReason::JoinError(e)) | Err(e) => format!("its connection failed: {e}"),
+        Ok(other) => format!("its connection ended ({other:?})"),
+    };
+    tail.settle().await;
+    shared.ended(index, why, &tail, &group);
+}
+
+impl Servers {
+    /// Start `servers` in the background, each in `cwd` unless it names
+    /// its own. Returns at once.
+    pub fn start(servers: Vec<Server>, cwd: PathBuf) -> std::io::Result<Arc<Servers>> {
+        let entries = servers
+            .iter()
+            .map(|server| Entry {
+                server: server.clone(),
+                state: State::Starting,
+                tools: Vec::new(),
+                peer: None,
+                cancel: None,
+                group: Arc::default(),
+                tail: connect::Tail::default(),
+            })
+            .collect();
+        let shared = Arc::new(Shared {
+            entries: Mutex::new(entries),
+            news: Mutex::default(),
+            changed: tokio::sync::watch::Sender::new(0),
+            stopping: AtomicBool::new(false),
+        });
+        let this = Arc::new(Servers { shared: shared.clone(), thread: Mutex::new(None) });
+        if servers.is_empty() {
+            return Ok(this);
+        }
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        for (index, server) in servers.into_iter().enumerate() {
+            runtime.spawn(run_server(shared.clone(), index, server, cwd.clone()));
+        }
+        let (end, ended) = tokio::sync::oneshot::channel::<()>();
+        std::thread::Builder::new().name("glrs-mcp".into()).spawn(move || {
+            let _ = runtime.block_on(ended);
+            runtime.shutdown_timeout(Duration::from_millis(200));
+        })?;
+        if let Ok(mut thread) = this.thread.lock() {
+            *thread = Some(end);
+        }
+        Ok(this)
+    }
+
+    /// No servers at all.
+    pub fn none() -> Arc<Servers> {
+        Arc::new(Servers {
+            shared: Arc::new(Shared {
+                entries: Mutex::default(),
+                news: Mutex::default(),
+                changed: tokio::sync::watch::Sender::new(0),
+                stopping: AtomicBool::new(false),
+            }),
+            thread: Mutex::new(None),
+        })
+    }
+
+    fn starting(&self) -> bool {
+        self.shared.entries.lock().is_ok_and(|e| e.iter().any(|e| e.state == State::Starting))
+    }
+
+    /// Wait until no server is still starting (each start is bounded by
+    /// [`START_TIMEOUT`]).
+    pub async fn ready(&self) {
+        let mut changed = self.shared.changed.subscribe();
+        let wait = async {
+            while self.starting() {
+                if changed.changed().await.is_err() {
+                    return;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(START_TIMEOUT + Duration::from_secs(5), wait).await;
+    }
+
+    /// The same as [`Servers::ready`], for a thread outside any runtime
+    /// (the REPL's `/mcp`): the servers run on their own thread.
+    pub fn wait_ready(&self) {
+        let deadline = Instant::now() + START_TIMEOUT + Duration::from_secs(5);
+        while self.starting() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// The tools of the running servers (and of servers that stopped since:
+    /// calls to those are error results).
+    pub fn tools(&self) -> Vec<Arc<dyn crate::tools::Tool>> {
+        let Ok(entries) = self.shared.entries.lock() else { return Vec::new() };
+        let mut out: Vec<Arc<dyn crate::tools::Tool>> = Vec::new();
+        for entry in entries.iter() {
+            for t in &entry.tools {
+                out.push(Arc::new(McpTool::new(self.clone_handle(), &entry.server.name, &t.name, t.spec.clone())));
+            }
+        }
+        out
+    }
+
+    fn clone_handle(&self) -> Handle {
+        Handle(self.shared.clone())
+    }
+
+    /// What happened since the last call, each thing once: servers that
+    /// failed to start or stopped.
+    pub fn news(&self) -> Vec<String> {
+        self.shared.news.lock().map(|mut n| std::mem::take(&mut *n)).unwrap_or_default()
+    }
+
+    /// Each server, its state and its tools, for `/mcp`.
+    pub fn listing(&self) -> Vec<Listed> {
+        let Ok(entries) = self.shared.entries.lock() else { return Vec::new() };
+        entries
+            .iter()
+            .map(|e| Listed {
+                name: e.server.name.clone(),
+                state: e.state.clone(),
+                tools: e.tools.iter().map(|t| (t.spec.name.clone(), t.spec.description.clone())).collect(),
+            })
+            .collect()
+    }
+
+    /// Stop every server and everything it started; waits at most about a
+    /// second. Safe to call more than once.
+    pub fn stop(&self) {
+        self.shared.stopping.store(true, Ordering::SeqCst);
+        let mut groups = Vec::new();
+        if let Ok(mut entries) = self.shared.entries.lock() {
+            for entry in entries.iter_mut() {
+                if let Some(cancel) = entry.cancel.take() {
+                    cancel.cancel();
+                }
+                entry.peer = None;
+                if let Some(g) = entry.group.lock().ok().and_then(|mut g| g.take()) {
+                    groups.push(g);
+                }
+                if matches!(entry.state, State::Running | State::Starting) {
+                    entry.state = State::Stopped("stopped with the chat".into());
+                }
+            }
+        }
+        stop_groups(&groups);
+        if let Some(end) = self.thread.lock().ok().and_then(|mut t| t.take()) {
+            let _ = end.send(());
+        }
+    }
+}
+
+impl Drop for Servers {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// What an [`McpTool`] calls through.
+#[derive(Clone)]
+pub struct Handle(Arc<Shared>);
+
+impl Handle {
+    /// The peer of `server` if it is running, else why not.
+    fn peer(&self, server: &str) -> Result<Peer<RoleClient>, String> {
+        let entries = self.0.entries.lock().map_err(|_| "the MCP servers' state is unreadable".to_string())?;
+        let Some(entry) = entries.iter().find(|e| e.server.name == server) else {
+            return Err(format!("there is no MCP server {server}"));
+        };
+        match (&entry.state, &entry.peer) {
+            (State::Running, Some(peer)) => Ok(peer.clone()),
+            (state, _) => Err(format!("the MCP server {server} is not running ({state})")),
+        }
+    }
+
+    /// Whether `server` is still running.
+    fn running(&self, server: &str) -> bool {
+        self.0.entries.lock().is_ok_and(|e| e.iter().any(|e| e.server.name == server && e.state == State::Running))
+    }
+}

@@ -1,0 +1,197 @@
+//! An MCP server's tool in the registry: offered as `mcp__<server>__<tool>`
+//! (shortened and cleaned to what providers accept), with the server's
+//! input schema; a call is a `tools/call` whose result becomes text: text
+//! content joined, other content described in a line, `isError` an error
+//! result, and output past the limits cut to its end with the whole kept
+//! in a file, as for `bash`.
+
+use serde_json::Value;
+
+use super::{CALL_TIMEOUT, Handle};
+use crate::provider::ToolSpec;
+use crate::tools::{Tool, ToolContext, ToolFuture, ToolOutput, limits};
+
+/// The longest tool name providers accept.
+const MAX_NAME: usize = 64;
+
+/// The name a server's tool is offered under: `mcp__<server>__<tool>`,
+/// characters providers refuse replaced by `_`, at most 64 characters.
+pub fn tool_name(server: &str, tool: &str) -> String {
+    let name: String = format!("mcp__{server}__{tool}")
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .collect();
+    name.chars().take(MAX_NAME).collect()
+}
+
+/// What the model is offered for a server's tool.
+pub(super) fn spec(server: &str, tool: &rmcp::model::Tool) -> ToolSpec {
+    let description = match (&tool.description, &tool.title) {
+        (Some(d), _) if !d.trim().is_empty() => d.to_string(),
+        (_, Some(title)) => title.clone(),
+        _ => format!("The {} tool of the MCP server {server}.", tool.name),
+    };
+    let mut parameters = Value::Object((*tool.input_schema).clone());
+    if parameters.get("type").is_none() {
+        parameters["type"] = Value::from("object");
+    }
+    ToolSpec { name: tool_name(server, &tool.name), description, parameters }
+}
+
+/// One MCP tool.
+pub struct McpTool {
+    handle: Handle,
+    server: String,
+    tool: String,
+    spec: ToolSpec,
+}
+
+impl McpTool {
+    pub(super) fn new(handle: Handle, server: &str, tool: &str, spec: ToolSpec) -> McpTool {
+        McpTool { handle, server: server.to_string(), tool: tool.to_string(), spec }
+    }
+}
+
+impl Tool for McpTool {
+    fn spec(&self) -> ToolSpec {
+        self.spec.clone()
+    }
+    fn name(&self) -> &str {
+        &self.spec.name
+    }
+    fn run<'a>(&'a self, input: &'a Value, ctx: &'a ToolContext<'a>) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let arguments = match input {
+                Value::Object(map) => Some(map.clone()),
+                Value::Null => None,
+                other => return ToolOutput::error(format!("the input must be a JSON object, got {other}")),
+            };
+            let peer = match self.handle.peer(&self.server) {
+                Ok(peer) => peer,
+                Err(why) => return ToolOutput::error(why),
+            };
+            let mut params = rmcp::model::CallToolRequestParams::new(self.tool.clone());
+            if let Some(arguments) = arguments {
+                params = params.with_arguments(arguments);
+            }
+            let server = &self.server;
+            match tokio::time::timeout(CALL_TIMEOUT, peer.call_tool(params)).await {
+                Err(_) => ToolOutput::error(format!(
+                    "the MCP server {server} did not answer within {} s",
+                    CALL_TIMEOUT.as_secs()
+                )),
+                Ok(Err(e)) => {
+                    let gone = if self.handle.running(server) { "" } else { "; the server is not running" };
+                    ToolOutput::error(format!("the MCP server {server} failed the call: {e}{gone}"))
+                }
+                Ok(Ok(result)) => {
+                    let value = serde_json::to_value(&result).unwrap_or(Value::Null);
+                    let (text, is_error) = result_text(&value);
+                    let text = within_limits(text, ctx, &self.spec.name);
+                    ToolOutput { content: text, is_error }
+                }
+            }
+        })
+    }
+}
+
+/// Long results keep their end, and name a file that holds all of it.
+fn within_limits(text: String, ctx: &ToolContext<'_>, name: &str) -> String {
+    let (kept, cut) = limits::tail(&text);
+    let Some(lines) = cut else { return text };
+    match limits::save_full_output(ctx.output_dir, name, text.as_bytes()) {
+        Ok(path) => format!("[… {lines} earlier lines cut: the whole result is in {}]\n{kept}", path.display()),
+        Err(e) => format!("[… {lines} earlier lines cut (the whole could not be kept: {e})]\n{kept}"),
+    }
+}
+
+/// A `tools/call` result (as JSON, the protocol's shape) as the model reads
+/// it, and whether it is an error.
+pub fn result_text(result: &Value) -> (String, bool) {
+    let is_error = result.get("isError").and_then(Value::as_bool).unwrap_or(false);
+    let blocks = result.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let mut parts: Vec<String> = blocks.iter().map(block_text).collect();
+    if parts.is_empty()
+        && let Some(structured) = result.get("structuredContent")
+    {
+        parts.push(serde_json::to_string_pretty(structured).unwrap_or_default());
+    }
+    (parts.join("\n"), is_error)
+}
+
+fn size_of(base64: Option<&str>) -> String {
+    match base64 {
+        Some(data) => format!("{} bytes", data.trim_end_matches('=').len() * 3 / 4),
+        None => "no data".into(),
+    }
+}
+
+/// One content block: text as it is, anything else described.
+fn block_text(block: &Value) -> String {
+    let field = |name: &str| block.get(name).and_then(Value::as_str);
+    let mime = field("mimeType").unwrap_or("unknown type");
+    match field("type").unwrap_or("") {
+        "text" => field("text").unwrap_or("").to_string(),
+        "image" => format!("[image content: {mime}, {} (not shown)]", size_of(field("data"))),
+        "audio" => format!("[audio content: {mime}, {} (not shown)]", size_of(field("data"))),
+        "resource_link" => {
+            format!("[resource link: {} <{}>]", field("name").unwrap_or(""), field("uri").unwrap_or(""))
+        }
+        "resource" => {
+            let resource = block.get("resource").cloned().unwrap_or(Value::Null);
+            let get = |name: &str| resource.get(name).and_then(Value::as_str);
+            let uri = get("uri").unwrap_or("");
+            match (get("text"), get("blob")) {
+                (Some(text), _) => format!("[resource {uri}]\n{text}"),
+                (None, blob) => format!(
+                    "[resource {uri}: {}, {} (not shown)]",
+                    get("mimeType").unwrap_or("unknown type"),
+                    size_of(blob)
+                ),
+            }
+        }
+        other => format!("[{} content (not shown)]", if other.is_empty() { "unknown" } else { other }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn names_are_what_providers_accept() {
+        assert_eq!(tool_name("fs", "read_file"), "mcp__fs__read_file");
+        assert_eq!(tool_name("fs", "read.file/v2"), "mcp__fs__read_file_v2");
+        let long = tool_name("server", &"x".repeat(100));
+        assert_eq!(long.len(), 64);
+        assert!(long.starts_with("mcp__server__xxx"));
+    }
+
+    #[test]
+    fn results_become_text() {
+        let result = json!({"content": [
+            {"type": "text", "text": "one"},
+            {"type": "image", "data": "AAAA", "mimeType": "image/png"},
+            {"type": "resource", "resource": {"uri": "file:///a", "text": "body"}},
+            {"type": "resource", "resource": {"uri": "file:///b", "blob": "AAAAAAAA", "mimeType": "application/zip"}},
+            {"type": "resource_link", "uri": "file:///c", "name": "c"},
+            {"type": "audio", "data": "AAAA", "mimeType": "audio/wav"},
+            {"type": "hologram"}
+        ]});
+        let (text, is_error) = result_text(&result);
+        assert!(!is_error);
+        assert_eq!(
+            text,
+            "one\n[image content: image/png, 3 bytes (not shown)]\n[resource file:///a]\nbody\n\
+             [resource file:///b: application/zip, 6 bytes (not shown)]\n[resource link: c <file:///c>]\n\
+             [audio content: audio/wav, 3 bytes (not shown)]\n[hologram content (not shown)]"
+        );
+        assert_eq!(
+            result_text(&json!({"content": [{"type": "text", "text": "no"}], "isError": true})),
+            ("no".into(), true)
+        );
+        let (text, _) = result_text(&json!({"content": [], "structuredContent": {"a": 1}}));
+        assert_eq!(text, "{\n  \"a\": 1\n}");
+    }
+}
