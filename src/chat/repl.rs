@@ -169,7 +169,7 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
     loop {
         // MCP servers that failed to start or stopped since: said once.
         for line in chat.tools.servers().map(|s| s.news()).unwrap_or_default() {
-            eprintln!("glrs-chat: warning: {line}");
+            eprintln!("glrs-chat: warning: {}", crate::output::terminal_safe(&line));
         }
         let prompt = prompt_text(&chat);
         let line = if let Some(line) = queued.pop_front() {
@@ -532,12 +532,14 @@ fn mcp_listing(chat: &Chat, color: bool) {
         println!("no MCP servers: add them under \"mcpServers\" in config.json (the README shows how)");
         return;
     }
-    let dim = |t: &str| if color { format!("\x1b[2m{t}\x1b[0m") } else { t.to_string() };
+    let style = crate::output::Style::on_terminal(color);
+    // What a server says (its descriptions, its stderr) is shown, not obeyed.
+    let safe = |t: &str| crate::output::terminal_safe(t).into_owned();
     for server in listing {
         let count = if server.tools.is_empty() { String::new() } else { format!(" · {} tools", server.tools.len()) };
-        println!("{}  {}{count}", server.name, server.state);
+        println!("{}  {}{count}", server.name, safe(&server.state.to_string()));
         for (tool, description) in server.tools {
-            println!("  {tool}  {}", dim(&crate::tools::limits::one_line(&description, 80)));
+            println!("  {tool}  {}", style.dim(&safe(&crate::tools::limits::one_line(&description, 80))));
         }
     }
 }

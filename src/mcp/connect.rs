@@ -52,7 +52,9 @@ impl Tail {
             if lines.len() == TAIL_LINES {
                 lines.pop_front();
             }
-            lines.push_back(line.chars().take(TAIL_LINE_CHARS).collect());
+            // Shown in a terminal later: control sequences made visible.
+            let line: String = line.chars().take(TAIL_LINE_CHARS).collect();
+            lines.push_back(crate::output::terminal_safe(&line).into_owned());
         }
     }
 
