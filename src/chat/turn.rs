@@ -216,7 +216,18 @@ impl Chat {
                 ui.notice(&format!("could not re-read the session: {e}"));
             }
             // SPEC 15: MCP servers still starting are waited for (bounded).
-            for line in self.tools.settle(cancel).await {
+            let news = {
+                let settle = self.tools.settle(cancel);
+                tokio::pin!(settle);
+                tokio::select! {
+                    news = &mut settle => news,
+                    () = tokio::time::sleep(std::time::Duration::from_secs(1)) => {
+                        ui.notice("(waiting for MCP servers to start)");
+                        settle.await
+                    }
+                }
+            };
+            for line in news {
                 ui.notice(&line);
             }
             let tool_specs = self.tools.specs(&self.situation(kind));

@@ -1,8 +1,11 @@
 //! `mcpServers.<name>` in `config.json` (SPEC 15): a stdio server
 //! (`command`, `args`, `env`, `cwd`) or a streamable HTTP server (`url`,
 //! `headers`), the shape other agents use (their optional `type` is
-//! accepted too). Checked when the config loads: a bad entry is an error
-//! naming its key (`mcpServers.fs.url`), never a server that fails later.
+//! accepted too, and so are their `${VAR}` and `${VAR:-default}`
+//! references to the environment, filled in when the server starts, so a
+//! token need not be written in the file). Checked when the config loads:
+//! a bad entry is an error naming its key (`mcpServers.fs.url`), never a
+//! server that fails later.
 
 use std::collections::BTreeMap;
 
@@ -152,6 +155,59 @@ impl ServerConfig {
     }
 }
 
+/// `text` with each `${VAR}` (or `${VAR:-default}`) replaced through
+/// `lookup`; an unset variable without a default, or a reference that is
+/// not one, is an error naming `key`.
+fn expand(text: &str, key: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("${") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        let Some(end) = after.find('}') else { return Err(format!("{key}: \"${{\" without its \"}}\"")) };
+        let (name, default) = match after[..end].split_once(":-") {
+            Some((name, default)) => (name, Some(default)),
+            None => (&after[..end], None),
+        };
+        let valid = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(format!("{key}: \"${{{}}}\" is not a variable reference", &after[..end]));
+        }
+        match (lookup(name), default) {
+            (Some(value), _) => out.push_str(&value),
+            (None, Some(default)) => out.push_str(default),
+            (None, None) => return Err(format!("{key}: the variable {name} is not set")),
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+impl Server {
+    /// The server with its `${VAR}` references filled in from `lookup`.
+    pub fn expanded(&self, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Server, String> {
+        let key = format!("mcpServers.{}", self.name);
+        let one = |field: &str, text: &str| expand(text, &format!("{key}.{field}"), lookup);
+        let map = |field: &str, map: &BTreeMap<String, String>| {
+            map.iter().map(|(k, v)| Ok((k.clone(), one(&format!("{field}.{k}"), v)?))).collect::<Result<_, String>>()
+        };
+        let transport = match &self.transport {
+            Transport::Stdio { command, args, env, cwd } => Transport::Stdio {
+                command: one("command", command)?,
+                args: args.iter().enumerate().map(|(i, a)| one(&format!("args[{i}]"), a)).collect::<Result<_, _>>()?,
+                env: map("env", env)?,
+                cwd: cwd.as_deref().map(|c| one("cwd", c)).transpose()?,
+            },
+            Transport::Http { url, headers } => {
+                Transport::Http { url: one("url", url)?, headers: map("headers", headers)? }
+            }
+        };
+        Ok(Server { name: self.name.clone(), transport })
+    }
+}
+
 /// Check every entry of `mcpServers`, in name order.
 pub fn check_all(servers: &BTreeMap<String, ServerConfig>) -> Result<Vec<Server>> {
     servers.iter().map(|(name, config)| config.check(name)).collect()
@@ -181,6 +237,31 @@ mod tests {
         assert_eq!(servers[1].name, "typed");
         assert!(matches!(&servers[2].transport, Transport::Http { url, headers }
             if url == "https://example.com/mcp" && headers.len() == 1));
+    }
+
+    #[test]
+    fn variables_are_filled_in_when_a_server_starts() {
+        let servers = parse(
+            r#"{"web": {"url": "https://${HOST}/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
+                "fs": {"command": "srv", "args": ["${DIR:-/tmp}", "$HOME", "a${X}b"], "env": {"K": "${TOKEN}"}}}"#,
+        )
+        .unwrap();
+        let lookup = |name: &str| match name {
+            "HOST" => Some("example.com".to_string()),
+            "TOKEN" => Some("s3cret".to_string()),
+            "X" => Some("-".to_string()),
+            _ => None,
+        };
+        let fs = servers[0].expanded(&lookup).unwrap();
+        assert!(matches!(&fs.transport, Transport::Stdio { args, env, .. }
+            if args == &["/tmp", "$HOME", "a-b"] && env["K"] == "s3cret"));
+        let web = servers[1].expanded(&lookup).unwrap();
+        assert!(matches!(&web.transport, Transport::Http { url, headers }
+            if url == "https://example.com/mcp" && headers["Authorization"] == "Bearer s3cret"));
+        let none = |_: &str| None;
+        assert_eq!(servers[1].expanded(&none).unwrap_err(), "mcpServers.web.url: the variable HOST is not set");
+        let bad = parse(r#"{"x": {"command": "a${B", "args": ["${1X}"]}}"#).unwrap();
+        assert!(bad[0].expanded(&lookup).unwrap_err().contains("mcpServers.x.command: \"${\" without"));
     }
 
     #[test]

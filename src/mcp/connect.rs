@@ -81,6 +81,7 @@ fn server_cwd(cwd: &Path, configured: Option<&str>) -> std::path::PathBuf {
 /// handshake never ends. Must run inside the tokio runtime that will keep
 /// the client's tasks.
 pub async fn connect(server: &Server, cwd: &Path, tail: &Tail, group: &Mutex<Option<i32>>) -> Result<Client, String> {
+    let server = server.expanded(&|name| std::env::var(name).ok())?;
     match &server.transport {
         Transport::Stdio { command, args, env, cwd: dir } => {
             stdio(command, args, env, &server_cwd(cwd, dir.as_deref()), tail, group).await

@@ -229,12 +229,16 @@ fn a_streamable_http_server_is_reached_with_its_headers() {
     });
     let port: u16 = rx.recv_timeout(Duration::from_secs(20)).unwrap().trim().parse().unwrap();
     let url = format!("http://127.0.0.1:{port}/mcp");
-    let (ts, server) = setup(json!({"web": {"url": url, "headers": {"X-Test": "from the config"}}}));
+    // A header's ${VAR} is filled in from the environment.
+    let (ts, server) = setup(json!({"web": {"url": url, "headers": {"X-Test": "from ${MCP_TEST_WORD}"}}}));
     call(&server, 1, "mcp__web__echo", json!({"text": "over http"}));
     server.push(Reply::sse(openai_text(&["ok"], 10, 1, 0)));
-    let out = one_shot(&ts, &["--allow", "mcp__web__echo", "-p", "go"]);
+    let mut cmd = ts.std_cmd(env!("CARGO_BIN_EXE_glrs-chat"));
+    cmd.env("OPENAI_API_KEY", OPENAI_KEY).env("MCP_TEST_WORD", "the environment");
+    cmd.args(["-m", "openai/gpt-4.1", "--allow", "mcp__web__echo", "-p", "go"]);
+    let out = run_bounded(&mut cmd, Duration::from_secs(60), "glrs-chat with an HTTP MCP server");
     assert!(out.status.success(), "{}", stderr_of(&out));
-    assert_eq!(tool_results(&server, 1), ["echo: over http (X-Test: from the config)"]);
+    assert_eq!(tool_results(&server, 1), ["echo: over http (X-Test: from the environment)"]);
 }
 
 #[test]
@@ -314,4 +318,16 @@ fn the_readme_mcp_example_is_a_valid_config() {
     let servers = glrs::mcp::config::check_all(&config.mcp_servers).unwrap();
     assert_eq!(servers.len(), 1);
     assert!(matches!(&servers[0].transport, glrs::mcp::Transport::Stdio { command, .. } if command == "npx"));
+}
+
+#[test]
+fn the_first_request_waits_for_a_slow_server_and_says_so() {
+    let exe = server_exe();
+    let slow = format!("sleep 2; exec '{}'", exe.display());
+    let (ts, server) = setup(json!({"slow": {"command": "sh", "args": ["-c", slow]}}));
+    server.push(Reply::sse(openai_text(&["ready"], 10, 1, 0)));
+    let out = one_shot(&ts, &["-p", "hi"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(stderr_of(&out).contains("(waiting for MCP servers to start)"), "{}", stderr_of(&out));
+    assert_eq!(offered(&server, 0), ["mcp__slow__echo", "mcp__slow__fail"], "its tools, once it started");
 }
