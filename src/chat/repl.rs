@@ -529,7 +529,10 @@ fn mcp_listing(chat: &Chat, color: bool) {
     });
     let listing = listing.unwrap_or_default();
     if listing.is_empty() {
-        println!("no MCP servers: add them under \"mcpServers\" in config.json (the README shows how)");
+        match chat.config.mcp_servers.is_empty() {
+            true => println!("no MCP servers: add them under \"mcpServers\" in config.json (the README shows how)"),
+            false => println!("no MCP servers were started: --no-tools starts none"),
+        }
         return;
     }
     let style = crate::output::Style::on_terminal(color);

@@ -108,6 +108,9 @@ async fn stdio(
     if let Ok(mut slot) = group.lock() {
         *slot = pid;
     }
+    if let Some(pid) = pid {
+        super::remember_group(pid);
+    }
     if let Some(stderr) = stderr {
         tail.reading.store(true, std::sync::atomic::Ordering::SeqCst);
         let tail = tail.clone();

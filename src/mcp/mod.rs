@@ -108,6 +108,14 @@ pub struct Servers {
 /// Process groups of running stdio servers, for [`stop_all_processes`].
 static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 
+/// Note a new server's process group, so [`stop_all_processes`] finds it
+/// even while its handshake is still going on.
+fn remember_group(group: i32) {
+    if let Ok(mut groups) = GROUPS.lock() {
+        groups.push(group);
+    }
+}
+
 fn forget_group(group: i32) {
     if let Ok(mut groups) = GROUPS.lock() {
         groups.retain(|g| *g != group);
@@ -225,11 +233,6 @@ async fn run_server(shared: Arc<Shared>, index: usize, server: Server, cwd: Path
     };
     let started = tokio::time::timeout(START_TIMEOUT, async {
         let client = connect::connect(&server, &cwd, &tail, &group).await?;
-        if let Ok(Some(g)) = group.lock().map(|g| *g)
-            && let Ok(mut groups) = GROUPS.lock()
-        {
-            groups.push(g);
-        }
         let has_tools = client.peer_info().is_none_or(|info| info.capabilities.tools.is_some());
         let tools = if has_tools {
             client.list_all_tools().await.map_err(|e| format!("listing its tools failed: {e}"))?

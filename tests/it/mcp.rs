@@ -331,3 +331,19 @@ fn the_first_request_waits_for_a_slow_server_and_says_so() {
     assert!(stderr_of(&out).contains("(waiting for MCP servers to start)"), "{}", stderr_of(&out));
     assert_eq!(offered(&server, 0), ["mcp__slow__echo", "mcp__slow__fail"], "its tools, once it started");
 }
+
+#[test]
+fn a_server_still_in_its_handshake_is_stopped_when_the_chat_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    // It never answers: still starting when the user leaves.
+    let script = format!("echo $$ > '{}'; exec sleep 300", pids.display());
+    let (ts, _server) = setup(json!({"mute": {"command": "sh", "args": ["-c", script]}}));
+    let mut p = crate::support::pty::chat(&ts, &["-m", "openai/gpt-4.1"], &[], false);
+    crate::support::pty::prompt(&mut p);
+    let started = read_pids(&pids);
+    assert!(alive(started[0]), "starting while the prompt is shown: start-up did not wait for it");
+    p.send_line("/quit").unwrap();
+    p.exp_eof().unwrap();
+    assert_gone(&started, "a server in its handshake after /quit");
+}
