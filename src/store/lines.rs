@@ -78,6 +78,15 @@ pub fn read(at: &Located) -> Result<Lines, StoreError> {
     Ok(Lines { at: at.clone(), doc, text, mark })
 }
 
+/// [`read`] by a caller that holds the session's write lock (and has
+/// recovered it): the file is as it is, never read again under the lock.
+pub(crate) fn read_locked(at: &Located) -> Result<Lines, StoreError> {
+    let (bytes, ino) = read_bytes(at)?;
+    let mark = Mark::of_bytes(ino, &bytes);
+    let (doc, text) = split(bytes, at)?;
+    Ok(Lines { at: at.clone(), doc, text, mark })
+}
+
 /// The header and entry spans of a whole file: by lines when it is in the
 /// store's layout, else by a full parse.
 fn split(bytes: Vec<u8>, at: &Located) -> Result<Split, StoreError> {

@@ -386,7 +386,7 @@ impl Store {
             // Read from the caller's chosen entry on (not whole), then
             // append after what is there.
             let at = self.locate(id).ok_or(StoreError::NotFound { id: id.to_string() })?;
-            let recent = recent::read(&at, types, start)?;
+            let recent = recent::read_with(&at, types, start, true)?;
             merge(&recent, &mut change);
             (state, _) = journal::recover(&path, &journal)?;
             outcome = inplace::append(&path, &journal, state, &change, Some(&recent.lines.mark), &now)?;

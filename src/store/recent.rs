@@ -58,6 +58,17 @@ impl Recent {
 /// Read `at`: a scan counts its entries and picks out those whose type is
 /// one of `types`; `start` chooses from those the first entry to read.
 pub fn read(at: &Located, types: &[&str], start: impl Fn(&[Hit]) -> usize) -> Result<Recent, StoreError> {
+    read_with(at, types, start, false)
+}
+
+/// [`read`] by a caller that holds the session's write lock (and has
+/// recovered it): a file that must be read whole is read as it is.
+pub(crate) fn read_with(
+    at: &Located,
+    types: &[&str],
+    start: impl Fn(&[Hit]) -> usize,
+    locked: bool,
+) -> Result<Recent, StoreError> {
     // A file that changes while it is scanned is scanned again, and after
     // a few tries read whole (which settles it under the lock if need be).
     if !at.legacy {
@@ -69,7 +80,7 @@ pub fn read(at: &Located, types: &[&str], start: impl Fn(&[Hit]) -> usize) -> Re
             }
         }
     }
-    let lines = lines::read(at)?;
+    let lines = if locked { lines::read_locked(at)? } else { lines::read(at)? };
     let hits = (0..lines.len())
         .filter(|&i| picked(lines.entry(i).as_bytes(), types) && typed(lines.entry(i), types))
         .map(|index| Hit { index, text: lines.entry(index).to_string() })

@@ -429,3 +429,29 @@ fn a_torn_tail_left_by_a_crash_is_recovered_by_the_next_reader_never_reported_co
     assert_eq!(json_of(&out)[0]["entries"], 4);
     assert_eq!(std::fs::read(&path).unwrap(), after);
 }
+
+#[test]
+fn a_tracking_writer_finding_a_file_broken_by_hand_gets_an_error_not_a_hang() {
+    let ts = TestStore::new();
+    let id = ts.session("/w", &[user("start")]);
+    let mine = ts.store.append(&id, Append::new().entry(&notice("mine")).unwrap()).unwrap();
+    // Replaced by something that is not JSON (another inode: the journal
+    // no longer describes it). The writer's mark no longer matches, so it
+    // reads the file under its own lock to merge, and must not wait for
+    // that lock again.
+    let path = ts.store.session_path(&id);
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, b"{\"schema\":2, not json").unwrap();
+    std::fs::rename(&tmp, &path).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (store, id2, mark) = (ts.store.clone(), id.clone(), mine.mark.clone());
+    std::thread::spawn(move || {
+        let change = Append::new().entry(&notice("more")).expect("entry");
+        let result = store.append_since(&id2, change, Some(&mark), &["notice"], |_| 0, |_, _| {});
+        let _ = tx.send(result.map(|_| ()).map_err(|e| e.to_string()));
+    });
+    let result = rx.recv_timeout(Duration::from_secs(30)).expect("append_since returned, without waiting for itself");
+    let err = result.expect_err("a broken file is an error");
+    assert!(err.contains(&*path.to_string_lossy()), "{err}");
+    assert_eq!(std::fs::read(&path).unwrap(), b"{\"schema\":2, not json", "left as it was");
+}
