@@ -372,6 +372,17 @@ pub fn clear(session: &Path, journal_path: &Path) -> Result<(), StoreError> {
     journal.set_len(0).and_then(|()| journal.sync_data()).map_err(|e| StoreError::io(journal_path, "clear", e))
 }
 
+/// Make every append the journal committed durable in the session and
+/// empty the journal, under the session's write lock (`lock`): what a
+/// writer does when it leaves, so a closed session has nothing to settle.
+/// True when a committed append had to be written again.
+pub fn checkpoint_now(session: &Path, journal_path: &Path, lock: &Path) -> Result<bool, StoreError> {
+    let _lock = super::WriteLock::acquire(lock)?;
+    let (_, redone) = recover(session, journal_path)?;
+    clear(session, journal_path)?;
+    Ok(redone)
+}
+
 /// True when `journal_path` holds committed appends not yet checkpointed.
 pub fn is_active(journal_path: &Path) -> bool {
     let mut magic = [0u8; 8];

@@ -158,6 +158,19 @@ pub struct OpenLock {
     pub path: PathBuf,
 }
 
+impl Drop for OpenLock {
+    /// Leaving the session: what its journal holds is made durable in the
+    /// session and the journal emptied (best effort: a later writer or
+    /// `cleanup` does it otherwise), while the open lock is still held.
+    fn drop(&mut self) {
+        let journal = self.path.with_extension("journal");
+        if super::journal::is_active(&journal) {
+            let (session, lock) = (self.path.with_extension("json"), self.path.with_extension("lock"));
+            let _ = super::journal::checkpoint_now(&session, &journal, &lock);
+        }
+    }
+}
+
 impl OpenLock {
     /// Take the open lock without waiting. When another process has it, the
     /// error is `Busy` with that process's pid.

@@ -291,16 +291,19 @@ impl Store {
     /// durable and remove the journal (cleanup). True when a committed
     /// append had to be written again (a crash interrupted it).
     pub fn settle(&self, id: &SessionId) -> Result<bool, StoreError> {
-        let _lock = WriteLock::acquire(&self.lock_path(id))?;
         let journal = self.journal_path(id);
-        let path = self.session_path(id);
-        let (_, undone) = journal::recover(&path, &journal)?;
-        journal::clear(&path, &journal)?;
+        let undone = self.checkpoint(id)?;
         match std::fs::remove_file(&journal) {
             Ok(()) => Ok(undone),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(undone),
             Err(e) => Err(StoreError::io(journal, "remove", e)),
         }
+    }
+
+    /// Make every append the journal of `id` committed durable in the
+    /// session and empty the journal (see [`journal::checkpoint_now`]).
+    pub fn checkpoint(&self, id: &SessionId) -> Result<bool, StoreError> {
+        journal::checkpoint_now(&self.session_path(id), &self.journal_path(id), &self.lock_path(id))
     }
 
     /// Create a new, empty session in `cwd` under a fresh id and write it.
@@ -513,7 +516,9 @@ impl Store {
         for lock_file in [self.open_path(id), self.journal_path(id), self.compact_path(id), self.lock_path(id)] {
             let _ = std::fs::remove_file(lock_file);
         }
-        drop((open, write));
+        // The write lock first: dropping the open lock checkpoints a
+        // journal left behind, under the write lock.
+        drop((write, open));
         Ok(())
     }
 

@@ -455,3 +455,26 @@ fn a_tracking_writer_finding_a_file_broken_by_hand_gets_an_error_not_a_hang() {
     assert!(err.contains(&*path.to_string_lossy()), "{err}");
     assert_eq!(std::fs::read(&path).unwrap(), b"{\"schema\":2, not json", "left as it was");
 }
+
+#[test]
+fn a_writer_leaving_a_session_leaves_its_journal_empty() {
+    let ts = TestStore::new();
+    let id = ts.session("/w", &[user("start")]);
+    let journal = ts.store.journal_path(&id);
+    let active = || glrs::store::journal::is_active(&journal);
+    // A chat: appends stay in the journal while the session is open, and
+    // are checkpointed into the session when the chat lets it go.
+    let open = ts.store.open_lock(&id).unwrap();
+    ts.store.append(&id, Append::new().entry(&notice("one")).unwrap()).unwrap();
+    assert!(active(), "committed in the journal while open");
+    drop(open);
+    assert!(!active(), "checkpointed on leaving");
+    // A one-off writer checkpoints at once.
+    ts.sessions().args(["append", id.as_str(), "--notice", "two"]).assert().success();
+    assert!(!active());
+    let value: serde_json::Value = serde_json::from_slice(&std::fs::read(ts.store.session_path(&id)).unwrap()).unwrap();
+    assert_eq!(value["events"].as_array().map(Vec::len), Some(3));
+    // Cleanup finds nothing to settle.
+    let out = ts.sessions().args(["cleanup", "--dry-run"]).output().unwrap();
+    assert!(!stdout_of(&out).contains("journal"), "{}", stdout_of(&out));
+}

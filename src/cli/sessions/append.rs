@@ -41,6 +41,11 @@ pub fn run(store: &Store, args: &AppendArgs) -> Result<i32> {
     if let Some(warning) = written.warning {
         eprintln!("{}: warning: {warning}", super::PROGRAM);
     }
+    // A one-off writer leaves nothing in the journal (the entry is
+    // committed already: a failure here is only a warning).
+    if let Err(e) = store.checkpoint(&at.id) {
+        eprintln!("{}: warning: {e}", super::PROGRAM);
+    }
     Ok(0)
 }
 
