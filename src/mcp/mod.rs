@@ -142,13 +142,27 @@ fn stop_groups(groups: &[i32]) {
     for group in &groups {
         signal(*group, libc::SIGTERM);
     }
+    // Each group's leader is the server itself: once it has exited, what
+    // is left of the group gets SIGKILL at once.
     let deadline = Instant::now() + STOP_GRACE;
-    while Instant::now() < deadline && groups.iter().any(|g| signal(*g, 0) == 0) {
+    while Instant::now() < deadline && groups.iter().any(|g| running(*g)) {
         std::thread::sleep(Duration::from_millis(10));
     }
     for group in &groups {
         signal(*group, libc::SIGKILL);
         forget_group(*group);
+    }
+}
+
+/// Whether process `pid` exists and has not exited (a zombie waiting to be
+/// reaped has).
+fn running(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name, which is in parentheses.
+        Ok(stat) => !stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        // No /proc (not Linux): ask the kernel. SAFETY: as in `stop_groups`.
+        Err(_) if !std::path::Path::new("/proc/self").exists() => unsafe { libc::kill(pid, 0) == 0 },
+        Err(_) => false,
     }
 }
 
