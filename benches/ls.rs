@@ -119,7 +119,7 @@ struct Measured {
 }
 
 fn measure(data: &Path, runs: u64) -> Measured {
-    let _ = std::fs::remove_file(data.join("glrs/sessions/.index.json"));
+    let _ = std::fs::remove_file(data.join("glrs/sessions").join(glrs::store::listing::INDEX_FILE));
     let cold = run_once(&mut ls_cmd(data));
     let warm = median(&mut ls_cmd(data), runs);
     let baseline = median(&mut stat_cmd(data), runs);

@@ -134,7 +134,7 @@ const FILES: &[(&str, &str)] = &[
     ("$XDG_DATA_HOME/glrs/sessions/prompts.json", "Prompt history of all sessions, the REPL's Up arrow."),
     ("$XDG_DATA_HOME/glrs/sessions/artifacts/ID/", "Compaction artifacts of session ID, one Markdown file each."),
     ("$XDG_DATA_HOME/glrs/sessions/keys.json", "Session keys: which session each key continues."),
-    ("$XDG_DATA_HOME/glrs/sessions/.index.json", "A cache of session summaries for fast listing; safe to delete."),
+    ("$XDG_DATA_HOME/glrs/sessions/.index", "A cache of session summaries for fast listing; safe to delete."),
     ("$XDG_DATA_HOME/glorious/sessions/", "Legacy sessions: listed and read, never written."),
     (
         "$XDG_CONFIG_HOME/glrs/config.json",

@@ -2,35 +2,39 @@
 //!
 //! A listing needs a few header fields and the number of entries of every
 //! session, not the sessions themselves. Those are kept in
-//! `<sessions>/.index.json`, which is only ever a cache of the files: each
-//! record is keyed by the file's path and stamped with its inode, size and
-//! modification time, and used only while all three still match. A session
-//! written since (every write renames a new inode into place) is summarised
-//! again from its file; a record whose file is gone is dropped. Deleting the
-//! index is always safe.
+//! `<sessions>/.index` (layout in [`super::index`]), which is only ever a
+//! cache of the files: each record is keyed by the file's name and folder
+//! and stamped with its inode, size and modification time, and used only
+//! while all three still match. A session written since (a rewrite renames
+//! a new inode into place; an append in place changes size and time) is
+//! summarised again from its file; a record whose file is gone is dropped.
+//! Deleting the index is always safe; a damaged one is rebuilt.
 //!
 //! So a warm listing costs one `readdir` and one `stat` per session plus
-//! reading the index, whatever the sessions' sizes; only changed files are
-//! read, in parallel, and each with a validating scan that keeps nothing but
-//! the header and a count of entries.
+//! one read of the index, whatever the sessions' sizes; only changed files
+//! are read, in parallel, and each with a validating scan that keeps nothing
+//! but the header and a count of entries.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use super::format::{self, Doc, EventsSummary};
+use super::index;
 use super::lock::{self, Stamp};
 use super::{Located, Store};
 use crate::error::StoreError;
+use crate::id::SessionId;
 
 /// The index file's name in the sessions folder.
-pub const INDEX_FILE: &str = ".index.json";
-const INDEX_VERSION: u32 = 1;
+pub const INDEX_FILE: &str = ".index";
+/// The JSON index of earlier versions, removed when the index is written.
+const OLD_INDEX_FILE: &str = ".index.json";
 
 /// What a listing shows of one session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Summary {
     /// The session id.
@@ -59,6 +63,10 @@ pub struct Summary {
     pub legacy: bool,
     /// Its file.
     pub path: PathBuf,
+    /// `updatedAt` in milliseconds (`i64::MIN` when it does not parse):
+    /// the sort key, not shown.
+    #[serde(skip)]
+    pub updated_ms: i64,
 }
 
 impl Summary {
@@ -68,10 +76,12 @@ impl Summary {
             .filter(|t| !t.is_empty())
             .or_else(|| doc.events.first_user_text.as_deref().map(format::title_from))
             .unwrap_or_default();
+        let updated_at = text("updatedAt").unwrap_or_default();
         Summary {
             id: at.id.to_string(),
             created_at: text("createdAt").unwrap_or_default(),
-            updated_at: text("updatedAt").unwrap_or_default(),
+            updated_ms: crate::time::parse_ms(&updated_at).unwrap_or(i64::MIN),
+            updated_at,
             entries: doc.events.count,
             context_tokens: doc.get_u64("contextTokens").unwrap_or(0),
             cwd: text("cwd").unwrap_or_default(),
@@ -82,6 +92,45 @@ impl Summary {
             pinned: doc.get("pinned").and_then(Value::as_bool).unwrap_or(false),
             legacy: at.legacy,
             path: at.path.clone(),
+        }
+    }
+
+    /// A summary from its index record, for the file at `at`.
+    fn from_fields(f: &index::Fields, at: &Located) -> Summary {
+        let text = |s: Option<&str>| s.map(str::to_string);
+        Summary {
+            id: at.id.to_string(),
+            created_at: f.created_at.to_string(),
+            updated_at: f.updated_at.to_string(),
+            entries: f.entries,
+            context_tokens: f.context_tokens,
+            cwd: f.cwd.to_string(),
+            title: f.title.to_string(),
+            key: text(f.key),
+            model: text(f.model),
+            parent: f.parent.and_then(|p| serde_json::from_str(p).ok()),
+            pinned: f.pinned,
+            legacy: at.legacy,
+            path: at.path.clone(),
+            updated_ms: f.updated_ms,
+        }
+    }
+
+    /// The summary as an index record's fields (`parent` as JSON text).
+    fn fields<'a>(&'a self, parent: Option<&'a str>) -> index::Fields<'a> {
+        index::Fields {
+            updated_ms: self.updated_ms,
+            entries: self.entries,
+            context_tokens: self.context_tokens,
+            id: &self.id,
+            created_at: &self.created_at,
+            updated_at: &self.updated_at,
+            cwd: &self.cwd,
+            title: &self.title,
+            key: self.key.as_deref(),
+            model: self.model.as_deref(),
+            parent,
+            pinned: self.pinned,
         }
     }
 }
@@ -103,90 +152,163 @@ pub struct Listing {
     pub problems: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Record {
-    stamp: Stamp,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    summary: Option<Summary>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    problem: Option<String>,
-}
-
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct IndexFile {
-    version: u32,
-    files: HashMap<PathBuf, Record>,
-}
-
-fn read_index(path: &Path) -> IndexFile {
-    std::fs::read(path)
-        .ok()
-        .and_then(|bytes| serde_json::from_slice::<IndexFile>(&bytes).ok())
-        .filter(|index| index.version == INDEX_VERSION)
-        .unwrap_or_default()
-}
-
 /// List every session in the store and the legacy folder.
+///
+/// One `readdir` and one `statx` (relative to the folder) per file, one
+/// read of the index; the files whose stamp matches their record are not
+/// opened. Changed and new files are summarised and the index rewritten.
+/// An index that cannot be read is rebuilt, with a problem saying so.
 pub fn list(store: &Store) -> Result<Listing, StoreError> {
     let index_path = store.paths.sessions.join(INDEX_FILE);
-    let mut index = read_index(&index_path);
-    let found = store.all()?;
-    let mut records: HashMap<PathBuf, Record> = HashMap::with_capacity(found.len());
+    let mut listing = Listing::default();
+    let bytes = match std::fs::read(&index_path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => {
+            listing
+                .problems
+                .push(format!("{}: cannot read the listing index ({e}); not using it", index_path.display()));
+            Vec::new()
+        }
+    };
+    let mut rebuilt = false;
+    let records = if bytes.is_empty() && !index_path.exists() {
+        Vec::new()
+    } else {
+        index::decode(&bytes).unwrap_or_else(|index::Corrupt(why)| {
+            listing.problems.push(format!(
+                "{}: the listing index is damaged ({why}); rebuilt from the sessions",
+                index_path.display()
+            ));
+            rebuilt = true;
+            Vec::new()
+        })
+    };
+    // By file name, one map for each folder.
+    let mut lookup: [HashMap<&str, &index::Record>; 2] = [HashMap::new(), HashMap::new()];
+    for record in &records {
+        lookup[usize::from(record.legacy)].insert(record.name, record);
+    }
+
+    let mut kept: Vec<(&index::Record, Located)> = Vec::new();
     let mut stale: Vec<(Located, Stamp)> = Vec::new();
-    for at in found {
-        // A file removed between readdir and stat is simply not listed.
-        let Ok(stamp) = Stamp::of(&at.path) else {
-            continue;
-        };
-        match index.files.remove(&at.path) {
-            Some(record) if record.stamp == stamp => {
-                records.insert(at.path, record);
-            }
+    for (at, stamp) in scan(store)? {
+        match lookup[usize::from(at.legacy)].remove(file_name(&at.path)) {
+            Some(record) if record.stamp == stamp => kept.push((record, at)),
             _ => stale.push((at, stamp)),
         }
     }
-    let changed = !stale.is_empty() || !index.files.is_empty();
-    for (path, record) in summarize_all(stale) {
-        records.insert(path, record);
-    }
+    let changed = rebuilt || !stale.is_empty() || lookup.iter().any(|m| !m.is_empty());
+    let fresh = summarize_all(stale);
 
-    let mut listing = Listing::default();
-    for record in records.values() {
-        if let Some(summary) = &record.summary {
-            listing.sessions.push(summary.clone());
+    listing.sessions.reserve(kept.len() + fresh.len());
+    for (record, at) in &kept {
+        match record.body {
+            index::Body::Summary(fields) => listing.sessions.push(Summary::from_fields(&fields, at)),
+            index::Body::Problem(problem) => listing.problems.push(problem.to_string()),
         }
-        if let Some(problem) = &record.problem {
-            listing.problems.push(problem.clone());
+    }
+    for (_, _, result) in &fresh {
+        match result {
+            Ok(summary) => listing.sessions.push(summary.clone()),
+            Err(problem) => listing.problems.push(problem.clone()),
         }
     }
     listing.problems.sort();
     sort_newest_first(&mut listing.sessions);
 
     if changed && store.paths.sessions.is_dir() {
-        let index = IndexFile { version: INDEX_VERSION, files: records };
         // Only a cache: a failure (read-only store, full disk) costs the
         // next listing some reading, nothing more.
-        let _ =
-            lock::write_atomic(&index_path, false, |w| serde_json::to_writer(w, &index).map_err(std::io::Error::other));
+        let _ = lock::write_atomic(&index_path, false, |w| {
+            index::write_head(w, kept.len() + fresh.len())?;
+            for (record, _) in &kept {
+                w.write_all(record.raw)?;
+            }
+            for (at, stamp, result) in &fresh {
+                let parent = match result {
+                    Ok(s) => s.parent.as_ref().map(Value::to_string),
+                    Err(_) => None,
+                };
+                let body = match result {
+                    Ok(s) => index::Body::Summary(s.fields(parent.as_deref())),
+                    Err(problem) => index::Body::Problem(problem),
+                };
+                index::write_record(w, stamp, at.legacy, file_name(&at.path), &body)?;
+            }
+            Ok(())
+        });
+        // The JSON index of earlier versions, now never read.
+        let _ = std::fs::remove_file(store.paths.sessions.join(OLD_INDEX_FILE));
     }
     Ok(listing)
 }
 
+fn file_name(path: &Path) -> &str {
+    path.file_name().and_then(|n| n.to_str()).unwrap_or("")
+}
+
+/// Every session file with its stamp: the store's, then the legacy
+/// folder's whose id the store does not have. Each file is stat-ed
+/// relative to its folder (no walk of the whole path); a link is followed.
+fn scan(store: &Store) -> Result<Vec<(Located, Stamp)>, StoreError> {
+    let mut found = Vec::new();
+    scan_folder(&store.paths.sessions, false, &mut found)?;
+    let mut legacy = Vec::new();
+    scan_folder(&store.paths.legacy_sessions, true, &mut legacy)?;
+    if !legacy.is_empty() {
+        let known: std::collections::HashSet<SessionId> = found.iter().map(|(at, _)| at.id.clone()).collect();
+        found.extend(legacy.into_iter().filter(|(at, _)| !known.contains(&at.id)));
+    }
+    Ok(found)
+}
+
+fn scan_folder(dir: &Path, legacy: bool, out: &mut Vec<(Located, Stamp)>) -> Result<(), StoreError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(StoreError::io(dir, "read folder", e)),
+    };
+    for entry in entries {
+        let entry = entry.map_err(|e| StoreError::io(dir, "read folder", e))?;
+        let name = entry.file_name();
+        let Some(stem) = name.to_str().and_then(|n| n.strip_suffix(".json")) else {
+            continue;
+        };
+        if !SessionId::is_id(stem) {
+            continue;
+        }
+        let Ok(id) = SessionId::parse(stem) else {
+            continue;
+        };
+        let path = entry.path();
+        let metadata = match entry.file_type() {
+            Ok(kind) if kind.is_symlink() => std::fs::metadata(&path),
+            _ => entry.metadata(),
+        };
+        // A file removed between readdir and stat is simply not listed.
+        if let Ok(metadata) = metadata {
+            out.push((Located { id, path, legacy }, Stamp::from_metadata(&metadata)));
+        }
+    }
+    Ok(())
+}
+
 /// Newest `updatedAt` first; ties by id, so the order is stable.
 pub fn sort_newest_first(sessions: &mut [Summary]) {
-    let key = |s: &Summary| crate::time::parse_ms(&s.updated_at).unwrap_or(i64::MIN);
-    sessions.sort_by_cached_key(|s| (std::cmp::Reverse(key(s)), s.id.clone()));
+    // Keys of 16 bytes, then one permutation: cheaper than moving whole
+    // summaries at every comparison. Ids are 8 hex digits, so their value
+    // orders them as their text does.
+    sessions
+        .sort_by_cached_key(|s| (std::cmp::Reverse(s.updated_ms), u64::from_str_radix(&s.id, 16).unwrap_or(u64::MAX)));
 }
 
 /// Summarise changed files on every core: a cold listing of a large store
 /// is bound by reading and scanning JSON.
-fn summarize_all(stale: Vec<(Located, Stamp)>) -> Vec<(PathBuf, Record)> {
+fn summarize_all(stale: Vec<(Located, Stamp)>) -> Vec<(Located, Stamp, Result<Summary, String>)> {
     let one = |(at, stamp): (Located, Stamp)| {
-        let record = match summarize(&at) {
-            Ok(summary) => Record { stamp, summary: Some(summary), problem: None },
-            Err(e) => Record { stamp, summary: None, problem: Some(e.to_string()) },
-        };
-        (at.path, record)
+        let result = summarize(&at).map_err(|e| e.to_string());
+        (at, stamp, result)
     };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
     if threads == 1 || stale.len() < 4 {

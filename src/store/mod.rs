@@ -10,6 +10,7 @@ pub mod entry;
 pub mod format;
 #[cfg(test)]
 pub(crate) mod fuzz;
+pub mod index;
 pub mod inplace;
 pub mod journal;
 pub mod json_file;

@@ -228,7 +228,9 @@ fn a_failed_empty_or_killed_compaction_writes_nothing() {
     let mut after = ts.snapshot();
     // The listing index is a cache, and `<id>.compact` an empty lock file
     // (one compaction of a session at a time): neither is the session.
-    after.retain(|(p, _)| !p.ends_with(".index.json") && p.extension().is_none_or(|e| e != "compact"));
+    after.retain(|(p, _)| {
+        !p.ends_with(glrs::store::listing::INDEX_FILE) && p.extension().is_none_or(|e| e != "compact")
+    });
     assert_eq!(after, before, "the session and artifacts folder are exactly as before");
 }
 

@@ -387,9 +387,9 @@ fn cleanup_lists_exactly_what_enforce_removes_and_spares_the_protected() {
     // The default mode is warn: it reports and changes nothing.
     assert_eq!(cleanup_rows(&ts, &[]), rows);
     let mut after = ts.snapshot();
-    after.retain(|(p, _)| !p.ends_with(".index.json"));
+    after.retain(|(p, _)| !p.ends_with(glrs::store::listing::INDEX_FILE));
     let mut before_no_index = before.clone();
-    before_no_index.retain(|(p, _)| !p.ends_with(".index.json"));
+    before_no_index.retain(|(p, _)| !p.ends_with(glrs::store::listing::INDEX_FILE));
     assert_eq!(after, before_no_index, "dry runs change nothing");
 
     assert_eq!(cleanup_rows(&ts, &["--enforce"]), rows, "enforce removes exactly what the dry run listed");

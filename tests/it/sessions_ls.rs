@@ -156,24 +156,97 @@ fn bad_files_are_reported_once_each_and_never_hide_the_others() {
     }
 }
 
+fn index_path(ts: &TestStore) -> std::path::PathBuf {
+    ts.sessions_dir().join(glrs::store::listing::INDEX_FILE)
+}
+
+/// The file names the index holds records for.
+fn indexed(ts: &TestStore) -> Vec<String> {
+    let bytes = std::fs::read(index_path(ts)).unwrap();
+    let mut names: Vec<String> =
+        glrs::store::index::decode(&bytes).unwrap().iter().map(|r| r.name.to_string()).collect();
+    names.sort();
+    names
+}
+
 #[test]
 fn the_index_follows_every_change_and_is_only_a_cache() {
     let ts = TestStore::new();
     let id = ts.session("/w", &[user("first")]);
     let entries = |ts: &TestStore| -> u64 {
         let out = ts.sessions().args(["ls", "--json"]).output().unwrap();
+        assert_eq!(stderr_of(&out), "");
         json_of(&out)[0]["entries"].as_u64().unwrap()
     };
     assert_eq!(entries(&ts), 1);
-    assert!(ts.sessions_dir().join(".index.json").is_file());
+    assert!(index_path(&ts).is_file());
     ts.store.append(&id, glrs::store::Append::new().entry(&notice("n")).unwrap()).unwrap();
-    assert_eq!(entries(&ts), 2);
-    // A corrupt index is ignored and rebuilt.
-    std::fs::write(ts.sessions_dir().join(".index.json"), "garbage").unwrap();
     assert_eq!(entries(&ts), 2);
     // A session removed behind the index's back disappears from the list.
     std::fs::remove_file(ts.sessions_dir().join(format!("{id}.json"))).unwrap();
-    ts.sessions().arg("ls").assert().success().stdout("");
+    ts.sessions().arg("ls").assert().success().stdout("").stderr("");
+}
+
+#[test]
+fn stale_records_are_never_shown_and_leave_the_index() {
+    let ts = TestStore::new();
+    let a = ts.write_fixed("aaaa0001", "2026-11-02T10:00:00.000Z", "/w", &[U1]);
+    ts.write_fixed("bbbb0002", "2026-11-03T10:00:00.000Z", "/w", &[U1, A1]);
+    ts.sessions().arg("ls").assert().success();
+    assert_eq!(indexed(&ts), ["aaaa0001.json", "bbbb0002.json"]);
+
+    // A file replaced behind the index's back with the same size (so only
+    // the inode and time tell): the listing shows the new content.
+    let text = std::fs::read_to_string(&a).unwrap().replace("/w", "/x");
+    let tmp = ts.sessions_dir().join(".replacement");
+    std::fs::write(&tmp, &text).unwrap();
+    std::fs::rename(&tmp, &a).unwrap();
+    std::fs::remove_file(ts.sessions_dir().join("bbbb0002.json")).unwrap();
+    ts.write_fixed("cccc0003", "2026-11-04T10:00:00.000Z", "/w", &[]);
+    let out = ts.sessions().args(["ls", "--format", "id,cwd"]).output().unwrap();
+    assert_eq!(stdout_of(&out), "cccc0003\t/w\naaaa0001\t/x\n");
+    assert_eq!(stderr_of(&out), "");
+    // The removed file's record is gone, the new file's is there.
+    assert_eq!(indexed(&ts), ["aaaa0001.json", "cccc0003.json"]);
+    // And the next listing, answered from the index, is the same.
+    let again = ts.sessions().args(["ls", "--format", "id,cwd"]).output().unwrap();
+    assert_eq!(stdout_of(&again), stdout_of(&out));
+}
+
+#[test]
+fn a_damaged_index_is_rebuilt_with_a_warning_never_an_error() {
+    let ts = TestStore::new();
+    ts.write_fixed("aaaa0001", "2026-11-02T10:00:00.000Z", "/w", &[U1]);
+    ts.write_fixed("bbbb0002", "2026-11-03T10:00:00.000Z", "/w", &[U1, A1]);
+    let expected = stdout_of(&ts.sessions().arg("ls").output().unwrap());
+    let good = std::fs::read(index_path(&ts)).unwrap();
+    let damaged: Vec<Vec<u8>> = vec![
+        b"garbage".to_vec(),
+        Vec::new(),
+        good[..good.len() - 3].to_vec(),
+        [good.as_slice(), b"x"].concat(),
+        good.iter().map(|b| if *b == b'/' { 0xff } else { *b }).collect(),
+    ];
+    for bytes in damaged {
+        std::fs::write(index_path(&ts), &bytes).unwrap();
+        let out = ts.sessions().arg("ls").output().unwrap();
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        assert_eq!(stdout_of(&out), expected);
+        let err = stderr_of(&out);
+        assert!(
+            err.starts_with("glrs-sessions: warning: ") && err.contains("listing index") && err.contains("rebuilt"),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+        // Rebuilt: the next listing reads it without a word.
+        ts.sessions().arg("ls").assert().success().stdout(expected.clone()).stderr("");
+        assert_eq!(std::fs::read(index_path(&ts)).unwrap(), good);
+    }
+    // The JSON index of earlier versions is neither read nor kept.
+    std::fs::write(ts.sessions_dir().join(".index.json"), r#"{"version":1,"files":{}}"#).unwrap();
+    std::fs::remove_file(index_path(&ts)).unwrap();
+    ts.sessions().arg("ls").assert().success().stdout(expected.clone()).stderr("");
+    assert!(!ts.sessions_dir().join(".index.json").exists());
 }
 
 #[test]

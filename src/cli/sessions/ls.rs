@@ -1,6 +1,7 @@
 //! `glrs-sessions ls`: plain tab-separated rows when piped, aligned columns
 //! under a header on a terminal, `--format` to choose the columns.
 
+use std::borrow::Cow;
 use std::io::Write;
 
 use anyhow::Result;
@@ -67,28 +68,54 @@ impl Column {
         Column::ALL.iter().find(|(_, c, _)| *c == self).map_or("", |(_, _, h)| h)
     }
 
-    /// The value of this column for one session (`title` already indented
-    /// and marked by the caller).
-    fn value(self, s: &Summary, title: &str) -> String {
-        let opt = |v: &Option<String>| v.as_deref().map(field).unwrap_or_default();
+    /// Write this column's value for one session, fit for one
+    /// tab-separated field (see [`field`]); `title` is the title as listed
+    /// (indented and marked by the caller).
+    fn write(self, out: &mut Vec<u8>, s: &Summary, title: &str) {
         match self {
-            Column::Id => s.id.clone(),
-            Column::UpdatedAt => field(&s.updated_at),
-            Column::CreatedAt => field(&s.created_at),
-            Column::Entries => s.entries.to_string(),
-            Column::ContextTokens => s.context_tokens.to_string(),
-            Column::Cwd => field(&s.cwd),
-            Column::Title => field(title),
-            Column::Key => opt(&s.key),
-            Column::Model => opt(&s.model),
+            Column::Id => put_field(out, &s.id),
+            Column::UpdatedAt => put_field(out, &s.updated_at),
+            Column::CreatedAt => put_field(out, &s.created_at),
+            Column::Entries => put_number(out, s.entries),
+            Column::ContextTokens => put_number(out, s.context_tokens),
+            Column::Cwd => put_field(out, &s.cwd),
+            Column::Title => put_field(out, title),
+            Column::Key => put_field(out, s.key.as_deref().unwrap_or("")),
+            Column::Model => put_field(out, s.model.as_deref().unwrap_or("")),
             Column::Parent => {
-                s.parent.as_ref().and_then(|p| p.get("id")).and_then(|v| v.as_str()).map(field).unwrap_or_default()
+                put_field(out, s.parent.as_ref().and_then(|p| p.get("id")).and_then(|v| v.as_str()).unwrap_or(""))
             }
-            Column::Pinned => s.pinned.to_string(),
-            Column::Legacy => s.legacy.to_string(),
-            Column::Path => field(&s.path.to_string_lossy()),
+            Column::Pinned => out.extend_from_slice(if s.pinned { b"true" } else { b"false" }),
+            Column::Legacy => out.extend_from_slice(if s.legacy { b"true" } else { b"false" }),
+            Column::Path => put_field(out, &s.path.to_string_lossy()),
         }
     }
+}
+
+/// Append `text` as one tab-separated field: tabs and line breaks become
+/// spaces, as [`field`] does, without a copy when there are none.
+fn put_field(out: &mut Vec<u8>, text: &str) {
+    let bytes = text.as_bytes();
+    if memchr::memchr3(b'\t', b'\n', b'\r', bytes).is_none() {
+        out.extend_from_slice(bytes);
+    } else {
+        out.extend_from_slice(field(text).as_bytes());
+    }
+}
+
+/// Append a number in decimal.
+fn put_number(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
 }
 
 /// The columns `--format` chose, in order.
@@ -143,13 +170,36 @@ pub fn run(store: &Store, args: &LsArgs, out: &mut dyn Write) -> Result<i32> {
         let columns = args.format.clone().map_or_else(|| Column::DEFAULT.to_vec(), |c| c.0);
         let rows: Vec<(usize, &Summary)> =
             if args.tree { tree_order(&chosen) } else { chosen.iter().map(|s| (0, *s)).collect() };
-        let table: Vec<Vec<String>> =
-            rows.iter().map(|(depth, s)| columns.iter().map(|c| c.value(s, &title(*depth, s))).collect()).collect();
+        let mut line = Vec::with_capacity(256);
         if stdout_is_terminal() {
+            let table: Vec<Vec<String>> = rows
+                .iter()
+                .map(|(depth, s)| {
+                    let title = title(*depth, s);
+                    columns
+                        .iter()
+                        .map(|c| {
+                            line.clear();
+                            c.write(&mut line, s, &title);
+                            String::from_utf8_lossy(&line).into_owned()
+                        })
+                        .collect()
+                })
+                .collect();
             write_aligned(out, &columns, &table)?;
         } else {
-            for row in table {
-                writeln!(out, "{}", row.join("\t"))?;
+            // One buffer for every row: no allocation per session.
+            for (depth, s) in rows {
+                line.clear();
+                let title = title(depth, s);
+                for (i, c) in columns.iter().enumerate() {
+                    if i > 0 {
+                        line.push(b'\t');
+                    }
+                    c.write(&mut line, s, &title);
+                }
+                line.push(b'\n');
+                out.write_all(&line)?;
             }
         }
     }
@@ -158,10 +208,13 @@ pub fn run(store: &Store, args: &LsArgs, out: &mut dyn Write) -> Result<i32> {
 
 /// The title as listed: a fork in a tree indented under its parent (the
 /// id field stays clean for `cut -f1`), a legacy session marked.
-fn title(depth: usize, s: &Summary) -> String {
+fn title(depth: usize, s: &Summary) -> Cow<'_, str> {
+    if depth == 0 && !s.legacy {
+        return Cow::Borrowed(&s.title);
+    }
     let indent = if depth == 0 { String::new() } else { format!("{}└ ", "  ".repeat(depth - 1)) };
     let title = if s.legacy { format!("[legacy] {}", s.title).trim_end().to_string() } else { s.title.clone() };
-    format!("{indent}{title}")
+    Cow::Owned(format!("{indent}{title}"))
 }
 
 /// On a terminal: a header and columns padded to line up (display width,

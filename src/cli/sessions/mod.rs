@@ -236,7 +236,7 @@ pub struct IdArg {
 pub fn run(args: Args) -> Result<i32> {
     let store = Store::from_env()?;
     let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let code = match args.command {
         Command::Ls(a) => ls::run(&store, &a, &mut out)?,
         Command::Show(a) => show::run(&store, &a, &mut out)?,
