@@ -14,6 +14,7 @@ use crate::config::Config;
 use crate::hooks::{self, Event};
 use crate::provider::Cancel;
 use crate::provider::select::ModelRef;
+use crate::store::lock::Holder;
 use crate::store::{Located, SessionFile, Store, listing};
 
 /// The program's name, for messages.
@@ -146,13 +147,10 @@ fn flush_first(job: &Job<'_>, at: &Located, file: SessionFile) -> Option<Session
     }
     let no_model = || anyhow::bail!("the session names no model");
     // Marked as a compaction: a chat refused meanwhile is told so, not to fork.
-    let chat = store
-        .open_lock_as(&at.id, crate::store::lock::Holder::Compaction)
-        .map_err(anyhow::Error::from)
-        .and_then(|open| {
-            let system = config.system_prompt.clone();
-            crate::chat::Chat::resume_locked(open, store.clone(), config.clone(), at, None, no_model, system)
-        });
+    let chat = store.open_lock_as(&at.id, Holder::Compaction).map_err(anyhow::Error::from).and_then(|open| {
+        let system = config.system_prompt.clone();
+        crate::chat::Chat::resume_locked(open, store.clone(), config.clone(), at, None, no_model, system)
+    });
     match chat {
         Ok(mut chat) => job.runtime.block_on(chat.memory_flush(job.cancel, &mut crate::chat::turn::SilentUi)),
         Err(e) => crate::cli::warn(PROGRAM_NAME, &format!("{}: memory flush skipped: {e:#}", at.id)),
@@ -323,12 +321,18 @@ fn compact_all(job: &Job<'_>, quiet: bool, json: bool) -> Result<i32> {
                 continue;
             }
         };
-        if let Ok(Some(holder)) = store.open_holder(&at.id) {
+        if let Ok(Some((pid, by))) = store.open_holder_of(&at.id) {
             // A skip is not a failure: `--quiet` (cron mails any output)
             // keeps it to itself, and the next run catches the session.
             if !quiet {
-                let who = holder.map_or(String::new(), |pid| format!(" (pid {pid})"));
-                eprintln!("{cr}{PROGRAM_NAME}: note: skipped {}: open in a chat{who}", at.id);
+                let who = pid.map_or(String::new(), |pid| format!(" (pid {pid})"));
+                let why = match by {
+                    Holder::Chat => format!("open in a chat{who}"),
+                    Holder::Compaction => {
+                        format!("a compaction is running{who}: another glrs-compact holds it for its memory flush")
+                    }
+                };
+                eprintln!("{cr}{PROGRAM_NAME}: note: skipped {}: {why}", at.id);
             }
             continue;
         }

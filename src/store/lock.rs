@@ -204,6 +204,11 @@ impl OpenLock {
     /// Who holds the open lock in `path`: `None` when nobody does, else the
     /// holder's pid when it wrote one.
     pub fn holder(path: &Path) -> Result<Option<Option<u32>>, StoreError> {
+        Ok(OpenLock::holder_of(path)?.map(|(pid, _)| pid))
+    }
+
+    /// [`OpenLock::holder`], with what kind of program it is.
+    pub fn holder_of(path: &Path) -> Result<Option<(Option<u32>, Holder)>, StoreError> {
         let mut file = match open_lock_file(path, false) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -214,7 +219,7 @@ impl OpenLock {
                 let _ = file.unlock();
                 Ok(None)
             }
-            Err(std::fs::TryLockError::WouldBlock) => Ok(Some(read_holder(&mut file).0)),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(Some(read_holder(&mut file))),
             Err(std::fs::TryLockError::Error(e)) => Err(StoreError::io(path, "lock", e)),
         }
     }

@@ -492,6 +492,12 @@ impl Store {
         OpenLock::holder(&self.open_path(id))
     }
 
+    /// [`Store::open_holder`], with who it is: a chat, or `glrs-compact`
+    /// running the memory flush before a compaction.
+    pub fn open_holder_of(&self, id: &SessionId) -> Result<Option<(Option<u32>, lock::Holder)>, StoreError> {
+        OpenLock::holder_of(&self.open_path(id))
+    }
+
     /// Remove a session with its artifacts. Refused (`Busy`) while another
     /// program has it open, and for a legacy session.
     pub fn remove(&self, at: &Located) -> Result<(), StoreError> {

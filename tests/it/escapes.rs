@@ -2,7 +2,7 @@
 //! 13, 14, 16): symbolic links planted in a temporary store never make glrs
 //! read, write or delete a file outside it; the memory flush never creates
 //! a cwd that is gone; a chat refused while `glrs-compact` flushes is told
-//! a compaction is running.
+//! a compaction is running, and so are `glrs-compact --all` and `status`.
 
 use std::os::unix::fs::symlink;
 use std::path::Path;
@@ -197,4 +197,64 @@ fn a_chat_refused_during_glrs_compacts_flush_is_told_a_compaction_runs() {
     assert!(!stderr.contains("fork"), "{stderr}");
     let done = child.wait_with_output().unwrap();
     assert!(done.status.success(), "{}", stderr_of(&done));
+}
+
+#[test]
+fn a_session_held_by_glrs_compacts_flush_is_said_to_be_compacting_everywhere() {
+    let (ts, server) = (TestStore::new(), MockServer::start());
+    flush_config(&ts, &server);
+    let project = tempfile::tempdir().unwrap();
+    for n in 0..3 {
+        server.push(Reply::sse(openai_text(&["ok"], 100, 5, 0)));
+        let text = format!("turn {n} {}", "lorem ipsum ".repeat(50));
+        let mut args = vec!["-m", "openai/gpt-4.1", "-p", &text];
+        if n > 0 {
+            args.push("--continue");
+        }
+        assert!(ts.chat().current_dir(project.path()).args(&args).output().unwrap().status.success());
+    }
+    let (id, _) = ts.only_session();
+    // Over its trigger (3,000 of a 4,000 window), so `--all` looks at it.
+    let sid = glrs::SessionId::parse(&id).unwrap();
+    ts.store.update(&sid, |f| Ok(f.set("contextTokens", json!(3500)))).unwrap();
+    // The flush answers slowly: the session is held meanwhile.
+    let pieces = ["NO_", "RE", "PLY", "", "", "", "", "", "", ""];
+    server.push(Reply::slow_sse(openai_text(&pieces, 100, 5, 0), 400));
+    server.push(Reply::sse(openai_text(&["worked on it\n## Goal\nx"], 10, 5, 0)));
+    let compact = |args: &[&str]| {
+        let mut cmd = ts.std_cmd(env!("CARGO_BIN_EXE_glrs-compact"));
+        cmd.args(args).env("OPENAI_API_KEY", OPENAI_KEY);
+        cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+        cmd
+    };
+    let first = compact(&[&id]).spawn().unwrap();
+    server.wait_for_model_requests(4, "the flush's model call");
+    let held = ts.store.open_holder(&sid).unwrap();
+    assert_eq!(held, Some(Some(first.id())), "the flush holds the session open");
+
+    let out = compact(&["--all"]).output().unwrap();
+    let stderr = stderr_of(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains(&format!("note: skipped {id}: a compaction is running (pid {})", first.id())), "{stderr}");
+    assert!(!stderr.contains("open in a chat"), "{stderr}");
+    assert_eq!(stdout_of(&out), "");
+
+    let out = ts.chat().args(["--resume", &id, "-p", "hi"]).output().unwrap();
+    let stderr = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(stderr.contains(&format!("session {id} is being compacted (pid {})", first.id())), "{stderr}");
+    assert!(!stderr.contains("fork"), "{stderr}");
+
+    let out = ts.sessions().args(["status", &id]).output().unwrap();
+    assert!(stdout_of(&out).contains(&format!("pid {} (glrs-compact: a compaction is running)", first.id())));
+
+    // A second `glrs-compact ID` is not refused: it waits for the first,
+    // sees its boundary, and does nothing.
+    let second = compact(&[&id]).output().unwrap();
+    assert!(second.status.success(), "{}", stderr_of(&second));
+    assert_eq!(stdout_of(&second), format!("{id}: another compaction landed meanwhile; nothing to compact\n"));
+    let done = first.wait_with_output().unwrap();
+    assert!(done.status.success(), "{}", stderr_of(&done));
+    assert!(stdout_of(&done).starts_with(&format!("{id}: compacted, ")));
+    assert_eq!(server.model_requests().len(), 5, "one flush, one brief");
 }

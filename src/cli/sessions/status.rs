@@ -57,6 +57,9 @@ pub struct Status {
     pub open: bool,
     /// The pid of the program that has it open.
     pub open_by: Option<u32>,
+    /// True when that program is `glrs-compact` (its memory flush before a
+    /// compaction), not a chat.
+    pub compacting: bool,
 }
 
 pub fn run(store: &Store, args: &StatusArgs, out: &mut dyn Write) -> Result<i32> {
@@ -103,7 +106,7 @@ pub fn run(store: &Store, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
             _ => {}
         }
     }
-    let holder = if at.legacy { None } else { store.open_holder(&at.id)? };
+    let holder = if at.legacy { None } else { store.open_holder_of(&at.id)? };
     let config = crate::config::Config::load_env(&store.paths)?;
     let trigger = crate::compact::Trigger::for_session(&config, file.get_str("model"));
     let status = Status {
@@ -130,7 +133,8 @@ pub fn run(store: &Store, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
         artifacts: store.artifact_count(&at.id) as u64,
         usage,
         open: holder.is_some(),
-        open_by: holder.flatten(),
+        open_by: holder.and_then(|(pid, _)| pid),
+        compacting: holder.is_some_and(|(_, by)| by == crate::store::lock::Holder::Compaction),
     };
     if args.json {
         serde_json::to_writer_pretty(&mut *out, &status)?;
@@ -193,6 +197,7 @@ fn write_plain(out: &mut dyn Write, s: &Status) -> Result<()> {
         (true, Some(pid)) => format!("pid {pid}"),
         (true, None) => "yes".to_string(),
     };
+    let open = if s.compacting { format!("{open} (glrs-compact: a compaction is running)") } else { open };
     rows.push(("openBy", open));
     for (name, value) in rows {
         if terminal {
