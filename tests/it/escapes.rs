@@ -216,7 +216,12 @@ fn a_session_held_by_glrs_compacts_flush_is_said_to_be_compacting_everywhere() {
     let (id, _) = ts.only_session();
     // Over its trigger (3,000 of a 4,000 window), so `--all` looks at it.
     let sid = glrs::SessionId::parse(&id).unwrap();
-    ts.store.update(&sid, |f| Ok(f.set("contextTokens", json!(3500)))).unwrap();
+    ts.store
+        .update(&sid, |f| {
+            f.set("contextTokens", json!(3500));
+            Ok(())
+        })
+        .unwrap();
     // The flush answers slowly: the session is held meanwhile.
     let pieces = ["NO_", "RE", "PLY", "", "", "", "", "", "", ""];
     server.push(Reply::slow_sse(openai_text(&pieces, 100, 5, 0), 400));
