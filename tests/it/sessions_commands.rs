@@ -109,7 +109,7 @@ fn status_reports_usage_compactions_flush_artifacts_and_the_holder() {
             "lastCompaction": "2026-11-01T10:00:06.000Z", "lastMemoryFlush": "2026-11-01T10:00:07.000Z",
             "artifacts": 1,
             "usage": {"modelCalls": 2, "inputTokens": 400, "outputTokens": 60, "cacheReadTokens": 5, "cacheWriteTokens": 1, "costUsd": 0.75},
-            "open": open, "openBy": pid,
+            "open": open, "openBy": pid, "compacting": false,
         })
     };
     let out = ts.sessions().args(["status", "aaaa0001", "--json"]).output().unwrap();
