@@ -421,3 +421,51 @@ fn sigterm_at_the_prompt_after_a_failed_save_writes_the_recovery_file() {
 fn sighup_at_the_prompt_after_a_failed_save_writes_the_recovery_file() {
     signal_at_the_prompt_after_a_failed_save("HUP");
 }
+
+/// The user messages of a captured OpenAI request, in order.
+fn user_messages(request: &crate::support::mock::Captured) -> Vec<String> {
+    let messages = request.body["messages"].as_array().cloned().unwrap_or_default();
+    messages.iter().filter(|m| m["role"] == "user").map(|m| m["content"].as_str().unwrap_or("").to_string()).collect()
+}
+
+/// A first turn that never recorded its `turn` entry (the chat was killed
+/// during a model call after a saved tool step, or the file holds only the
+/// user's message) keeps that message in the context on resume.
+#[test]
+fn a_first_turn_killed_before_its_turn_entry_keeps_its_message_on_resume() {
+    let (ts, server) = setup();
+    server.push(Reply::sse(openai_tool_call("call_0", "lookup", &["{}"])));
+    let pieces: Vec<String> = (0..40).map(|i| format!("w{i} ")).collect();
+    let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    server.push(Reply::slow_sse(openai_text(&refs, 20, 40, 0), 100));
+    let mut child = chat_cmd(&ts, CHAT, &["-m", "openai/gpt-4.1", "-p", "remember 4217"]).spawn().unwrap();
+    wait_until("the model call after the tool step", || server.model_requests().len() >= 2);
+    std::thread::sleep(Duration::from_millis(500));
+    child.kill().unwrap();
+    wait_exit(&mut child);
+    let (id, killed) = ts.only_session();
+    let types = entry_types(&killed);
+    assert_eq!(types[0], "user", "{killed:#}");
+    assert!(!types.contains(&"turn".to_string()), "killed before the turn ended: {types:?}");
+
+    server.push(Reply::sse(openai_text(&["4217"], 20, 2, 0)));
+    let out = chat_cmd(&ts, CHAT, &["--resume", &id, "-p", "which number?"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let last = server.model_requests().pop().unwrap();
+    assert_eq!(user_messages(&last), ["remember 4217", "which number?"]);
+    // And once more, now that a finished turn follows it.
+    server.push(Reply::sse(openai_text(&["yes"], 20, 2, 0)));
+    let out = chat_cmd(&ts, CHAT, &["--resume", &id, "-p", "sure?"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let last = server.model_requests().pop().unwrap();
+    assert_eq!(user_messages(&last), ["remember 4217", "which number?", "sure?"]);
+
+    // A file that holds nothing but the first user message.
+    let only = ts.session(ts.dir.path().to_str().unwrap(), &[user("remember 99")]);
+    server.push(Reply::sse(openai_text(&["99"], 20, 2, 0)));
+    let out =
+        chat_cmd(&ts, CHAT, &["--resume", only.as_str(), "-m", "openai/gpt-4.1", "-p", "which?"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let last = server.model_requests().pop().unwrap();
+    assert_eq!(user_messages(&last), ["remember 99", "which?"]);
+}
