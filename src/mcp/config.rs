@@ -265,6 +265,18 @@ mod tests {
     }
 
     #[test]
+    fn config_json_errors_name_the_key() {
+        for (text, expected) in [
+            (r#"{"mcpServers": {"fs": {"comand": "x"}}}"#, "mcpServers.fs.comand: unknown field"),
+            (r#"{"mcpServers": {"fs": {"command": "x", "args": "-y"}}}"#, "mcpServers.fs.args: invalid type"),
+            (r#"{"mcpServers": {"fs": {"url": "h"}}}"#, "mcpServers.fs.url: must be an http"),
+        ] {
+            let err = format!("{:#}", crate::config::Config::parse(text).unwrap_err());
+            assert!(err.contains(expected), "{text}: {err}");
+        }
+    }
+
+    #[test]
     fn errors_name_the_key() {
         let cases = [
             (r#"{"fs": {}}"#, "mcpServers.fs: needs \"command\""),

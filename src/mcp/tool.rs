@@ -169,6 +169,27 @@ mod tests {
     }
 
     #[test]
+    fn a_long_result_keeps_its_end_and_names_the_file_with_all_of_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let cancel = crate::provider::Cancel::default();
+        let out = dir.path().join("out");
+        let ctx = ToolContext {
+            cwd: dir.path(),
+            cancel: &cancel,
+            session_id: "s",
+            session_file: dir.path(),
+            output_dir: &out,
+        };
+        let text: String = (0..5000).map(|i| format!("line {i}\n")).collect();
+        let shown = within_limits(text.clone(), &ctx, "mcp__t__big");
+        assert!(shown.starts_with("[… 3000 earlier lines cut: the whole result is in "), "{}", &shown[..100]);
+        assert!(shown.ends_with("line 4999\n"));
+        let file = shown.lines().next().unwrap().split(" is in ").nth(1).unwrap().trim_end_matches(']');
+        assert_eq!(std::fs::read_to_string(file).unwrap(), text);
+        assert_eq!(within_limits("short".into(), &ctx, "mcp__t__big"), "short");
+    }
+
+    #[test]
     fn results_become_text() {
         let result = json!({"content": [
             {"type": "text", "text": "one"},
