@@ -190,7 +190,10 @@ pub(crate) fn append_stopping(
     // 1. A checkpoint when the journal has grown.
     let jfail = |e| StoreError::io(journal_path, "write", e);
     let existed = state.exists;
-    let jfile = journal::create(journal_path).map_err(jfail)?;
+    let jfile = match state.file.take() {
+        Some(file) => file,
+        None => journal::create(journal_path).map_err(jfail)?,
+    };
     if state.end > journal::CHECKPOINT_BYTES {
         journal::checkpoint(&file, &jfile, &mut state).map_err(fail)?;
     }

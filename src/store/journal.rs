@@ -5,7 +5,7 @@
 //! emptied.
 //!
 //! The journal is a chain of records, each
-//! `GLRSWAL1 | body length | checksum | body`, where the body holds the
+//! `GLRSWAL2 | body length | checksum | body`, where the body holds the
 //! session's inode, its new length, and the new bytes of the header range
 //! (`updatedAt`) and of the tail, with their offsets; the first record also
 //! keeps the 32 bytes before its tail (a guard). Each checksum covers the
@@ -56,7 +56,7 @@ use std::path::Path;
 
 use crate::error::StoreError;
 
-const MAGIC: &[u8; 8] = b"GLRSWAL1";
+const MAGIC: &[u8; 8] = b"GLRSWAL2";
 /// The checksum a chain starts from.
 const SEED: u64 = 0x676c_7273_5741_4c31;
 /// How many bytes before the first tail the journal keeps, to recognise
@@ -64,7 +64,7 @@ const SEED: u64 = 0x676c_7273_5741_4c31;
 pub(crate) const GUARD: usize = 32;
 /// A journal larger than this is checkpointed before the next append: the
 /// bytes a recovery or a reader's check handles stay small.
-pub(crate) const CHECKPOINT_BYTES: u64 = 64 * 1024;
+pub(crate) const CHECKPOINT_BYTES: u64 = 32 * 1024;
 
 /// One committed append: the bytes it put in the session.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,18 +80,26 @@ pub(crate) struct Record {
     pub guard: Vec<u8>,
 }
 
-/// FNV-1a, 64 bits, continued from `h`: stable across versions and
-/// platforms, which a journal read by another glrs build needs.
-fn fnv(mut h: u64, bytes: &[u8]) -> u64 {
-    for b in bytes {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+/// FNV-1a's step over 8-byte little-endian words (then the last bytes one
+/// by one), continued from `h`: eight times fewer multiplications than
+/// FNV-1a over bytes, and stable across versions and platforms, which a
+/// journal read by another glrs build needs. A checksum against torn and
+/// stale records, not against an adversary.
+fn hash(mut h: u64, bytes: &[u8]) -> u64 {
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let mut words = bytes.chunks_exact(8);
+    for word in &mut words {
+        let w = word.iter().rev().fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
+        h = (h ^ w).wrapping_mul(PRIME).rotate_left(29);
+    }
+    for b in words.remainder() {
+        h = (h ^ u64::from(*b)).wrapping_mul(PRIME);
     }
     h
 }
 
 fn chain(prev: u64, body: &[u8]) -> u64 {
-    fnv(fnv(0xcbf2_9ce4_8422_2325, &prev.to_le_bytes()), body)
+    hash(hash(0xcbf2_9ce4_8422_2325, &prev.to_le_bytes()), body)
 }
 
 impl Record {
@@ -222,11 +230,13 @@ pub struct State {
     pub sum: u64,
     /// Whether the journal file exists.
     pub exists: bool,
+    /// The journal, open for writing, when it exists.
+    pub file: Option<File>,
 }
 
 impl State {
     fn empty(exists: bool) -> State {
-        State { end: 0, sum: SEED, exists }
+        State { end: 0, sum: SEED, exists, file: None }
     }
 }
 
@@ -271,7 +281,7 @@ pub fn recover(session: &Path, journal_path: &Path) -> Result<(State, bool), Sto
             });
         }
         trim(&journal).map_err(fail)?;
-        return Ok((State::empty(true), false));
+        return Ok((State { file: Some(journal), ..State::empty(true) }, false));
     };
     let file = match open_rw(session) {
         Ok(f) => f,
@@ -313,7 +323,7 @@ pub fn recover(session: &Path, journal_path: &Path) -> Result<(State, bool), Sto
             .map_err(|e| StoreError::io(session, "redo the journalled append to", e))?;
     }
     trim(&journal).map_err(fail)?;
-    Ok((State { end, sum, exists: true }, redone))
+    Ok((State { end, sum, exists: true, file: Some(journal) }, redone))
 }
 
 /// True when `file` (of length `len`) holds every composed byte.

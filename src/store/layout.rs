@@ -76,10 +76,24 @@ pub(crate) fn encode_tail(entries: &[&str], fields: &[(String, Value)]) -> Vec<u
 /// `"events":[`, `events` must not be empty and the last `⏎]` must be
 /// followed by the trailing fields alone.
 pub(crate) fn find(file: &File, len: u64, path: &Path) -> io::Result<Option<Layout>> {
-    let mut start = vec![0; (len as usize).min(WINDOW)];
-    file.read_exact_at(&mut start, 0)?;
-    let Some(nl) = memchr::memchr(b'\n', &start) else { return Ok(None) };
-    let head = &start[..nl];
+    // The header is short (it holds no entries): a small read finds it, and
+    // only a long one (a long system prompt) needs the whole window.
+    let mut found = None;
+    for window in [4096, WINDOW] {
+        let mut start = vec![0; (len as usize).min(window)];
+        file.read_exact_at(&mut start, 0)?;
+        if let Some(nl) = memchr::memchr(b'\n', &start) {
+            start.truncate(nl);
+            found = Some(start);
+            break;
+        }
+        if len as usize <= window {
+            break;
+        }
+    }
+    let Some(head) = found else { return Ok(None) };
+    let head = head.as_slice();
+    let nl = head.len();
     // The header alone, closed, parsed and checked like any session file.
     let mut closed = head.to_vec();
     closed.extend_from_slice(b"]}");
