@@ -1,10 +1,12 @@
 //! The chat: one open session, its context in memory, and the turn loop
 //! (`turn`). Used by the REPL (`repl`) and one-shot mode (`oneshot`).
 //!
-//! A `Chat` holds the session's open lock for as long as it lives. It
-//! remembers the stamp of the file it last wrote; when the file's stamp
-//! differs before a model call, another program changed the session (e.g.
-//! a compaction landed) and the context is rebuilt from the file.
+//! A `Chat` holds the session's open lock for as long as it lives. Its
+//! fields are its own; other modules use its methods. It remembers the
+//! session file as it last wrote or read it (one `LastSeen`: stamp, mark,
+//! entry count, `updatedAt`): when the file's stamp differs before a model
+//! call, another program changed the session (e.g. a compaction landed) and
+//! the context is rebuilt from the file.
 
 pub mod compaction;
 pub mod history;
@@ -21,11 +23,9 @@ pub mod signals;
 pub mod system;
 pub mod terminal;
 pub mod turn;
+mod write;
 
 use std::path::Path;
-
-use anyhow::{Context, Result};
-use serde_json::Value;
 
 use crate::config::Config;
 use crate::context;
@@ -33,78 +33,87 @@ use crate::error::StoreError;
 use crate::provider::select::ModelRef;
 use crate::provider::{Message, Provider, catalogue};
 use crate::redact::Redactor;
-use crate::store::{Append, Entry, Located, OpenLock, Parsed, Stamp, Store};
+use crate::store::{Entry, Located, OpenLock, Stamp, Store};
 use crate::tools::{Permissions, Registry};
 use crate::{SessionId, time};
+use anyhow::{Context, Result};
 pub use turn::{TurnOutcome, TurnUi};
+pub use write::{Unsaved, WriteFailed, WriteNote};
+
+/// The session file as this chat last wrote or read it: one record,
+/// replaced whole at every read and write, so its parts never disagree.
+#[derive(Debug, Clone, Default)]
+struct LastSeen {
+    /// Its stamp and mark, once the file is in the store (`None` before the
+    /// first write, and for a legacy session until its first write saves it
+    /// there). When the file's stamp differs, another program changed it;
+    /// a write that finds the file still at the mark appends in place.
+    file: Option<(Stamp, crate::store::Mark)>,
+    /// How many entries it held: a write that finds more merges another
+    /// program's entries.
+    entries: usize,
+    /// Its `updatedAt`.
+    updated_at: Option<String>,
+    /// True when it holds a `thinking` header field.
+    thinking: bool,
+}
 
 /// An open conversation: the session it records to, the model it talks to, and what it holds in memory between writes.
 pub struct Chat {
     /// The store the session lives in.
-    pub store: Store,
+    store: Store,
     /// The configuration it was started with.
-    pub config: Config,
+    config: Config,
     /// The session's id.
-    pub id: SessionId,
+    id: SessionId,
     /// The working folder the session belongs to (its `cwd`).
-    pub cwd: String,
+    cwd: String,
     /// The model it talks to.
-    pub model: ModelRef,
+    model: ModelRef,
     /// The provider serving `model`.
-    pub provider: Provider,
+    provider: Provider,
     /// The system prompt's replacement for the default part (`--system`,
     /// `systemPrompt`, or the session header's `system`); saved in the header.
-    pub system: Option<String>,
+    system: Option<String>,
     /// What the `AGENTS.md` files add to the system prompt.
     agents: String,
     /// Every tool the model can call, and the session's permissions.
-    pub tools: Registry,
+    tools: Registry,
     /// Applied to everything this chat writes.
-    pub redactor: Redactor,
+    redactor: Redactor,
     /// The context the next model call sends.
-    pub messages: Vec<Message>,
+    messages: Vec<Message>,
     /// The estimate of the context the next request sends (SPEC 5).
-    pub context_tokens: u64,
+    context_tokens: u64,
     /// The context window of `model`, in tokens.
-    pub window: u64,
+    window: u64,
     /// The thinking level (SPEC 16): saved in the header as `thinking`.
-    pub thinking: crate::provider::cache::Thinking,
+    thinking: crate::provider::cache::Thinking,
     /// When the session's last model call was (its `updatedAt` on resume):
     /// pruning waits until it is older than `contextPruning.ttl`.
-    pub last_call: Option<jiff::Timestamp>,
+    last_call: Option<jiff::Timestamp>,
     /// The last pruning pass that changed the context.
-    pub last_prune: Option<pruning::LastPrune>,
-    /// The stamp of the file as this chat last wrote or read it; `None`
-    /// before the session's first write.
-    stamp: Option<Stamp>,
+    last_prune: Option<pruning::LastPrune>,
     /// Compactions in the session, and the cycle of the last memory flush.
-    pub compactions: u64,
+    compactions: u64,
     /// The compaction count the newest memory flush recorded, if any.
-    pub flushed_cycle: Option<u64>,
+    flushed_cycle: Option<u64>,
     /// Automatic compactions since the last user message (at most one).
-    pub auto_compactions: u32,
+    auto_compactions: u32,
     /// The context size when an automatic compaction last found nothing
     /// to compact; `None` once the context was rebuilt or compacted.
-    pub nothing_to_compact_at: Option<u64>,
+    nothing_to_compact_at: Option<u64>,
     /// The last user turn ended with a context overflow compaction could
     /// not fix: no memory flush re-sends that context.
-    pub overflowed: bool,
+    overflowed: bool,
     /// Compactions started during a turn (`/compact` typed meanwhile).
     background: Vec<std::process::Child>,
     /// The session key that owns this session, if any.
-    pub key: Option<String>,
+    key: Option<String>,
     /// True once `keys.json` points the key at this session.
-    pub key_recorded: bool,
-    /// True when the file holds a `thinking` header field.
-    thinking_recorded: bool,
-    /// The file's `updatedAt` as this chat last wrote or read it.
-    pub(crate) updated_at: Option<String>,
-    /// The mark of the file as this chat last wrote or read it: a write
-    /// that finds the file still so appends in place without reading it.
-    mark: Option<crate::store::Mark>,
-    /// How many entries the file had when this chat last read or wrote it:
-    /// a write that finds more merged another program's entries.
-    known_len: usize,
+    key_recorded: bool,
+    /// The session file as this chat last wrote or read it.
+    seen: LastSeen,
     /// Entries recorded but not yet on disk (a write failed, or they wait
     /// for the next write point).
     unwritten: Vec<Entry>,
@@ -170,11 +179,7 @@ impl Chat {
             redactor,
             messages: Vec::new(),
             context_tokens: 0,
-            stamp: None,
-            mark: None,
-            thinking_recorded: false,
-            updated_at: None,
-            known_len: 0,
+            seen: LastSeen::default(),
             unwritten: Vec::new(),
             key: None,
             key_recorded: false,
@@ -241,19 +246,18 @@ impl Chat {
         chat.key = file.get_str("key").map(str::to_string);
         chat.key_recorded = true;
         chat.last_call = file.get_str("updatedAt").and_then(|t| t.parse().ok());
-        chat.thinking_recorded = file.get("thinking").is_some();
-        chat.updated_at = file.get_str("updatedAt").map(str::to_string);
         if let Some(level) = file.get_str("thinking").and_then(|t| crate::provider::cache::Thinking::parse(t).ok()) {
             chat.thinking = level;
         }
         (chat.compactions, chat.flushed_cycle) = crate::compact::flush::cycle_of(&recent.hit_texts());
-        chat.known_len = recent.total;
-        // A legacy session has no file in the store yet: its first write
-        // saves it there.
-        if !at.legacy {
-            chat.stamp = Some(stamp);
-            chat.mark = Some(file.mark.clone());
-        }
+        chat.seen = LastSeen {
+            // A legacy session has no file in the store yet: its first
+            // write saves it there.
+            file: (!at.legacy).then(|| (stamp, file.mark.clone())),
+            entries: recent.total,
+            updated_at: file.get_str("updatedAt").map(str::to_string),
+            thinking: file.get("thinking").is_some(),
+        };
         Ok(chat)
     }
 
@@ -262,6 +266,49 @@ impl Chat {
         let p = &self.config.permissions;
         self.tools.permissions = Permissions::new(&p.allow, &p.deny, allow, allow_all)?;
         Ok(())
+    }
+
+    /// The store the session lives in.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The configuration the chat was started with.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// `--key`: the session key that owns this session, written (with the
+    /// key's entry in `keys.json`) at the next save.
+    pub fn set_key(&mut self, key: String) {
+        self.key = Some(key);
+    }
+
+    /// `--thinking`: the thinking level of the next turns, saved in the
+    /// header.
+    pub fn set_thinking(&mut self, level: crate::provider::cache::Thinking) {
+        self.thinking = level;
+    }
+
+    /// The names of every tool the chat has (to keep executable tools from
+    /// shadowing them).
+    pub fn tool_names(&self) -> Vec<String> {
+        self.tools.names()
+    }
+
+    /// Add a tool the model can call (an executable tool, SPEC 15).
+    pub fn add_tool(&mut self, tool: std::sync::Arc<dyn crate::tools::Tool>) {
+        self.tools.add(tool);
+    }
+
+    /// The working folder the session belongs to (its `cwd`).
+    pub fn cwd(&self) -> &str {
+        &self.cwd
+    }
+
+    /// Offer the tools of these MCP servers (SPEC 15) through the registry.
+    pub fn attach_servers(&mut self, servers: std::sync::Arc<crate::mcp::Servers>) {
+        self.tools.attach_servers(servers);
     }
 
     /// `--no-tools`: offer the model nothing.
@@ -282,27 +329,6 @@ impl Chat {
         self.system_prompt().map_or(0, |s| crate::message::estimate_text(&s))
     }
 
-    /// An entry as it may be written: redacted.
-    fn redacted(&self, entry: &Entry) -> Result<Option<Entry>, StoreError> {
-        let raw =
-            entry.to_raw().map_err(|e| StoreError::Corrupt { path: "(new entry)".into(), detail: e.to_string() })?;
-        if !self.redactor.hit(raw.get()) {
-            return Ok(None);
-        }
-        let mut value: Value = serde_json::from_str(raw.get())
-            .map_err(|e| StoreError::Corrupt { path: "(new entry)".into(), detail: e.to_string() })?;
-        self.redactor.json(&mut value);
-        let raw = serde_json::value::to_raw_value(&value)
-            .map_err(|e| StoreError::Corrupt { path: "(new entry)".into(), detail: e.to_string() })?;
-        match Parsed::from_raw(&raw) {
-            Parsed::Known(e) => Ok(Some(e)),
-            _ => Err(StoreError::Corrupt {
-                path: "(new entry)".into(),
-                detail: "redaction changed the entry's shape".into(),
-            }),
-        }
-    }
-
     /// Switch models for the next turns.
     pub fn set_model(&mut self, model: ModelRef) -> Result<()> {
         self.provider = Provider::from_config(&self.config, &model.provider)?;
@@ -321,14 +347,14 @@ impl Chat {
 
     /// True once the session has a file in the store.
     pub fn is_saved(&self) -> bool {
-        self.stamp.is_some()
+        self.seen.file.is_some()
     }
 
     /// If another program changed the session file since this chat last
     /// saw it, rebuild the context from the file (plus what this chat has
     /// not written yet). Returns true when it did.
     pub fn sync_from_disk(&mut self) -> Result<bool, StoreError> {
-        let Some(known) = self.stamp else { return Ok(false) };
+        let Some((known, _)) = self.seen.file else { return Ok(false) };
         let path = self.store.session_path(&self.id);
         let now = Stamp::of(&path).map_err(|e| StoreError::io(&path, "read", e))?;
         if now == known {
@@ -345,13 +371,15 @@ impl Chat {
         self.nothing_to_compact_at = None;
         self.messages = context::replay_from(&events, recent.first);
         self.context_tokens = file.get_u64("contextTokens").unwrap_or(self.context_tokens);
-        self.known_len = known_len;
-        self.thinking_recorded = file.get("thinking").is_some();
-        self.updated_at = file.get_str("updatedAt").map(str::to_string);
-        self.stamp = Some(now);
-        // Read after `now` was taken: if it changed meanwhile, the stamps
-        // differ at the next check, and the mark at the next write.
-        self.mark = Some(file.mark.clone());
+        self.seen = LastSeen {
+            // The mark was read after `now` was taken: if the file changed
+            // meanwhile, the stamps differ at the next check, and the mark
+            // at the next write.
+            file: Some((now, file.mark.clone())),
+            entries: known_len,
+            updated_at: file.get_str("updatedAt").map(str::to_string),
+            thinking: file.get("thinking").is_some(),
+        };
         Ok(true)
     }
 
@@ -377,229 +405,5 @@ impl Chat {
         self.messages.clear();
         self.context_tokens = self.system_tokens();
         self.save_or_report()
-    }
-
-    /// Record an entry for the next write point.
-    pub fn record(&mut self, entry: Entry) {
-        self.unwritten.push(entry);
-    }
-
-    /// A write point: every unwritten entry, `contextTokens` and `model`,
-    /// in one atomic locked write. On failure the entries stay queued for
-    /// the next write point, and the error is returned to be shown. A write
-    /// that took effect but warned (the folder could not be synced) is done:
-    /// its entries are not queued again, and the warning is returned.
-    pub fn save(&mut self) -> Result<Option<String>, StoreError> {
-        if self.stamp.is_none() && self.store.locate(&self.id).is_none() {
-            self.store.create_as(&self.id, &self.cwd)?;
-        }
-        let mut change = Append::new()
-            .set("contextTokens", Value::from(self.context_tokens))
-            .set("model", Value::from(self.model.full()));
-        if let Some(key) = &self.key {
-            change = change.set("key", Value::from(key.as_str()));
-        }
-        if let Some(system) = &self.system {
-            change = change.set("system", Value::from(self.redactor.text(system).into_owned()));
-        }
-        // Written only when it applies: a level other than off, or a change
-        // back to off from a level the file holds.
-        let set_thinking = self.thinking != crate::provider::cache::Thinking::Off || self.thinking_recorded;
-        if set_thinking {
-            change = change.set("thinking", Value::from(self.thinking.name()));
-        }
-        for entry in &self.unwritten {
-            change = match self.redacted(entry)? {
-                Some(clean) => change.entry(&clean)?,
-                None => change.entry(entry)?,
-            };
-        }
-        // Under the lock: if the file holds entries this chat has not seen
-        // (a compaction landed during the turn), they stay, and the context
-        // and `contextTokens` are rebuilt from the file as written, in the
-        // same write.
-        let known_len = self.known_len;
-        let system_tokens = self.system_tokens();
-        // Messages, entries on disk, compaction cycle, contextTokens.
-        type Merged = (Vec<crate::provider::Message>, usize, (u64, Option<u64>), u64);
-        let mut merged: Option<Merged> = None;
-        let added = self.unwritten.len();
-        // Usually appended in place. When the file is not as this chat left
-        // it, it is read from the last boundary on (never whole), and this
-        // chat's entries go after what is there.
-        let merge = |recent: &crate::store::recent::Recent, change: &mut Append| {
-            if recent.total == known_len {
-                return;
-            }
-            let new: Vec<String> = change.entry_texts().into_iter().map(str::to_string).collect();
-            let mut events = recent.lines.entries();
-            events.extend(new.iter().map(String::as_str));
-            let messages = context::replay_from(&events, recent.first);
-            let tokens = context::estimate(&messages) + system_tokens;
-            change.set_field("contextTokens", tokens);
-            let mut picked = recent.hit_texts();
-            picked.extend(new.iter().map(String::as_str));
-            merged = Some((messages, recent.total, crate::compact::flush::cycle_of(&picked), tokens));
-        };
-        let written = self.store.append_since(
-            &self.id,
-            change,
-            self.mark.as_ref(),
-            compaction::CONTEXT_TYPES,
-            compaction::context_start,
-            merge,
-        )?;
-        self.unwritten.clear();
-        self.thinking_recorded |= set_thinking;
-        self.updated_at = Some(written.updated_at.clone());
-        let warning = written.warning.clone().map(|w| format!("the session was saved, but {w}"));
-        self.stamp = Some(written.stamp);
-        self.mark = Some(written.mark);
-        self.known_len = match (&written.rewritten, &merged) {
-            (Some(file), _) => file.events.len(),
-            (None, Some((_, total, ..))) => total + added,
-            (None, None) => self.known_len + added,
-        };
-        if let Some((messages, _, cycle, tokens)) = merged {
-            self.messages = messages;
-            (self.compactions, self.flushed_cycle) = cycle;
-            self.context_tokens = tokens;
-        }
-        if let (Some(key), false) = (&self.key, self.key_recorded) {
-            self.store.set_key(key, &self.id)?;
-            self.key_recorded = true;
-        }
-        Ok(warning)
-    }
-
-    /// True when entries wait to be written (a write failed, or they wait
-    /// for the next write point).
-    pub fn has_unsaved(&self) -> bool {
-        !self.unwritten.is_empty()
-    }
-
-    /// Before leaving the session (exit, `/new`, `/resume`): what is not on
-    /// disk gets one more attempt; if that fails too, it is written to a
-    /// recovery file for `glrs-sessions import`. The error says so plainly.
-    pub fn leave(&mut self) -> Result<(), Unsaved> {
-        if self.unwritten.is_empty() {
-            return Ok(());
-        }
-        let error = match self.save() {
-            Ok(_) => return Ok(()),
-            Err(e) => e,
-        };
-        // Redacted like everything else this chat writes.
-        let entries: Vec<_> = self
-            .unwritten
-            .iter()
-            .filter_map(|e| match self.redacted(e) {
-                Ok(Some(clean)) => clean.to_raw().ok(),
-                Ok(None) => e.to_raw().ok(),
-                Err(_) => None,
-            })
-            .collect();
-        let mut header =
-            vec![("model", Value::from(self.model.full())), ("contextTokens", Value::from(self.context_tokens))];
-        if let Some(key) = &self.key {
-            header.push(("key", Value::from(key.as_str())));
-        }
-        let recovery = self.store.write_recovery(&self.id, &self.cwd, &header, &entries);
-        if recovery.is_ok() {
-            // They are safe there; the chat must not write them twice.
-            self.unwritten.clear();
-        }
-        Err(Unsaved { id: self.id.clone(), count: entries.len(), error, recovery })
-    }
-
-    /// Save only what is not on disk yet (compaction must see it all): the
-    /// failure, or `Ok` with a warning to show.
-    pub fn save_pending(&mut self) -> Result<Option<String>, WriteFailed> {
-        if self.unwritten.is_empty() && self.is_saved() {
-            return Ok(None);
-        }
-        self.save().map_err(|e| self.report_failure(e))
-    }
-
-    /// Save, and on failure record the failure (it is written with the next
-    /// write that works): what the user should hear, if anything (the
-    /// failure, or a warning about a save that took effect).
-    pub fn save_or_report(&mut self) -> Option<WriteNote> {
-        match self.save() {
-            Ok(warning) => warning.map(WriteNote::Warning),
-            Err(e) => Some(WriteNote::Failed(self.report_failure(e))),
-        }
-    }
-
-    fn report_failure(&mut self, error: StoreError) -> WriteFailed {
-        let failed = WriteFailed(error);
-        self.record(Entry::Error { at: time::now(), text: failed.to_string(), kind: "io".into() });
-        failed
-    }
-}
-
-/// A write point that failed: its entries wait for the next one, and the
-/// failure itself is recorded to be written with them.
-#[derive(Debug)]
-pub struct WriteFailed(pub StoreError);
-
-impl std::fmt::Display for WriteFailed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "could not save the session (will retry): {}", self.0)
-    }
-}
-
-impl std::error::Error for WriteFailed {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.0)
-    }
-}
-
-/// What a write point has to tell the user, when it has anything.
-#[derive(Debug)]
-pub enum WriteNote {
-    /// The write took effect, but something about it did not (the folder
-    /// could not be synced): the warning.
-    Warning(String),
-    /// The write failed.
-    Failed(WriteFailed),
-}
-
-impl std::fmt::Display for WriteNote {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            WriteNote::Warning(w) => f.write_str(w),
-            WriteNote::Failed(e) => e.fmt(f),
-        }
-    }
-}
-
-/// Entries that could not be saved when leaving a session.
-#[derive(Debug)]
-pub struct Unsaved {
-    /// The session that could not be saved.
-    pub id: SessionId,
-    /// How many entries wait to be written.
-    pub count: usize,
-    /// Why the write failed.
-    pub error: StoreError,
-    /// The recovery file they went to, or why none could be written.
-    pub recovery: Result<std::path::PathBuf, crate::store::recovery::NoRecoveryFile>,
-}
-
-impl std::fmt::Display for Unsaved {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let entries = crate::output::count(self.count as u64, "entry", "entries");
-        let verb = if self.count == 1 { "is" } else { "are" };
-        write!(f, "session {} could not be saved ({}): {entries} {verb} not in it", self.id, self.error)?;
-        match &self.recovery {
-            Ok(path) => write!(
-                f,
-                "; they were written to {}; once there is room, add them with: glrs-sessions import {}",
-                path.display(),
-                path.display()
-            ),
-            Err(why) => write!(f, "; no recovery file could be written either ({why}): they are lost"),
-        }
     }
 }

@@ -21,7 +21,7 @@ impl Chat {
         }
         // Another program's write (or a hand-edited `updatedAt`) counts.
         let _ = self.sync_from_disk();
-        let last: Timestamp = self.updated_at.as_deref()?.parse().ok()?;
+        let last: Timestamp = self.seen.updated_at.as_deref()?.parse().ok()?;
         ResetRule::from_config(&self.config).due(last, now)
     }
 

@@ -140,7 +140,7 @@ pub fn run(args: Args) -> Result<i32> {
         }
     };
     if let Some(key) = &args.key {
-        chat.key = Some(key.clone());
+        chat.set_key(key.clone());
         if !resumed {
             // On disk and in keys.json before the next chat for this key looks.
             chat.save()?;
@@ -151,11 +151,11 @@ pub fn run(args: Args) -> Result<i32> {
     // SPEC 15: MCP servers start now, in the background; the first model
     // call waits for those still starting. Stopped when this returns.
     let mut _servers = None;
-    let servers = crate::mcp::config::check_all(&chat.config.mcp_servers)?;
+    let servers = crate::mcp::config::check_all(&chat.config().mcp_servers)?;
     if !args.no_tools && !servers.is_empty() {
-        let started = crate::mcp::Servers::start(servers, std::path::PathBuf::from(&chat.cwd))
+        let started = crate::mcp::Servers::start(servers, std::path::PathBuf::from(chat.cwd()))
             .context("cannot start the MCP servers")?;
-        chat.tools.attach_servers(started.clone());
+        chat.attach_servers(started.clone());
         _servers = Some(StopOnExit(started));
     }
     if args.no_tools {
@@ -164,20 +164,20 @@ pub fn run(args: Args) -> Result<i32> {
         // SPEC 15: executable tools, described in parallel; a broken one is
         // named once and left out.
         let dir = crate::tools::exec::tools_dir(&home);
-        let (tools, problems) = runtime.block_on(crate::tools::exec::load(&dir, &chat.tools.names()));
+        let (tools, problems) = runtime.block_on(crate::tools::exec::load(&dir, &chat.tool_names()));
         for tool in tools {
-            chat.tools.add(tool);
+            chat.add_tool(tool);
         }
         for problem in problems {
             eprintln!("{PROGRAM_NAME}: warning: {problem}");
         }
     }
     if let Some(level) = &args.thinking {
-        chat.thinking = crate::provider::cache::Thinking::parse(level).map_err(crate::cli::UsageError)?;
+        chat.set_thinking(crate::provider::cache::Thinking::parse(level).map_err(crate::cli::UsageError)?);
     }
     // Maintenance by itself (SPEC 16), with this chat's session already
     // open (so it is never removed).
-    match crate::maintenance::auto::at_chat_start(&chat.store, &chat.config, std::time::SystemTime::now()) {
+    match crate::maintenance::auto::at_chat_start(chat.store(), chat.config(), std::time::SystemTime::now()) {
         Ok(Some(line)) => eprintln!("{PROGRAM_NAME}: {line}"),
         Ok(None) => {}
         Err(e) => eprintln!("{PROGRAM_NAME}: warning: maintenance did not run: {e:#}"),

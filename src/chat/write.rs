@@ -1,0 +1,260 @@
+//! A chat's write points (SPEC 4): what it recorded goes to the session
+//! file in one locked write, redacted, merged with what another program
+//! wrote meanwhile; what cannot be written is kept for the next write
+//! point, and when leaving, for a recovery file.
+
+use serde_json::Value;
+
+use super::{Chat, LastSeen, compaction};
+use crate::context;
+use crate::error::StoreError;
+use crate::store::{Append, Entry, Parsed};
+use crate::{SessionId, time};
+
+impl Chat {
+    /// An entry as it may be written: redacted.
+    fn redacted(&self, entry: &Entry) -> Result<Option<Entry>, StoreError> {
+        let raw =
+            entry.to_raw().map_err(|e| StoreError::Corrupt { path: "(new entry)".into(), detail: e.to_string() })?;
+        if !self.redactor.hit(raw.get()) {
+            return Ok(None);
+        }
+        let mut value: Value = serde_json::from_str(raw.get())
+            .map_err(|e| StoreError::Corrupt { path: "(new entry)".into(), detail: e.to_string() })?;
+        self.redactor.json(&mut value);
+        let raw = serde_json::value::to_raw_value(&value)
+            .map_err(|e| StoreError::Corrupt { path: "(new entry)".into(), detail: e.to_string() })?;
+        match Parsed::from_raw(&raw) {
+            Parsed::Known(e) => Ok(Some(e)),
+            _ => Err(StoreError::Corrupt {
+                path: "(new entry)".into(),
+                detail: "redaction changed the entry's shape".into(),
+            }),
+        }
+    }
+
+    /// Record an entry for the next write point.
+    pub fn record(&mut self, entry: Entry) {
+        self.unwritten.push(entry);
+    }
+
+    /// A write point: every unwritten entry, `contextTokens` and `model`,
+    /// in one atomic locked write. On failure the entries stay queued for
+    /// the next write point, and the error is returned to be shown. A write
+    /// that took effect but warned (the folder could not be synced) is done:
+    /// its entries are not queued again, and the warning is returned.
+    pub fn save(&mut self) -> Result<Option<String>, StoreError> {
+        if !self.is_saved() && self.store.locate(&self.id).is_none() {
+            self.store.create_as(&self.id, &self.cwd)?;
+        }
+        let mut change = Append::new()
+            .set("contextTokens", Value::from(self.context_tokens))
+            .set("model", Value::from(self.model.full()));
+        if let Some(key) = &self.key {
+            change = change.set("key", Value::from(key.as_str()));
+        }
+        if let Some(system) = &self.system {
+            change = change.set("system", Value::from(self.redactor.text(system).into_owned()));
+        }
+        // Written only when it applies: a level other than off, or a change
+        // back to off from a level the file holds.
+        let set_thinking = self.thinking != crate::provider::cache::Thinking::Off || self.seen.thinking;
+        if set_thinking {
+            change = change.set("thinking", Value::from(self.thinking.name()));
+        }
+        for entry in &self.unwritten {
+            change = match self.redacted(entry)? {
+                Some(clean) => change.entry(&clean)?,
+                None => change.entry(entry)?,
+            };
+        }
+        // Under the lock: if the file holds entries this chat has not seen
+        // (a compaction landed during the turn), they stay, and the context
+        // and `contextTokens` are rebuilt from the file as written, in the
+        // same write.
+        let known_len = self.seen.entries;
+        let system_tokens = self.system_tokens();
+        // Messages, entries on disk, compaction cycle, contextTokens.
+        type Merged = (Vec<crate::provider::Message>, usize, (u64, Option<u64>), u64);
+        let mut merged: Option<Merged> = None;
+        let added = self.unwritten.len();
+        // Usually appended in place. When the file is not as this chat left
+        // it, it is read from the last boundary on (never whole), and this
+        // chat's entries go after what is there.
+        let merge = |recent: &crate::store::recent::Recent, change: &mut Append| {
+            if recent.total == known_len {
+                return;
+            }
+            let new: Vec<String> = change.entry_texts().into_iter().map(str::to_string).collect();
+            let mut events = recent.lines.entries();
+            events.extend(new.iter().map(String::as_str));
+            let messages = context::replay_from(&events, recent.first);
+            let tokens = context::estimate(&messages) + system_tokens;
+            change.set_field("contextTokens", tokens);
+            let mut picked = recent.hit_texts();
+            picked.extend(new.iter().map(String::as_str));
+            merged = Some((messages, recent.total, crate::compact::flush::cycle_of(&picked), tokens));
+        };
+        let written = self.store.append_since(
+            &self.id,
+            change,
+            self.seen.file.as_ref().map(|(_, mark)| mark),
+            compaction::CONTEXT_TYPES,
+            compaction::context_start,
+            merge,
+        )?;
+        self.unwritten.clear();
+        let warning = written.warning.clone().map(|w| format!("the session was saved, but {w}"));
+        self.seen = LastSeen {
+            entries: match (&written.rewritten, &merged) {
+                (Some(file), _) => file.events.len(),
+                (None, Some((_, total, ..))) => total + added,
+                (None, None) => self.seen.entries + added,
+            },
+            file: Some((written.stamp, written.mark)),
+            updated_at: Some(written.updated_at),
+            thinking: self.seen.thinking || set_thinking,
+        };
+        if let Some((messages, _, cycle, tokens)) = merged {
+            self.messages = messages;
+            (self.compactions, self.flushed_cycle) = cycle;
+            self.context_tokens = tokens;
+        }
+        if let (Some(key), false) = (&self.key, self.key_recorded) {
+            self.store.set_key(key, &self.id)?;
+            self.key_recorded = true;
+        }
+        Ok(warning)
+    }
+
+    /// True when entries wait to be written (a write failed, or they wait
+    /// for the next write point).
+    pub fn has_unsaved(&self) -> bool {
+        !self.unwritten.is_empty()
+    }
+
+    /// Before leaving the session (exit, `/new`, `/resume`): what is not on
+    /// disk gets one more attempt; if that fails too, it is written to a
+    /// recovery file for `glrs-sessions import`. The error says so plainly.
+    pub fn leave(&mut self) -> Result<(), Unsaved> {
+        if self.unwritten.is_empty() {
+            return Ok(());
+        }
+        let error = match self.save() {
+            Ok(_) => return Ok(()),
+            Err(e) => e,
+        };
+        // Redacted like everything else this chat writes.
+        let entries: Vec<_> = self
+            .unwritten
+            .iter()
+            .filter_map(|e| match self.redacted(e) {
+                Ok(Some(clean)) => clean.to_raw().ok(),
+                Ok(None) => e.to_raw().ok(),
+                Err(_) => None,
+            })
+            .collect();
+        let mut header =
+            vec![("model", Value::from(self.model.full())), ("contextTokens", Value::from(self.context_tokens))];
+        if let Some(key) = &self.key {
+            header.push(("key", Value::from(key.as_str())));
+        }
+        let recovery = self.store.write_recovery(&self.id, &self.cwd, &header, &entries);
+        if recovery.is_ok() {
+            // They are safe there; the chat must not write them twice.
+            self.unwritten.clear();
+        }
+        Err(Unsaved { id: self.id.clone(), count: entries.len(), error, recovery })
+    }
+
+    /// Save only what is not on disk yet (compaction must see it all): the
+    /// failure, or `Ok` with a warning to show.
+    pub fn save_pending(&mut self) -> Result<Option<String>, WriteFailed> {
+        if self.unwritten.is_empty() && self.is_saved() {
+            return Ok(None);
+        }
+        self.save().map_err(|e| self.report_failure(e))
+    }
+
+    /// Save, and on failure record the failure (it is written with the next
+    /// write that works): what the user should hear, if anything (the
+    /// failure, or a warning about a save that took effect).
+    pub fn save_or_report(&mut self) -> Option<WriteNote> {
+        match self.save() {
+            Ok(warning) => warning.map(WriteNote::Warning),
+            Err(e) => Some(WriteNote::Failed(self.report_failure(e))),
+        }
+    }
+
+    fn report_failure(&mut self, error: StoreError) -> WriteFailed {
+        let failed = WriteFailed(error);
+        self.record(Entry::Error { at: time::now(), text: failed.to_string(), kind: "io".into() });
+        failed
+    }
+}
+
+/// A write point that failed: its entries wait for the next one, and the
+/// failure itself is recorded to be written with them.
+#[derive(Debug)]
+pub struct WriteFailed(pub StoreError);
+
+impl std::fmt::Display for WriteFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "could not save the session (will retry): {}", self.0)
+    }
+}
+
+impl std::error::Error for WriteFailed {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
+}
+
+/// What a write point has to tell the user, when it has anything.
+#[derive(Debug)]
+pub enum WriteNote {
+    /// The write took effect, but something about it did not (the folder
+    /// could not be synced): the warning.
+    Warning(String),
+    /// The write failed.
+    Failed(WriteFailed),
+}
+
+impl std::fmt::Display for WriteNote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WriteNote::Warning(w) => f.write_str(w),
+            WriteNote::Failed(e) => e.fmt(f),
+        }
+    }
+}
+
+/// Entries that could not be saved when leaving a session.
+#[derive(Debug)]
+pub struct Unsaved {
+    /// The session that could not be saved.
+    pub id: SessionId,
+    /// How many entries wait to be written.
+    pub count: usize,
+    /// Why the write failed.
+    pub error: StoreError,
+    /// The recovery file they went to, or why none could be written.
+    pub recovery: Result<std::path::PathBuf, crate::store::recovery::NoRecoveryFile>,
+}
+
+impl std::fmt::Display for Unsaved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let entries = crate::output::count(self.count as u64, "entry", "entries");
+        let verb = if self.count == 1 { "is" } else { "are" };
+        write!(f, "session {} could not be saved ({}): {entries} {verb} not in it", self.id, self.error)?;
+        match &self.recovery {
+            Ok(path) => write!(
+                f,
+                "; they were written to {}; once there is room, add them with: glrs-sessions import {}",
+                path.display(),
+                path.display()
+            ),
+            Err(why) => write!(f, "; no recovery file could be written either ({why}): they are lost"),
+        }
+    }
+}
