@@ -43,6 +43,14 @@ impl Store {
         if !((temp && (in_sessions || in_artifacts)) || gone_lock) {
             return Err(refused("not a leftover of the store; left alone"));
         }
-        std::fs::remove_file(path).map_err(|e| StoreError::io(path, "remove", e))
+        if temp {
+            return std::fs::remove_file(path).map_err(|e| StoreError::io(path, "remove", e));
+        }
+        // Removed while holding its lock, so nobody who takes it meanwhile
+        // is left holding a file that no longer has a name.
+        if !super::lock::remove_unheld(path)? {
+            return Err(refused("held by another program, or gone; left alone"));
+        }
+        Ok(())
     }
 }

@@ -7,6 +7,14 @@
 //!
 //! Both are advisory `flock` locks through `std::fs::File::lock`: the kernel
 //! drops them when the holder dies, so a crash never leaves a stale lock.
+//!
+//! A lock file may be removed, but only by a process holding its lock: the
+//! open lock of a session that was never saved (or not kept), on release;
+//! the lock files of a session being removed; cleanup's leftovers. It is
+//! the holder's last act: once the name is gone, the next acquirer makes a
+//! new file. So every acquirer checks, once it has the lock,
+//! that the path still names the file it locked, and starts over when not:
+//! two acquirers can never each hold a different file of one name.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
@@ -110,6 +118,102 @@ fn open_lock_file(path: &Path, write: bool) -> std::io::Result<File> {
         .open(path)
 }
 
+/// How many times an acquirer starts over because the lock file it locked
+/// was removed meanwhile. Each removal needs a holder releasing the lock,
+/// so running out means something keeps replacing the file.
+const ATTEMPTS: usize = 100;
+
+/// True when `path` still names the file `file` has open (same device and
+/// inode); false when it is gone or names another file now.
+fn still_names(path: &Path, file: &File) -> std::io::Result<bool> {
+    use std::os::unix::fs::MetadataExt;
+    let mine = file.metadata()?;
+    match std::fs::symlink_metadata(path) {
+        Ok(now) => Ok(now.dev() == mine.dev() && now.ino() == mine.ino()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// The outcome of [`lock_exclusive`].
+enum Locked {
+    /// We hold the lock of the file `path` names.
+    Mine(File),
+    /// Somebody else holds the lock of the file `path` names.
+    Held(File),
+}
+
+/// Open the lock file in `path` (created if missing) and lock it
+/// exclusively, waiting for it when `wait`. Whoever removes a lock file
+/// holds its lock while doing so: once we have the lock (or are refused
+/// it), a path that no longer names the file we opened means that file was
+/// removed meanwhile, and we start over with the new one.
+fn lock_exclusive(path: &Path, wait: bool) -> Result<Locked, StoreError> {
+    lock_exclusive_from(path, wait, || open_lock_file(path, true))
+}
+
+/// [`lock_exclusive`] with the opening given (a test hands it a file that
+/// was removed after it was opened).
+fn lock_exclusive_from(
+    path: &Path,
+    wait: bool,
+    mut open: impl FnMut() -> std::io::Result<File>,
+) -> Result<Locked, StoreError> {
+    for _ in 0..ATTEMPTS {
+        let file = open().map_err(|e| StoreError::io(path, "open lock file", e))?;
+        let mine = if wait {
+            file.lock().map_err(|e| StoreError::io(path, "lock", e))?;
+            true
+        } else {
+            match file.try_lock() {
+                Ok(()) => true,
+                Err(std::fs::TryLockError::WouldBlock) => false,
+                Err(std::fs::TryLockError::Error(e)) => return Err(StoreError::io(path, "lock", e)),
+            }
+        };
+        if still_names(path, &file).map_err(|e| StoreError::io(path, "lock", e))? {
+            return Ok(if mine { Locked::Mine(file) } else { Locked::Held(file) });
+        }
+    }
+    let replaced = std::io::Error::other(format!("the lock file was replaced {ATTEMPTS} times while taking it"));
+    Err(StoreError::io(path, "lock", replaced))
+}
+
+/// Remove the lock file in `path` if nobody holds its lock, holding it
+/// while removing (see [`lock_exclusive`]). False when somebody holds it or
+/// it is gone already.
+pub(crate) fn remove_unheld(path: &Path) -> Result<bool, StoreError> {
+    let file = match open_lock_file(path, false) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(StoreError::io(path, "open lock file", e)),
+    };
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => return Ok(false),
+        Err(std::fs::TryLockError::Error(e)) => return Err(StoreError::io(path, "lock", e)),
+    }
+    if !still_names(path, &file).map_err(|e| StoreError::io(path, "lock", e))? {
+        return Ok(false);
+    }
+    std::fs::remove_file(path).map_err(|e| StoreError::io(path, "remove", e))?;
+    Ok(true)
+}
+
+/// True when none of `paths` exists (a failure to look counts as existing).
+fn none_exists(paths: &[PathBuf]) -> bool {
+    paths.iter().all(|p| matches!(std::fs::symlink_metadata(p), Err(e) if e.kind() == std::io::ErrorKind::NotFound))
+}
+
+/// On release, remove `path` while still holding `file`'s lock, when it is
+/// still the file we locked and none of `keep_if` exists. Best effort: a
+/// lock file left behind is harmless (cleanup removes it later).
+fn remove_on_release(path: &Path, file: &File, keep_if: &[PathBuf]) {
+    if !keep_if.is_empty() && none_exists(keep_if) && still_names(path, file).unwrap_or(false) {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
 /// The short write lock of one file; released when dropped.
 #[derive(Debug)]
 pub struct WriteLock {
@@ -119,19 +223,18 @@ pub struct WriteLock {
 impl WriteLock {
     /// Take the lock in `path` if nobody holds it; `None` when somebody does.
     pub fn try_acquire(path: &Path) -> Result<Option<WriteLock>, StoreError> {
-        let file = open_lock_file(path, true).map_err(|e| StoreError::io(path, "open lock file", e))?;
-        match file.try_lock() {
-            Ok(()) => Ok(Some(WriteLock { _file: file })),
-            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-            Err(std::fs::TryLockError::Error(e)) => Err(StoreError::io(path, "lock", e)),
+        match lock_exclusive(path, false)? {
+            Locked::Mine(file) => Ok(Some(WriteLock { _file: file })),
+            Locked::Held(_) => Ok(None),
         }
     }
 
     /// Wait for and take the lock in `path` (created if missing).
     pub fn acquire(path: &Path) -> Result<WriteLock, StoreError> {
-        let file = open_lock_file(path, true).map_err(|e| StoreError::io(path, "open lock file", e))?;
-        file.lock().map_err(|e| StoreError::io(path, "lock", e))?;
-        Ok(WriteLock { _file: file })
+        match lock_exclusive(path, true)? {
+            Locked::Mine(file) => Ok(WriteLock { _file: file }),
+            Locked::Held(_) => Err(StoreError::io(path, "lock", std::io::Error::other("lock refused while waiting"))),
+        }
     }
 }
 
@@ -150,24 +253,30 @@ impl Holder {
     const COMPACTION: &'static str = "glrs-compact";
 }
 
-/// A session held open by this process; released when dropped.
+/// A session held open by this process; released when dropped. When the
+/// session was never saved (none of the files given to
+/// [`OpenLock::removed_on_release_unless`] exists at release), the lock
+/// file is removed too, so starting and quitting leaves nothing.
 #[derive(Debug)]
 pub struct OpenLock {
-    _file: File,
+    file: File,
     /// The lock file.
     pub path: PathBuf,
+    keep_if: Vec<PathBuf>,
 }
 
 impl Drop for OpenLock {
     /// Leaving the session: what its journal holds is made durable in the
     /// session and the journal emptied (best effort: a later writer or
     /// `cleanup` does it otherwise), while the open lock is still held.
+    /// Then, for a session never saved, the lock file goes, still held.
     fn drop(&mut self) {
         let journal = self.path.with_extension("journal");
         if super::journal::is_active(&journal) {
             let (session, lock) = (self.path.with_extension("json"), self.path.with_extension("lock"));
             let _ = super::journal::checkpoint_now(&session, &journal, &lock);
         }
+        remove_on_release(&self.path, &self.file, &self.keep_if);
     }
 }
 
@@ -180,9 +289,8 @@ impl OpenLock {
 
     /// [`OpenLock::try_acquire`], saying who holds it.
     pub fn try_acquire_as(path: &Path, id: &str, holder: Holder) -> Result<OpenLock, StoreError> {
-        let mut file = open_lock_file(path, true).map_err(|e| StoreError::io(path, "open lock file", e))?;
-        match file.try_lock() {
-            Ok(()) => {
+        match lock_exclusive(path, false)? {
+            Locked::Mine(mut file) => {
                 let mut text = std::process::id().to_string();
                 if holder == Holder::Compaction {
                     text = format!("{text} {}", Holder::COMPACTION);
@@ -191,14 +299,20 @@ impl OpenLock {
                     .and_then(|()| file.seek(SeekFrom::Start(0)))
                     .and_then(|_| file.write_all(text.as_bytes()))
                     .map_err(|e| StoreError::io(path, "write", e))?;
-                Ok(OpenLock { _file: file, path: path.to_path_buf() })
+                Ok(OpenLock { file, path: path.to_path_buf(), keep_if: Vec::new() })
             }
-            Err(std::fs::TryLockError::WouldBlock) => {
+            Locked::Held(mut file) => {
                 let (pid, by) = read_holder(&mut file);
                 Err(StoreError::Busy { id: id.to_string(), pid, by })
             }
-            Err(std::fs::TryLockError::Error(e)) => Err(StoreError::io(path, "lock", e)),
         }
+    }
+
+    /// Remove the lock file on release when none of `keep_if` exists then
+    /// (the session's file: it was never saved, or not kept).
+    pub fn removed_on_release_unless(mut self, keep_if: Vec<PathBuf>) -> OpenLock {
+        self.keep_if = keep_if;
+        self
     }
 
     /// Who holds the open lock in `path`: `None` when nobody does, else the
@@ -336,5 +450,90 @@ mod tests {
         std::os::unix::fs::symlink(&victim, dir.path().join("3f9a1c2b.lock")).unwrap();
         assert!(WriteLock::acquire(&dir.path().join("3f9a1c2b.lock")).is_err());
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    }
+
+    #[test]
+    fn an_acquirer_whose_file_was_removed_meanwhile_takes_the_new_one() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("3f9a1c2b.open");
+        let never_saved = vec![dir.path().join("3f9a1c2b.json")];
+        for wait in [true, false] {
+            let held = OpenLock::try_acquire(&path, "3f9a1c2b").unwrap().removed_on_release_unless(never_saved.clone());
+            // Another acquirer opened the lock file while it was held...
+            let mut stale = Some(open_lock_file(&path, true).unwrap());
+            // (Kept open, so its inode number cannot be reused meanwhile.)
+            let stale_copy = stale.as_ref().unwrap().try_clone().unwrap();
+            let stale_ino = stale_copy.metadata().unwrap().ino();
+            // ...and the holder released it: a session never saved, so
+            // the file went while still locked.
+            drop(held);
+            assert!(!path.exists(), "the lock file of a session never saved is removed");
+            let mut opened = 0;
+            let got = lock_exclusive_from(&path, wait, || {
+                opened += 1;
+                stale.take().map_or_else(|| open_lock_file(&path, true), Ok)
+            })
+            .unwrap();
+            let Locked::Mine(file) = got else { panic!("refused a lock nobody holds") };
+            assert_eq!(opened, 2, "locked the removed file, then started over");
+            let now = std::fs::metadata(&path).unwrap().ino();
+            assert_eq!(file.metadata().unwrap().ino(), now, "holds the file the name names");
+            assert_ne!(now, stale_ino);
+            // Held, the new file refuses a third acquirer.
+            assert!(matches!(OpenLock::try_acquire(&path, "3f9a1c2b"), Err(StoreError::Busy { .. })));
+        }
+    }
+
+    #[test]
+    fn a_saved_session_keeps_its_lock_file_and_cleanup_removes_only_unheld_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("3f9a1c2b.open");
+        let saved = dir.path().join("3f9a1c2b.json");
+        std::fs::write(&saved, "{}").unwrap();
+        let held = OpenLock::try_acquire(&path, "3f9a1c2b").unwrap().removed_on_release_unless(vec![saved]);
+        assert!(!remove_unheld(&path).unwrap(), "a held lock file is left alone");
+        drop(held);
+        assert!(path.exists(), "the lock file of a saved session stays");
+        assert!(remove_unheld(&path).unwrap());
+        assert!(!path.exists());
+        assert!(!remove_unheld(&path).unwrap(), "gone already");
+    }
+
+    #[test]
+    fn removing_lock_files_on_release_never_lets_two_hold_one_name() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let dir = tempfile::tempdir().unwrap();
+        let open = dir.path().join("3f9a1c2b.open");
+        let write = dir.path().join("3f9a1c2b.lock");
+        let never_saved = vec![dir.path().join("3f9a1c2b.json")];
+        let (open_inside, write_inside, open_taken) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0));
+        let enter = |inside: &AtomicUsize| {
+            assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "two holders at once");
+            std::thread::yield_now();
+            inside.fetch_sub(1, Ordering::SeqCst);
+        };
+        std::thread::scope(|scope| {
+            for _ in 0..4 {
+                scope.spawn(|| {
+                    for _ in 0..300 {
+                        // The open lock, not waiting, removed on release.
+                        if let Ok(lock) = OpenLock::try_acquire(&open, "3f9a1c2b") {
+                            let _lock = lock.removed_on_release_unless(never_saved.clone());
+                            open_taken.fetch_add(1, Ordering::SeqCst);
+                            enter(&open_inside);
+                        }
+                        // The write lock, waiting, removed as the holder's
+                        // last act (as removing a session does).
+                        let lock = WriteLock::acquire(&write).unwrap();
+                        enter(&write_inside);
+                        std::fs::remove_file(&write).unwrap();
+                        drop(lock);
+                    }
+                });
+            }
+        });
+        assert!(open_taken.load(Ordering::SeqCst) > 0);
+        assert!(!open.exists() && !write.exists(), "the last holders removed them");
     }
 }

@@ -484,7 +484,9 @@ impl Store {
     pub fn open_lock_as(&self, id: &SessionId, holder: lock::Holder) -> Result<OpenLock, StoreError> {
         ensure_private_dir(&self.paths.sessions)
             .map_err(|e| StoreError::io(&self.paths.sessions, "create folder", e))?;
-        OpenLock::try_acquire_as(&self.open_path(id), id.as_str(), holder)
+        // A session never saved (or not kept) leaves no lock file behind.
+        let keep_if = vec![self.session_path(id), self.legacy_path(id)];
+        Ok(OpenLock::try_acquire_as(&self.open_path(id), id.as_str(), holder)?.removed_on_release_unless(keep_if))
     }
 
     /// Who has the session open: `None` when nobody, else the pid if known.
@@ -520,9 +522,13 @@ impl Store {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(StoreError::io(artifacts, "remove", e)),
         }
-        for lock_file in [self.open_path(id), self.journal_path(id), self.compact_path(id), self.lock_path(id)] {
+        // Held, the open and write lock files can go (acquirers check they
+        // locked the file the name still names); the compaction lock only
+        // if nobody holds it.
+        for lock_file in [self.open_path(id), self.journal_path(id), self.lock_path(id)] {
             let _ = std::fs::remove_file(lock_file);
         }
+        let _ = lock::remove_unheld(&self.compact_path(id));
         // The write lock first: dropping the open lock checkpoints a
         // journal left behind, under the write lock.
         drop((write, open));

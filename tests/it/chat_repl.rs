@@ -333,3 +333,41 @@ fn export_writes_the_transcript_beside_the_chat() {
     let md = std::fs::read_to_string(ts.dir.path().join(format!("{id}.md"))).unwrap();
     assert!(md.contains("## [1] User") && md.contains("Exported reply."), "{md}");
 }
+
+/// What the sessions folder holds that belongs to one session: its file,
+/// its open lock, its write lock (sorted names).
+fn session_files(ts: &TestStore) -> Vec<String> {
+    let Ok(dir) = std::fs::read_dir(ts.sessions_dir()) else { return Vec::new() };
+    let mut names: Vec<String> = dir
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.split_once('.').is_some_and(|(stem, _)| glrs::SessionId::is_id(stem)))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn starting_and_quitting_leaves_no_session_and_no_lock_file() {
+    let (ts, server) = setup();
+    let mut p = repl(&ts, &["-m", "openai/gpt-4.1"]);
+    prompt(&mut p);
+    let open = session_files(&ts);
+    assert!(open.len() == 1 && open[0].ends_with(".open"), "the chat holds its open lock: {open:?}");
+    quit(p);
+    assert_eq!(session_files(&ts), Vec::<String>::new());
+
+    // A new session whose first call fails is not kept: nor is its lock.
+    for _ in 0..3 {
+        server.push(Reply::json(503, r#"{"error":{"message":"overloaded"}}"#));
+    }
+    let out = ts.chat().args(["-p", "hi", "-m", "openai/gpt-4.1"]).output().unwrap();
+    assert!(stderr_of(&out).contains("the new session was not kept"), "{}", stderr_of(&out));
+    assert_eq!(session_files(&ts), Vec::<String>::new());
+
+    // A session that was saved keeps its lock file; only cleanup takes it.
+    server.push(Reply::sse(openai_text(&["kept"], 10, 2, 0)));
+    ts.chat().args(["-p", "hi", "-m", "openai/gpt-4.1"]).assert().success();
+    let (id, _) = ts.only_session();
+    assert!(session_files(&ts).contains(&format!("{id}.open")), "{:?}", session_files(&ts));
+}
