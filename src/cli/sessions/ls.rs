@@ -203,6 +203,9 @@ pub fn run(store: &Store, args: &LsArgs, out: &mut dyn Write) -> Result<i32> {
             }
         }
     }
+    // The program exits right after: freeing every summary one by one
+    // would cost a listing of 10,000 sessions several percent of its time.
+    std::mem::forget(listing);
     Ok(0)
 }
 
