@@ -65,7 +65,7 @@ fn main() {
             },
             Entry::Assistant {
                 at,
-                text: format!("Fixed `module{n}::parse`; tests pass. {}", "Details follow. ".repeat(20)),
+                text: format!("Fixed `module{n}::parse`; tests pass. {}", "Details follow. ".repeat(20)).into(),
                 model: "openai/gpt-4.1".into(),
                 tool_calls: vec![],
                 stop_reason: "stop".into(),

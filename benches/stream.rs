@@ -4,8 +4,8 @@
 //!    against `curl` reading the same stream, medians; the ratio shows the
 //!    line is parsed in linear time (the old parser took 17.6 s);
 //! 2. a 100 MB reply (1,600 events of 64 KB): peak resident memory of
-//!    `glrs-chat -p` (from `/usr/bin/time`), against the reply's size and
-//!    curl's peak.
+//!    `glrs-chat -p` and of `glrs-chat -p --json` (from `/usr/bin/time`),
+//!    against the reply's size and curl's peak.
 //!
 //! Run: `cargo bench --bench stream` (`GLRS_BENCH_RUNS`, default 5).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -119,12 +119,17 @@ fn main() {
     server.push(reply(&pieces));
     let (took, glrs_kb) = run(chat_cmd(home.path()));
     server.push(reply(&pieces));
+    let mut json = chat_cmd(home.path());
+    json.arg("--json");
+    let (_, json_kb) = run(json);
+    server.push(reply(&pieces));
     let (_, curl_kb) = run(curl_cmd(&server));
-    let glrs_mb = glrs_kb as f64 / 1024.0;
+    let (glrs_mb, json_mb) = (glrs_kb as f64 / 1024.0, json_kb as f64 / 1024.0);
     println!(
-        "a {size_mb:.0} MB reply\tglrs-chat -p peak {glrs_mb:.0} MB ({:.1}× the reply) in {:.1} s\tcurl peak {:.0} MB",
+        "a {size_mb:.0} MB reply\tglrs-chat -p peak {glrs_mb:.0} MB ({:.1}× the reply) in {:.1} s\twith --json {json_mb:.0} MB ({:.1}×)\tcurl peak {:.0} MB",
         glrs_mb / size_mb,
         took.as_secs_f64(),
+        json_mb / size_mb,
         curl_kb as f64 / 1024.0
     );
 }

@@ -368,7 +368,7 @@ mod tests {
             is_error: false,
         };
         let call = |ids: &[&str]| Message::Assistant {
-            content: String::new(),
+            content: Default::default(),
             reasoning: vec![],
             tool_calls: ids
                 .iter()

@@ -6,6 +6,8 @@
 //! prompt history and the locks that let several programs act on one session
 //! at once without losing anything.
 
+#[cfg(test)]
+pub(crate) mod alloc_probe;
 pub mod chat;
 pub mod cli;
 pub mod compact;

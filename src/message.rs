@@ -5,8 +5,132 @@
 //! store's own types (`store::entry`); only `ToolCall` and `Reasoning` are
 //! shared with them, as the schema's `toolCalls` and reasoning fields.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+/// Text held once however many places keep it: an answer is in the
+/// context, its `assistant` entry and its `turn` entry, and a 100 MB answer
+/// must not be held three times (issue 14). Cloning shares; a `String`
+/// becomes one without a copy. Reads as a `str`; on disk, a JSON string.
+#[derive(Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Text(Arc<String>);
+
+impl Text {
+    /// The text as a `str`.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The text as an owned `String`: moved out when nothing else holds it,
+    /// else copied.
+    pub fn into_string(self) -> String {
+        Arc::try_unwrap(self.0).unwrap_or_else(|shared| String::clone(&shared))
+    }
+
+    /// True when `self` and `other` are one allocation, not two copies.
+    pub fn shares(&self, other: &Text) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl std::ops::Deref for Text {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for Text {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for Text {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl std::fmt::Display for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self)
+    }
+}
+
+impl From<String> for Text {
+    fn from(s: String) -> Text {
+        Text(Arc::new(s))
+    }
+}
+
+impl From<&str> for Text {
+    fn from(s: &str) -> Text {
+        Text(Arc::new(s.to_string()))
+    }
+}
+
+impl From<Text> for String {
+    fn from(t: Text) -> String {
+        t.into_string()
+    }
+}
+
+impl From<Text> for Value {
+    fn from(t: Text) -> Value {
+        Value::String(t.into_string())
+    }
+}
+
+impl PartialEq<str> for Text {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for Text {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<String> for Text {
+    fn eq(&self, other: &String) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<Text> for &str {
+    fn eq(&self, other: &Text) -> bool {
+        *self == other.as_str()
+    }
+}
+
+impl PartialEq<Text> for String {
+    fn eq(&self, other: &Text) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Serialize for Text {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Text {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Text, D::Error> {
+        String::deserialize(deserializer).map(Text::from)
+    }
+}
 
 /// One tool call requested by the model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -39,8 +163,8 @@ pub enum Message {
     },
     /// One model call's answer.
     Assistant {
-        /// The text of the answer.
-        content: String,
+        /// The text of the answer (shared with the entries that record it).
+        content: Text,
         /// Reasoning shown before or during the answer.
         reasoning: Vec<Reasoning>,
         /// Tools the model asked to run.

@@ -9,6 +9,12 @@ use super::Chat;
 use crate::hooks::{self, Event, Outcome, Scene};
 
 impl Chat {
+    /// True when a hook is configured for `event` (its fields, which may
+    /// hold a whole reply, are built only then).
+    pub fn hooked(&self, event: Event) -> bool {
+        !self.config.hooks.of(event).is_empty()
+    }
+
     /// Run the hooks of `event` with its `fields`; `tool` is the tool name
     /// and rule subject matchers are tested against.
     pub async fn hook(&self, event: Event, fields: Map<String, Value>, tool: Option<(&str, Option<&str>)>) -> Outcome {

@@ -6,11 +6,30 @@
 use std::io::Write;
 
 use anyhow::Result;
-use serde_json::json;
+use serde::Serialize;
 
 use super::signals::{Signals, Stop};
+use super::turn::Reply;
 use super::{Chat, TurnUi};
-use crate::provider::{Cancel, Delta};
+use crate::provider::{Cancel, Delta, Usage};
+
+/// What `--json` prints.
+#[derive(Serialize)]
+struct JsonOutput<'a> {
+    id: &'a str,
+    reply: &'a Reply,
+    usage: &'a Usage,
+}
+
+/// `--json`: `{id, reply, usage}`, written straight to stdout (a 100 MB
+/// reply is not built into a second string first).
+fn print_json(id: &str, reply: &Reply, usage: &Usage) -> Result<()> {
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    serde_json::to_writer_pretty(&mut out, &JsonOutput { id, reply, usage })?;
+    out.write_all(b"\n")?;
+    out.flush()?;
+    Ok(())
+}
 
 struct PlainUi {
     quiet: bool,
@@ -86,10 +105,8 @@ pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool) -> Result<i32
             }
         }
     }
-    if json_output {
-        let value = json!({"id": chat.id.as_str(), "reply": outcome.reply, "usage": outcome.usage});
-        println!("{}", serde_json::to_string_pretty(&value)?);
-    }
+    // A stdout that cannot be written must not keep the turn from its save.
+    let printed = if json_output { print_json(chat.id.as_str(), &outcome.reply, &outcome.usage) } else { Ok(()) };
     let mut code = match &outcome.error {
         None => 0,
         Some(e) if outcome.stopped() => {
@@ -107,6 +124,10 @@ pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool) -> Result<i32
     };
     if let Some(signal) = stop {
         code = signal.exit_code();
+    }
+    if let Err(e) = printed {
+        eprintln!("glrs-chat: error: could not print the reply: {e}");
+        code = code.max(1);
     }
     // A failed write point is retried once more; the turn is never dropped
     // without a word.

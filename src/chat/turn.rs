@@ -15,6 +15,7 @@
 //! every later request invalid.
 
 use crate::context;
+use crate::message::Text;
 use crate::provider::{CallError, Cancel, Delta, Message, Request, Response, Usage};
 use crate::store::{Entry, ToolCall, TurnMessage};
 use crate::time;
@@ -134,11 +135,49 @@ impl Asker for UiAsker<'_> {
     }
 }
 
+/// The assistant's text over a turn's steps, joined by blank lines. Each
+/// step's text is shared with the context, not copied (a 100 MB answer is
+/// held once); it is joined only where it is shown.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Reply(Vec<Text>);
+
+impl Reply {
+    /// Add a step's text.
+    pub fn push(&mut self, text: Text) {
+        self.0.push(text);
+    }
+
+    /// True when no step said anything.
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|t| t.is_empty())
+    }
+}
+
+impl std::fmt::Display for Reply {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, text) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n\n")?;
+            }
+            f.write_str(text)?;
+        }
+        Ok(())
+    }
+}
+
+/// A JSON string, written piece by piece (`serde_json` escapes a `Display`
+/// as it goes): no joined copy.
+impl serde::Serialize for Reply {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
 /// How a turn ended.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TurnOutcome {
     /// The assistant's text over the turn's steps.
-    pub reply: String,
+    pub reply: Reply,
     /// Tokens and cost summed over the turn's model calls.
     pub usage: Usage,
     /// Why the turn ended early, if it did.
@@ -383,8 +422,8 @@ impl Chat {
         if let Some(problem) = self.save_or_report() {
             ui.notice(&problem.to_string());
         }
-        if kind == TurnKind::Normal {
-            let out = self.hook(Event::TurnEnd, fields([("reply", outcome.reply.clone().into())]), None).await;
+        if kind == TurnKind::Normal && self.hooked(Event::TurnEnd) {
+            let out = self.hook(Event::TurnEnd, fields([("reply", outcome.reply.to_string().into())]), None).await;
             report(&out, ui);
         }
         self.wait_for_background(cancel, ui).await;
@@ -428,9 +467,11 @@ impl Chat {
             });
         }
         let stop_reason = if stop.is_empty() { r.stop_reason.clone() } else { stop.to_string() };
+        // One allocation for the context, the entry, the turn and the reply.
+        let text = Text::from(r.text);
         self.record(Entry::Assistant {
             at: at.clone(),
-            text: r.text.clone(),
+            text: text.clone(),
             model: self.model.full(),
             tool_calls: r.tool_calls.clone(),
             stop_reason,
@@ -447,13 +488,10 @@ impl Chat {
             });
             outcome.usage.add(&usage);
         }
-        if !r.text.is_empty() && !is_silent(&r.text) {
-            if !outcome.reply.is_empty() {
-                outcome.reply.push_str("\n\n");
-            }
-            outcome.reply.push_str(&r.text);
+        if !text.is_empty() && !is_silent(&text) {
+            outcome.reply.push(text.clone());
         }
-        let message = Message::Assistant { content: r.text, reasoning: r.reasoning, tool_calls: r.tool_calls };
+        let message = Message::Assistant { content: text, reasoning: r.reasoning, tool_calls: r.tool_calls };
         self.messages.push(message.clone());
         turn_messages.push(message);
         // SPEC 5: what the provider reported for this call; else our estimate.

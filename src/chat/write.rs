@@ -62,11 +62,10 @@ impl Chat {
         if set_thinking {
             change = change.set("thinking", Value::from(self.thinking.name()));
         }
+        // Serialized only into the file: an answer's text is shared by the
+        // context and its entries, never held again as JSON (issue 14).
         for entry in &self.unwritten {
-            change = match self.redacted(entry)? {
-                Some(clean) => change.entry(&clean)?,
-                None => change.entry(entry)?,
-            };
+            change = change.entry_owned(self.redacted(entry)?.unwrap_or_else(|| entry.clone()));
         }
         // Under the lock: if the file holds entries this chat has not seen
         // (a compaction landed during the turn), they stay, and the context
@@ -85,7 +84,7 @@ impl Chat {
             if recent.total == known_len {
                 return;
             }
-            let new: Vec<String> = change.entry_texts().into_iter().map(str::to_string).collect();
+            let new = change.entry_texts();
             let mut events = recent.lines.entries();
             events.extend(new.iter().map(String::as_str));
             let messages = context::replay_from(&events, recent.first);
@@ -107,7 +106,7 @@ impl Chat {
         let warning = written.warning.clone().map(|w| format!("the session was saved, but {w}"));
         self.seen = LastSeen {
             entries: match (&written.rewritten, &merged) {
-                (Some(file), _) => file.events.len(),
+                (Some(events), _) => *events,
                 (None, Some((_, total, ..))) => total + added,
                 (None, None) => self.seen.entries + added,
             },

@@ -216,7 +216,7 @@ mod tests {
                 let id = format!("c{t}-{c}");
                 out.push(raw(Entry::Assistant {
                     at: "t".into(),
-                    text: "a".repeat(next(500) as usize),
+                    text: "a".repeat(next(500) as usize).into(),
                     model: "m".into(),
                     tool_calls: vec![ToolCall { id: id.clone(), name: "read".into(), input: json!({"p": "x"}) }],
                     stop_reason: "tool_use".into(),
@@ -232,7 +232,7 @@ mod tests {
             }
             out.push(raw(Entry::Assistant {
                 at: "t".into(),
-                text: "done".repeat(next(300) as usize),
+                text: "done".repeat(next(300) as usize).into(),
                 model: "m".into(),
                 tool_calls: vec![],
                 stop_reason: "stop".into(),

@@ -314,7 +314,7 @@ mod tests {
         let messages = [
             Message::User { content: "q".into() },
             Message::Assistant {
-                content: String::new(),
+                content: Default::default(),
                 reasoning: vec![Reasoning { text: "from another provider".into(), signature: None }],
                 tool_calls: vec![ToolCall { id: "t1".into(), name: "n".into(), input: json!({}) }],
             },

@@ -321,7 +321,7 @@ mod tests {
     #[test]
     fn request_bodies_keep_invalid_arguments_as_sent() {
         let messages = [Message::Assistant {
-            content: String::new(),
+            content: Default::default(),
             reasoning: vec![],
             tool_calls: vec![ToolCall { id: "c".into(), name: "n".into(), input: Value::String("{oops".into()) }],
         }];

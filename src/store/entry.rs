@@ -10,7 +10,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 pub use crate::message::ToolCall;
-use crate::message::{Message, Reasoning};
+use crate::message::{Message, Reasoning, Text};
 
 /// A known entry. Every variant also has `at`, the time it was recorded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -32,8 +32,8 @@ pub enum Entry {
     Assistant {
         /// When it was recorded.
         at: String,
-        /// The answer's text.
-        text: String,
+        /// The answer's text (shared with the context and the `turn`).
+        text: Text,
         /// The model, `provider/model-id`.
         model: String,
         #[serde(default)]
@@ -174,7 +174,7 @@ pub enum TurnMessage {
     Assistant {
         #[serde(default)]
         /// The answer's text.
-        content: String,
+        content: Text,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         /// Reasoning shown.
         reasoning: Vec<Reasoning>,

@@ -122,6 +122,13 @@ impl SessionFile {
 
     /// Write the file in the store's layout (one entry per line).
     pub fn write_to(&self, out: &mut dyn Write) -> io::Result<()> {
+        self.write_with(out, &[] as &[Box<RawValue>])
+    }
+
+    /// [`SessionFile::write_to`] with `more` entries after the file's own,
+    /// each serialized straight into `out` (an entry holding a 100 MB
+    /// answer is never built into a string first).
+    pub fn write_with<T: serde::Serialize>(&self, out: &mut dyn Write, more: &[T]) -> io::Result<()> {
         out.write_all(b"{")?;
         let (before, after) = self.header.split_at(self.events_pos);
         for (i, (name, value)) in before.iter().enumerate() {
@@ -132,7 +139,11 @@ impl SessionFile {
             out.write_all(if i == 0 { b"\n" } else { b",\n" })?;
             out.write_all(entry.get().as_bytes())?;
         }
-        out.write_all(if self.events.is_empty() { b"]" } else { b"\n]" })?;
+        for (i, entry) in more.iter().enumerate() {
+            out.write_all(if i == 0 && self.events.is_empty() { b"\n" } else { b",\n" })?;
+            serde_json::to_writer(&mut *out, entry)?;
+        }
+        out.write_all(if self.events.is_empty() && more.is_empty() { b"]" } else { b"\n]" })?;
         for (name, value) in after {
             write_field(out, true, name, value)?;
         }

@@ -33,8 +33,9 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::Append;
-use super::journal::{self, Record, State};
+use super::journal::{self, State};
 use super::layout::{self, Layout};
+use super::tail;
 use crate::error::StoreError;
 
 /// How many final bytes of the file a [`Mark`] keeps.
@@ -181,8 +182,11 @@ pub(crate) fn append_stopping(
     }
     let Some(layout) = layout::find(&file, len, session).map_err(fail)? else { return Ok(Outcome::Rewrite) };
     let Some((new_head, tail_fields)) = apply_fields(&layout, change, now) else { return Ok(Outcome::Rewrite) };
-    let entries: Vec<&str> = change.entries.iter().map(|e| e.get()).collect();
-    let new_tail = layout::encode_tail(&entries, &tail_fields);
+    // The new tail is never held: its entries are serialized straight into
+    // the journal and then the session (and once before, to count them).
+    let end = layout::encode_tail(&[], &tail_fields);
+    let tail = |out: &mut dyn io::Write| tail::write_tail(out, &change.entries, &end);
+    let tail_len = tail::measure(tail).map_err(fail)?;
     // Only the changed range of the header is journalled and written.
     let first = new_head.iter().zip(&layout.head).position(|(a, b)| a != b).unwrap_or(new_head.len());
     let last = new_head.iter().zip(&layout.head).rposition(|(a, b)| a != b).map_or(first, |i| i + 1);
@@ -206,24 +210,23 @@ pub(crate) fn append_stopping(
     } else {
         Vec::new()
     };
-    let record = Record {
+    let record = journal::Streamed {
         ino,
-        new_len: layout.tail_at + new_tail.len() as u64,
         head_at: first as u64,
-        head: new_head[first..last].to_vec(),
+        head: &new_head[first..last],
         tail_at: layout.tail_at,
-        tail: new_tail,
-        guard,
+        tail_len,
+        guard: &guard,
     };
+    let new_len = layout.tail_at + tail_len;
 
     // 2. The record, durable before the session is touched.
-    let (encoded, _) = record.encode(state.sum);
     if stop == StopAt::RecordHalfWritten {
-        jfile.write_all_at(&encoded[..encoded.len() / 2], state.end).map_err(jfail)?;
+        record.write(&jfile, state.end, state.sum, Some(record.len() / 2), tail).map_err(jfail)?;
         return Ok(Outcome::Rewrite);
     }
     let undo_record = |jfile: &File| jfile.set_len(state.end).and_then(|()| jfile.sync_data());
-    if let Err(e) = jfile.write_all_at(&encoded, state.end).and_then(|()| jfile.sync_data()) {
+    if let Err(e) = record.write(&jfile, state.end, state.sum, None, tail).and_then(|_| jfile.sync_data()) {
         // Not committed: whatever part of the record reached the disk
         // goes, so it can never be applied.
         let _ = undo_record(&jfile);
@@ -242,13 +245,13 @@ pub(crate) fn append_stopping(
 
     // 3. The new bytes in place, not synced.
     if stop == StopAt::TailHalfWritten {
-        file.write_all_at(&record.tail[..record.tail.len() / 2], record.tail_at).map_err(fail)?;
+        tail::write_at(&file, record.tail_at, Some(tail_len / 2), tail).map_err(fail)?;
         return Ok(Outcome::Rewrite);
     }
     let written = file
-        .write_all_at(&record.head, record.head_at)
-        .and_then(|()| file.write_all_at(&record.tail, record.tail_at))
-        .and_then(|()| if record.new_len < len { file.set_len(record.new_len) } else { Ok(()) });
+        .write_all_at(record.head, record.head_at)
+        .and_then(|()| tail::write_at(&file, record.tail_at, None, tail))
+        .and_then(|()| if new_len < len { file.set_len(new_len) } else { Ok(()) });
     if let Err(e) = written {
         // The write failed (a full disk): the append is taken back, the old
         // bytes first, then the record, so the journal never commits what
@@ -262,7 +265,7 @@ pub(crate) fn append_stopping(
         }
         return Err(fail(e));
     }
-    let mark = Mark::of_open(&file, ino, record.new_len).map_err(fail)?;
+    let mark = Mark::of_open(&file, ino, new_len).map_err(fail)?;
     Ok(Outcome::Done(mark))
 }
 
@@ -310,7 +313,7 @@ mod tests {
     impl Fixture {
         /// The file as a full rewrite would write it after `changes`.
         fn rewritten(&mut self, texts: &[&str], tokens: u64) -> Vec<u8> {
-            change(texts, tokens).apply(&mut self.file);
+            change(texts, tokens).apply(&mut self.file).unwrap();
             self.file.set("updatedAt", Value::from(NOW));
             self.file.to_bytes()
         }

@@ -102,9 +102,52 @@ fn chain(prev: u64, body: &[u8]) -> u64 {
     hash(hash(0xcbf2_9ce4_8422_2325, &prev.to_le_bytes()), body)
 }
 
+/// [`chain`] over a body that arrives in pieces of any size: the same
+/// checksum as one call over it all (whole words are hashed as they
+/// complete, the last bytes at the end).
+pub(crate) struct Chain {
+    h: u64,
+    pending: [u8; 8],
+    n: usize,
+}
+
+impl Chain {
+    /// The checksum of a record following one whose checksum is `prev`.
+    pub(crate) fn after(prev: u64) -> Chain {
+        Chain { h: hash(0xcbf2_9ce4_8422_2325, &prev.to_le_bytes()), pending: [0; 8], n: 0 }
+    }
+
+    /// More of the body.
+    pub(crate) fn update(&mut self, mut bytes: &[u8]) {
+        if self.n > 0 {
+            let take = (8 - self.n).min(bytes.len());
+            self.pending[self.n..self.n + take].copy_from_slice(&bytes[..take]);
+            self.n += take;
+            bytes = &bytes[take..];
+            if self.n < 8 {
+                return;
+            }
+            self.h = hash(self.h, &self.pending);
+            self.n = 0;
+        }
+        let whole = bytes.len() / 8 * 8;
+        self.h = hash(self.h, &bytes[..whole]);
+        let rest = &bytes[whole..];
+        self.pending[..rest.len()].copy_from_slice(rest);
+        self.n = rest.len();
+    }
+
+    /// The checksum of the body so far.
+    pub(crate) fn finish(&self) -> u64 {
+        hash(self.h, &self.pending[..self.n])
+    }
+}
+
 impl Record {
     /// The record as written after a record whose checksum is `prev`;
-    /// returns the bytes and this record's checksum.
+    /// returns the bytes and this record's checksum. (Appends write it with
+    /// [`Streamed`]; this whole-buffer form is the tests' reference.)
+    #[cfg(test)]
     pub fn encode(&self, prev: u64) -> (Vec<u8>, u64) {
         let mut body = Vec::with_capacity(self.head.len() + self.tail.len() + self.guard.len() + 64);
         for n in [self.ino, self.new_len, self.head_at, self.tail_at] {
@@ -150,6 +193,72 @@ impl Record {
         let (head, guard) = (part()?, part()?);
         let tail = body.get(at..)?.to_vec();
         Some((Record { ino, new_len, head_at, head, tail_at, tail, guard }, MAGIC.len() + 16 + len, sum))
+    }
+}
+
+/// A record whose tail is never held: written with [`Record::encode`]'s
+/// bytes, the tail streamed by the caller (an append's new entries,
+/// serialized straight into the journal).
+pub(crate) struct Streamed<'a> {
+    pub ino: u64,
+    pub head_at: u64,
+    pub head: &'a [u8],
+    pub tail_at: u64,
+    pub tail_len: u64,
+    pub guard: &'a [u8],
+}
+
+impl Streamed<'_> {
+    /// The body before the tail.
+    fn prefix(&self) -> Vec<u8> {
+        let mut body = Vec::with_capacity(self.head.len() + self.guard.len() + 48);
+        for n in [self.ino, self.tail_at + self.tail_len, self.head_at, self.tail_at] {
+            body.extend_from_slice(&n.to_le_bytes());
+        }
+        for part in [self.head, self.guard] {
+            body.extend_from_slice(&(part.len() as u64).to_le_bytes());
+            body.extend_from_slice(part);
+        }
+        body
+    }
+
+    /// The record's length in bytes.
+    pub fn len(&self) -> u64 {
+        (MAGIC.len() + 16 + self.prefix().len()) as u64 + self.tail_len
+    }
+
+    /// Write the record at `at` in `journal`, after a record whose checksum
+    /// is `prev`; `tail` writes the tail's bytes (exactly `tail_len`). The
+    /// checksum goes in last, over the bytes as written. With `stop_after`,
+    /// only that many bytes are written, as a kill would leave them.
+    /// Returns the record's checksum. Not synced.
+    pub fn write(
+        &self,
+        journal: &File,
+        at: u64,
+        prev: u64,
+        stop_after: Option<u64>,
+        tail: impl FnOnce(&mut dyn io::Write) -> io::Result<()>,
+    ) -> io::Result<u64> {
+        let prefix = self.prefix();
+        let body_len = prefix.len() as u64 + self.tail_len;
+        let mut out = super::tail::Hashing {
+            out: io::BufWriter::with_capacity(1 << 16, super::tail::WriteAt::new(journal, at, stop_after)),
+            hash: None,
+        };
+        io::Write::write_all(&mut out, MAGIC)?;
+        io::Write::write_all(&mut out, &body_len.to_le_bytes())?;
+        // The checksum's place: zero until the body is written and hashed.
+        io::Write::write_all(&mut out, &0u64.to_le_bytes())?;
+        out.hash = Some(Chain::after(prev));
+        io::Write::write_all(&mut out, &prefix)?;
+        tail(&mut out)?;
+        io::Write::flush(&mut out)?;
+        let sum = out.hash.map_or(0, |h| h.finish());
+        if stop_after.is_none() {
+            journal.write_all_at(&sum.to_le_bytes(), at + MAGIC.len() as u64 + 8)?;
+        }
+        Ok(sum)
     }
 }
 
@@ -440,5 +549,46 @@ mod tests {
         let composed = compose(&[one, two]).unwrap();
         assert_eq!(composed.from, 80);
         assert_eq!(composed.bytes, b",\n{\"a\":1},\n{\"b\":2}\n],\"contextTokens\":2}\n");
+    }
+
+    #[test]
+    fn a_streamed_record_is_the_same_bytes_as_an_encoded_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let tail = b",\n{\"a\":1}\n],\"contextTokens\":1}\n".repeat(5000);
+        let whole = record(80, &tail);
+        let (expected, sum) = whole.encode(12345);
+        let streamed = Streamed {
+            ino: whole.ino,
+            head_at: whole.head_at,
+            head: &whole.head,
+            tail_at: whole.tail_at,
+            tail_len: tail.len() as u64,
+            guard: &whole.guard,
+        };
+        assert_eq!(streamed.len(), expected.len() as u64);
+        let file = create(&dir.path().join("j")).unwrap();
+        // After 3 bytes of an earlier record, in pieces as a serializer writes.
+        file.write_all_at(b"abc", 0).unwrap();
+        let got =
+            streamed.write(&file, 3, 12345, None, |out| tail.chunks(7).try_for_each(|c| out.write_all(c))).unwrap();
+        assert_eq!(got, sum);
+        let bytes = std::fs::read(dir.path().join("j")).unwrap();
+        assert_eq!(&bytes[3..], &expected[..]);
+        // Stopped halfway: a torn record, never part of a chain.
+        let half = create(&dir.path().join("h")).unwrap();
+        streamed.write(&half, 0, SEED, Some(streamed.len() / 2), |out| out.write_all(&tail)).unwrap();
+        let bytes = std::fs::read(dir.path().join("h")).unwrap();
+        assert_eq!(bytes.len() as u64, streamed.len() / 2);
+        assert!(decode_chain(&bytes).0.is_empty());
+    }
+
+    #[test]
+    fn the_checksum_in_pieces_is_the_checksum_whole() {
+        let body: Vec<u8> = (0..1000u32).map(|i| (i * 7 + i / 3) as u8).collect();
+        for size in [1, 3, 7, 8, 9, 15, 64, 1000] {
+            let mut sum = Chain::after(99);
+            body.chunks(size).for_each(|c| sum.update(c));
+            assert_eq!(sum.finish(), chain(99, &body), "pieces of {size}");
+        }
     }
 }

@@ -5,6 +5,7 @@
 //! [`journal`]) or [`Store::update`] (re-read the file as it is now and
 //! replace it atomically), both under the session's write lock.
 
+mod append;
 pub mod cleanup;
 pub mod entry;
 pub mod format;
@@ -22,15 +23,14 @@ pub mod lock;
 pub mod prompts;
 pub mod recent;
 pub mod recovery;
+mod tail;
 
 use std::path::{Path, PathBuf};
-
-use serde_json::Value;
-use serde_json::value::RawValue;
 
 use crate::error::StoreError;
 use crate::id::{IdPrefix, SessionId};
 use crate::paths::{Paths, ensure_private_dir};
+pub use append::Append;
 pub use entry::{Entry, EntryText, Parsed, ToolCall, TurnMessage};
 pub use format::SessionFile;
 pub use inplace::Mark;
@@ -83,94 +83,11 @@ pub struct Appended {
     pub stamp: Stamp,
     /// The file's `updatedAt` as written.
     pub updated_at: String,
-    /// The whole file as written, when it was rewritten rather than
-    /// appended in place.
-    pub rewritten: Option<SessionFile>,
+    /// When the file was rewritten whole rather than appended in place: how
+    /// many entries it holds now.
+    pub rewritten: Option<usize>,
     /// The write is done, but something after it failed (the folder sync).
     pub warning: Option<String>,
-}
-
-/// What one [`Store::append`] adds: entries, and header fields to set.
-#[derive(Debug, Default)]
-pub struct Append {
-    entries: Vec<Box<RawValue>>,
-    title: Option<String>,
-    header: Vec<(String, Value)>,
-}
-
-impl Append {
-    /// An empty change.
-    pub fn new() -> Append {
-        Append::default()
-    }
-
-    /// Add an entry. The first user message also gives an untitled session
-    /// its `title`.
-    pub fn entry(mut self, entry: &Entry) -> Result<Append, StoreError> {
-        if let (None, Entry::User { text, .. }) = (&self.title, entry) {
-            self.title = Some(format::title_from(text));
-        }
-        let raw = entry
-            .to_raw()
-            .map_err(|e| StoreError::Corrupt { path: PathBuf::from("(new entry)"), detail: e.to_string() })?;
-        self.entries.push(raw);
-        Ok(self)
-    }
-
-    /// Add an entry already in raw form (a type this version does not know).
-    pub fn raw_entry(mut self, raw: Box<RawValue>) -> Append {
-        self.entries.push(raw);
-        self
-    }
-
-    /// Apply to a file read under the write lock: the entries after
-    /// whatever is there, the header fields, `title` from the first user
-    /// message when the session has none, and `updatedAt`.
-    pub fn apply(self, file: &mut SessionFile) {
-        // An untitled file (a legacy one, say) that already has a user
-        // message takes its title from that, not from the new message.
-        let untitled = file.get_str("title").is_none_or(str::is_empty);
-        let title = if untitled { first_user_title(&file.events).or(self.title) } else { None };
-        file.events.extend(self.entries);
-        for (name, value) in self.header {
-            file.set(&name, value);
-        }
-        if let Some(title) = title {
-            file.set("title", Value::from(title));
-        }
-        file.set("updatedAt", Value::from(crate::time::now()));
-    }
-
-    /// Set a header field (`contextTokens`, `model`, `key`, …).
-    pub fn set(mut self, name: &str, value: impl Into<Value>) -> Append {
-        self.set_field(name, value);
-        self
-    }
-
-    /// [`Append::set`] in place; a field set twice takes the later value.
-    pub fn set_field(&mut self, name: &str, value: impl Into<Value>) {
-        let value = value.into();
-        match self.header.iter_mut().find(|(k, _)| k == name) {
-            Some(slot) => slot.1 = value,
-            None => self.header.push((name.to_string(), value)),
-        }
-    }
-
-    /// The text of each entry to add.
-    pub fn entry_texts(&self) -> Vec<&str> {
-        self.entries.iter().map(|e| e.get()).collect()
-    }
-}
-
-/// The title the first user entry among `events` gives, if there is one.
-fn first_user_title(events: &[Box<RawValue>]) -> Option<String> {
-    events.iter().find_map(|raw| {
-        let value: Value = serde_json::from_str(raw.get()).ok()?;
-        if value.get("type")?.as_str()? != "user" {
-            return None;
-        }
-        value.get("text")?.as_str().map(format::title_from)
-    })
 }
 
 /// The store rooted at one data folder.
@@ -399,16 +316,21 @@ impl Store {
             let stamp = Stamp::of(&path).map_err(|e| StoreError::io(&path, "read", e))?;
             return Ok(Appended { mark, stamp, updated_at: now, rewritten: None, warning: None });
         }
-        let written = self.rewrite_locked(id, |file| {
-            change.apply(file);
-            Ok(())
-        })?;
+        // The full rewrite: the change's entries are serialized straight
+        // into the new file after the file's own (a 100 MB answer is not
+        // held again as JSON text).
+        let at = self.locate(id).ok_or(StoreError::NotFound { id: id.to_string() })?;
+        let mut file = self.read_now(&at)?.file;
+        change.apply_header(&mut file);
+        journal::clear(&path, &journal)?;
+        let landed = lock::write_atomic(&path, true, |w| file.write_with(w, &change.entries))?;
+        let mark = Mark::of_file(&path).map_err(|e| StoreError::io(&path, "read", e))?;
         Ok(Appended {
-            mark: written.mark,
-            stamp: written.stamp,
-            updated_at: written.file.get_str("updatedAt").unwrap_or_default().to_string(),
-            rewritten: Some(written.file),
-            warning: written.warning,
+            mark,
+            stamp: landed.stamp,
+            updated_at: file.get_str("updatedAt").unwrap_or_default().to_string(),
+            rewritten: Some(file.events.len() + change.len()),
+            warning: landed.warning,
         })
     }
 

@@ -108,8 +108,7 @@ impl Store {
                     detail: format!("its entries are in session {id} already (imported before?)"),
                 });
             }
-            change.apply(session);
-            Ok(())
+            change.apply(session)
         })?;
         Ok((id, count))
     }

@@ -31,7 +31,7 @@ fn turn(n: usize, result_chars: usize) -> Vec<Entry> {
         },
         Entry::Assistant {
             at: at.clone(),
-            text: format!("Reading file{n}."),
+            text: format!("Reading file{n}.").into(),
             model: "openai/gpt-4.1".into(),
             tool_calls: vec![ToolCall {
                 id: id.clone(),
@@ -50,7 +50,7 @@ fn turn(n: usize, result_chars: usize) -> Vec<Entry> {
         },
         Entry::Assistant {
             at,
-            text: format!("Done with turn {n}."),
+            text: format!("Done with turn {n}.").into(),
             model: "openai/gpt-4.1".into(),
             tool_calls: vec![],
             stop_reason: "stop".into(),

@@ -135,7 +135,7 @@ fn over_trigger(ts: &TestStore) -> String {
         entries.push(user(&long(&format!("question {n}"))));
         entries.push(glrs::store::Entry::Assistant {
             at: "2026-11-01T10:00:03.000Z".into(),
-            text: format!("answer {n}"),
+            text: format!("answer {n}").into(),
             model: "openai/gpt-4.1".into(),
             tool_calls: vec![],
             stop_reason: "stop".into(),

@@ -324,7 +324,7 @@ fn long_tool_session(ts: &TestStore) -> SessionId {
         let id = format!("toolu_{n:02}");
         entries.push(Entry::Assistant {
             at: at(),
-            text: String::new(),
+            text: Default::default(),
             model: "anthropic/claude-sonnet-4-5".into(),
             tool_calls: vec![ToolCall { id: id.clone(), name: name.into(), input: json!({"n": n}) }],
             stop_reason: "tool_use".into(),

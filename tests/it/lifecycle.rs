@@ -22,7 +22,7 @@ fn tool_session(ts: &TestStore) -> SessionId {
         Entry::User { at: at(), text: "read it".into(), steer: false },
         Entry::Assistant {
             at: at(),
-            text: String::new(),
+            text: Default::default(),
             model: "openai/gpt-4.1".into(),
             tool_calls: vec![ToolCall { id: "c1".into(), name: "read".into(), input: json!({}) }],
             stop_reason: "tool_calls".into(),

@@ -30,7 +30,7 @@ fn big_session(ts: &TestStore) -> SessionId {
         entries.push(user(&format!("turn {n}: {}", "lorem ipsum ".repeat(800))));
         entries.push(Entry::Assistant {
             at: glrs::time::now(),
-            text: format!("done {n}"),
+            text: format!("done {n}").into(),
             model: "openai/gpt-4.1".into(),
             tool_calls: vec![],
             stop_reason: "stop".into(),

@@ -150,7 +150,7 @@ fn the_cron_line_works_under_cron_with_the_key_from_apikeycommand() {
         let user = Entry::User { at: at.clone(), text: format!("question {n} about src/app{n}.rs"), steer: false };
         let answer = Entry::Assistant {
             at,
-            text: format!("answer {n}: {}", "x".repeat(10_000)),
+            text: format!("answer {n}: {}", "x".repeat(10_000)).into(),
             model: "openai/gpt-4.1".into(),
             tool_calls: vec![],
             stop_reason: "stop".into(),

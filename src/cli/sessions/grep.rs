@@ -99,7 +99,7 @@ fn searchable(entry: &Parsed) -> Vec<String> {
                 vec![text.clone()]
             }
             Entry::Assistant { text, tool_calls, .. } => {
-                let mut texts = vec![text.clone()];
+                let mut texts = vec![text.to_string()];
                 texts.extend(tool_calls.iter().map(|c| format!("{} {}", c.name, json(&c.input))));
                 texts
             }

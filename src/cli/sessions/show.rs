@@ -109,7 +109,7 @@ fn describe(entry: &Entry) -> (String, String) {
     match entry {
         Entry::User { text, steer, .. } => (if *steer { "user (steer)".into() } else { "user".into() }, text.clone()),
         Entry::Assistant { text, model, tool_calls, stop_reason, .. } => {
-            let mut body = text.clone();
+            let mut body = text.to_string();
             for call in tool_calls {
                 if !body.is_empty() {
                     body.push('\n');
