@@ -1,7 +1,8 @@
 //! Model providers (SPEC section 4): one file per wire protocol
 //! (`openai`: Chat Completions, also Azure, Ollama and compatible servers;
 //! `anthropic`: Messages), sharing the SSE driver in `sse`, the retry and
-//! error rules here, and provider-neutral types in `types`.
+//! error rules here, key resolution in `key`, and provider-neutral types in
+//! `types`.
 //!
 //! Keys come from the environment or a configured command and live only in
 //! a [`Secret`], in request headers marked sensitive; every error text that
@@ -10,6 +11,7 @@
 pub mod anthropic;
 pub mod cache;
 pub mod catalogue;
+mod key;
 pub mod openai;
 pub mod secret;
 pub mod select;
@@ -31,6 +33,8 @@ pub use types::{Delta, Message, Reasoning, Response, ToolSpec, Usage};
 /// so the list lives there; config must not depend on this module).
 pub use crate::config::{BUILTIN_PROVIDERS as BUILTIN, is_builtin_provider as is_builtin};
 
+pub use key::KEY_COMMAND_TIMEOUT;
+use key::resolve_key;
 pub use secret::Secret;
 
 /// How long a server may stay silent (no answer, no data, or no line
@@ -419,72 +423,6 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     text
 }
 
-/// How long `apiKeyCommand` may run.
-pub const KEY_COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// The key for provider `id`: from `command` (its trimmed stdout), else the
-/// environment variable `env`. `None` for keyless providers (Ollama, local
-/// servers).
-fn resolve_key(id: &str, command: Option<&str>, env: Option<&str>) -> Result<Option<Secret>> {
-    if let Some(command) = command {
-        let out =
-            run_key_command(command, KEY_COMMAND_TIMEOUT).with_context(|| format!("providers.{id}.apiKeyCommand"))?;
-        let key = String::from_utf8_lossy(&out).trim().to_string();
-        if key.is_empty() {
-            bail!("providers.{id}.apiKeyCommand printed no key");
-        }
-        return Ok(Some(Secret::new(key)));
-    }
-    let Some(env) = env else { return Ok(None) };
-    match std::env::var(env) {
-        Ok(key) if !key.trim().is_empty() => Ok(Some(Secret::new(key.trim().to_string()))),
-        _ => bail!("{id}: no API key: set {env} (or providers.{id}.apiKeyEnv or apiKeyCommand in the config)"),
-    }
-}
-
-/// Run a key command with `sh -c` in its own process group; its stdout
-/// (at most 64 KB). A command still running after `timeout` is killed
-/// with everything it started, and is an error.
-fn run_key_command(command: &str, timeout: Duration) -> Result<Vec<u8>> {
-    use std::io::Read;
-    use std::os::unix::process::CommandExt;
-    use std::process::{Command, Stdio};
-    let mut child = Command::new("sh")
-        .args(["-c", command])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .process_group(0)
-        .spawn()
-        .context("could not be run")?;
-    let stdout = child.stdout.take().context("has no stdout")?;
-    // Read on a thread: a full pipe must not stall the command while we wait.
-    let reader = std::thread::spawn(move || {
-        let mut out = Vec::new();
-        let _ = stdout.take(64 << 10).read_to_end(&mut out);
-        out
-    });
-    let deadline = std::time::Instant::now() + timeout;
-    let status = loop {
-        if let Some(status) = child.try_wait().context("could not be waited for")? {
-            break status;
-        }
-        if std::time::Instant::now() >= deadline {
-            // The whole group: `sh -c 'sleep 1000'` leaves `sleep` otherwise.
-            let group = format!("-{}", child.id());
-            let _ = Command::new("sh").args(["-c", "kill -KILL -- \"$0\"", &group]).status();
-            let _ = child.kill();
-            let _ = child.wait();
-            bail!("did not finish within {} s (killed)", timeout.as_secs_f64());
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    if !status.success() {
-        bail!("failed ({status})");
-    }
-    reader.join().map_err(|_| anyhow::anyhow!("its output could not be read"))
-}
-
 /// `Retry-After` as seconds or an HTTP date, at most [`MAX_RETRY_WAIT`]
 /// (`inf` and `1e30` included: clamped before any conversion).
 fn retry_after(headers: &HeaderMap) -> Option<Duration> {
@@ -593,22 +531,6 @@ mod tests {
         provider.price("claude-a", &mut r);
         // $3 input + $0.30 of reads + $3.75 of writes.
         assert!((r.usage.unwrap().cost_usd.unwrap() - 7.05).abs() < 1e-9);
-    }
-
-    #[test]
-    fn a_hanging_key_command_is_killed_with_what_it_started() {
-        let dir = tempfile::tempdir().unwrap();
-        let marker = dir.path().join("alive");
-        // A child of the shell that would outlive it, touching a file late.
-        let command = format!("sleep 1 && touch {}; echo sk-late", marker.display());
-        let start = std::time::Instant::now();
-        let err = run_key_command(&command, Duration::from_millis(300)).unwrap_err();
-        assert!(err.to_string().contains("did not finish within 0.3 s"), "{err}");
-        assert!(start.elapsed() < Duration::from_secs(2), "{:?}", start.elapsed());
-        std::thread::sleep(Duration::from_millis(1500));
-        assert!(!marker.exists(), "the command's own child was left running");
-        assert_eq!(run_key_command("printf ' sk-x\\n'", Duration::from_secs(5)).unwrap(), b" sk-x\n");
-        assert!(run_key_command("exit 3", Duration::from_secs(5)).unwrap_err().to_string().contains("failed"));
     }
 }
 
