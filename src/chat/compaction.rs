@@ -9,7 +9,7 @@ use super::Chat;
 use super::turn::{SilentUi, TurnKind, TurnUi};
 use crate::compact::report::Report;
 use crate::compact::{Trigger, flush};
-use crate::provider::Cancel;
+use crate::provider::{CallError, Cancel};
 use crate::store::Entry;
 use crate::time;
 use crate::tools::Situation;
@@ -358,16 +358,24 @@ impl Chat {
         let _ = self.sync_from_disk();
     }
 
-    /// The silent memory flush (SPEC 7), once per compaction cycle.
-    pub async fn memory_flush(&mut self, cancel: &Cancel, ui: &mut dyn TurnUi) {
+    /// The silent memory flush (SPEC 7), once per compaction cycle. A flush
+    /// that fails (an overflow among others: a flush never compacts) ends
+    /// with its error in the `memoryFlush` record, and returned, so the
+    /// compaction it precedes goes on.
+    pub async fn memory_flush(&mut self, cancel: &Cancel, ui: &mut dyn TurnUi) -> Option<CallError> {
         let cycle = self.compactions;
         let cwd = std::path::PathBuf::from(&self.cwd);
+        let mut failed = None;
         // A cwd that no longer exists is not writable: it is never created.
         let data = if flush::writable(&cwd) {
             let prompt = flush::prompt(&self.config);
             let mut none = Vec::new;
-            self.turn_with(&prompt, TurnKind::Flush, &mut SilentUi, cancel, &mut none).await;
-            flush::record_data(cycle, None)
+            failed = self.turn_with(&prompt, TurnKind::Flush, &mut SilentUi, cancel, &mut none).await.error;
+            let mut data = flush::record_data(cycle, None);
+            if let (Some(e), Some(fields)) = (&failed, data.as_object_mut()) {
+                fields.insert("error".into(), e.to_string().into());
+            }
+            data
         } else {
             let text = format!("memory flush skipped: {} is not writable", cwd.join("memory").display());
             ui.notice(&format!("({text})"));
@@ -379,6 +387,7 @@ impl Chat {
         if let Some(problem) = self.save_or_report() {
             ui.notice(&problem.to_string());
         }
+        failed
     }
 
     /// What runs at idle after a turn: the flush when due, then compaction
@@ -389,10 +398,19 @@ impl Chat {
         cancel: &Cancel,
         ui: &mut dyn TurnUi,
     ) -> Option<CompactOutcome> {
+        // A flush that overflowed the window says the context is fuller
+        // than estimated: the compaction runs now, not at the next overflow.
+        let mut overflowed = false;
         if self.flush_due() {
-            self.memory_flush(cancel, ui).await;
+            match self.memory_flush(cancel, ui).await {
+                Some(CallError::Cancelled { .. }) | None => {}
+                Some(e) => {
+                    ui.notice(&format!("(memory flush failed: {e})"));
+                    overflowed = matches!(e, CallError::Overflow(_)) && self.auto_compactions == 0;
+                }
+            }
         }
-        if stopped_at_line || self.compaction_due() {
+        if stopped_at_line || overflowed || self.compaction_due() {
             return Some(self.compact_auto(cancel, ui).await);
         }
         None

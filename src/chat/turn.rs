@@ -299,8 +299,12 @@ impl Chat {
             ui.step_end();
             let response = match result {
                 Ok(response) => response,
-                Err(CallError::Overflow(message)) if !overflow_retried && self.auto_compactions == 0 => {
+                Err(CallError::Overflow(message))
+                    if kind == TurnKind::Normal && !overflow_retried && self.auto_compactions == 0 =>
+                {
                     // Overflow recovery: compact, then retry this request once.
+                    // Never in a flush: it precedes a compaction (glrs-compact
+                    // holds the session for it), and ends with its error.
                     ui.notice("(the request is larger than the model's window: compacting, then trying again)");
                     overflow_retried = true;
                     if self.compact_auto(cancel, ui).await.landed() {

@@ -152,7 +152,12 @@ fn flush_first(job: &Job<'_>, at: &Located, file: SessionFile) -> Option<Session
         crate::chat::Chat::resume_locked(open, store.clone(), config.clone(), at, None, no_model, system)
     });
     match chat {
-        Ok(mut chat) => job.runtime.block_on(chat.memory_flush(job.cancel, &mut crate::chat::turn::SilentUi)),
+        Ok(mut chat) => {
+            let failed = job.runtime.block_on(chat.memory_flush(job.cancel, &mut crate::chat::turn::SilentUi));
+            if let Some(e) = failed.filter(|e| !matches!(e, crate::provider::CallError::Cancelled { .. })) {
+                crate::cli::warn(PROGRAM_NAME, &format!("{}: memory flush failed: {e}", at.id));
+            }
+        }
         Err(e) => crate::cli::warn(PROGRAM_NAME, &format!("{}: memory flush skipped: {e:#}", at.id)),
     }
     None

@@ -202,6 +202,47 @@ fn glrs_compact_flushes_first_unless_told_not_to() {
     assert!(content(&requests[8], 1).contains("<previous-brief>"));
 }
 
+/// SPEC 7: the flush never stops the compaction it precedes. A flush that
+/// overflows the window ends with its error recorded; it does not start an
+/// overflow compaction of its own (a child glrs-compact that would wait for
+/// the compaction this one holds, while this one waits for it).
+#[test]
+fn an_overflowing_flush_in_glrs_compact_is_reported_and_the_compaction_goes_on() {
+    let (ts, server) = setup(true);
+    let project = tempfile::tempdir().unwrap();
+    for n in 0..3 {
+        server.push(text_reply("ok", 100));
+        let mut args = vec!["-m", "openai/gpt-4.1"];
+        if n > 0 {
+            args.push("--continue");
+        }
+        let text = long(&format!("turn {n}"));
+        args.extend(["-p", &text]);
+        assert!(ts.chat().current_dir(project.path()).args(&args).output().unwrap().status.success());
+    }
+    let (id, _) = ts.only_session();
+    let overflow = r#"{"error":{"message":"This model's maximum context length is 4000 tokens.","code":"context_length_exceeded"}}"#;
+    server.push(Reply::json(400, overflow));
+    server.push(text_reply(BRIEF, 10));
+    let mut cmd = ts.std_cmd(env!("CARGO_BIN_EXE_glrs-compact"));
+    cmd.env("OPENAI_API_KEY", OPENAI_KEY).arg(&id);
+    let out = run_bounded(&mut cmd, std::time::Duration::from_secs(30), "glrs-compact after an overflowing flush");
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(stdout_of(&out).contains(": compacted, "), "{}", stdout_of(&out));
+    let err = stderr_of(&out);
+    assert!(err.contains("memory flush failed") && err.contains("maximum context length"), "{err}");
+    let requests = server.model_requests();
+    assert_eq!(requests.len(), 5, "three turns, the flush, the brief: no overflow compaction");
+    assert_eq!(requests[3].body["tools"][0]["function"]["name"], "memory_append");
+    assert!(content(&requests[4], 1).contains("<conversation>"));
+    let (_, session) = ts.only_session();
+    let events = session["events"].as_array().unwrap();
+    let flush = events.iter().find(|e| e["type"] == "custom" && e["name"] == "memoryFlush").unwrap();
+    assert_eq!(flush["data"]["compactionCount"], 0);
+    assert!(flush["data"]["error"].as_str().unwrap().contains("maximum context length"), "{flush}");
+    assert_eq!(events.last().unwrap()["type"], "compacted");
+}
+
 #[test]
 fn no_reply_is_recorded_but_never_shown() {
     let (ts, server) = setup(false);
