@@ -243,6 +243,33 @@ fn an_overflowing_flush_in_glrs_compact_is_reported_and_the_compaction_goes_on()
     assert_eq!(events.last().unwrap()["type"], "compacted");
 }
 
+/// The chat's own flush at idle: an overflow ends the flush (no overflow
+/// compaction inside it), is told, and the compaction runs right after.
+#[test]
+fn an_overflowing_flush_at_idle_is_told_and_compaction_follows() {
+    let (ts, server) = setup(true);
+    let project = tempfile::tempdir().unwrap();
+    server.push(text_reply("first", 500));
+    let out = ts.chat().current_dir(project.path()).args(["-m", "openai/gpt-4.1", "-p", &long("first")]).output();
+    assert!(out.unwrap().status.success());
+    let overflow = r#"{"error":{"message":"prompt is too long","code":"context_length_exceeded"}}"#;
+    server.push(text_reply("second", 2500));
+    server.push(Reply::json(400, overflow));
+    server.push(text_reply(BRIEF, 10));
+    let mut cmd = ts.std_cmd(env!("CARGO_BIN_EXE_glrs-chat"));
+    cmd.current_dir(project.path()).env("OPENAI_API_KEY", OPENAI_KEY).args(["--continue", "-p", &long("second")]);
+    let out = run_bounded(&mut cmd, std::time::Duration::from_secs(30), "a chat whose flush overflows");
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(stdout_of(&out), "second\n");
+    let err = stderr_of(&out);
+    assert!(err.contains("(memory flush failed: context overflow: "), "{err}");
+    assert!(err.contains(": compacted, "), "{err}");
+    let requests = server.model_requests();
+    assert_eq!(requests.len(), 4, "two turns, the flush, the brief");
+    assert_eq!(requests[2].body["tools"][0]["function"]["name"], "memory_append");
+    assert!(content(&requests[3], 1).contains("<conversation>"));
+}
+
 #[test]
 fn no_reply_is_recorded_but_never_shown() {
     let (ts, server) = setup(false);
