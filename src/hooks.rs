@@ -222,6 +222,9 @@ async fn run_one(command: &str, cwd: &Path, stdin: &[u8], timeout: Duration) -> 
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    // Hooks run on the runtime of the program's main thread (glrs-chat,
+    // glrs-compact): see crate::deathsig.
+    crate::deathsig::die_with_parent(cmd.as_std_mut());
     let mut child = cmd.spawn().map_err(|e| format!("could not start: {e}"))?;
     // Whatever the hook started dies with it, on time-out too.
     let _group = crate::tools::bash::GroupKill(child.id().and_then(|id| i32::try_from(id).ok()).unwrap_or(0));

@@ -13,6 +13,7 @@ pub mod cli;
 pub mod compact;
 pub mod config;
 pub mod context;
+pub mod deathsig;
 pub mod error;
 pub mod export;
 pub mod fork;

@@ -48,9 +48,20 @@ pub const BACKGROUND_NOTE: &str = "(compacting in the background: the brief land
 
 /// Start `glrs-compact` without waiting (`/compact` during a turn): the one
 /// place this is done, for the turn loop and the REPL's key watcher.
-pub fn start_background(id: &crate::SessionId, instruction: Option<&str>) -> std::io::Result<std::process::Child> {
+/// `long_lived`: the calling thread lives as long as the chat (the main
+/// thread), so the child may die with it (crate::deathsig); the key watcher,
+/// which ends with the turn, passes false and the compaction, a one-shot,
+/// finishes on its own if the chat is SIGKILLed.
+pub fn start_background(
+    id: &crate::SessionId,
+    instruction: Option<&str>,
+    long_lived: bool,
+) -> std::io::Result<std::process::Child> {
     let mut cmd = compact_command(id, instruction, false);
     cmd.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    if long_lived {
+        crate::deathsig::die_with_parent(&mut cmd);
+    }
     cmd.spawn()
 }
 
@@ -216,6 +227,7 @@ impl Chat {
         ui.notice(&format!("(compacting {}…)", self.id));
         let mut cmd = tokio::process::Command::from(compact_command(&self.id, instruction, automatic));
         cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).kill_on_drop(true);
+        crate::deathsig::die_with_parent(cmd.as_std_mut());
         let child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => return CompactOutcome::Failed(format!("cannot run glrs-compact: {e}")),
@@ -289,7 +301,7 @@ impl Chat {
             Ok(Some(warning)) => ui.notice(&warning),
             Ok(None) => {}
         }
-        match start_background(&self.id, instruction) {
+        match start_background(&self.id, instruction, true) {
             Ok(child) => {
                 ui.notice(BACKGROUND_NOTE);
                 self.background.push(child);

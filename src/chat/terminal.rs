@@ -191,7 +191,7 @@ pub struct BackgroundCompact {
 impl BackgroundCompact {
     /// Start `glrs-compact` with `instruction` and say so.
     pub fn start(&self, instruction: Option<&str>) {
-        let note = match super::compaction::start_background(&self.id, instruction) {
+        let note = match super::compaction::start_background(&self.id, instruction, false) {
             Ok(child) => {
                 if let Ok(mut started) = self.started.lock() {
                     started.push(child);

@@ -100,6 +100,14 @@ async fn stdio(
 ) -> Result<Client, String> {
     let mut cmd = tokio::process::Command::new(command);
     cmd.args(args).envs(env).current_dir(dir).process_group(0);
+    // A server in its own group escapes every signal but our own stops, so
+    // the kernel kills it if glrs-chat is SIGKILLed. The fork happens here,
+    // on the thread running this future: the `glrs-mcp` thread of
+    // `Servers::start`, whose current-thread runtime lives until the servers
+    // are stopped (when they are killed anyway), so its exit kills nothing
+    // early. Never a blocking-pool thread, whose exit after 10 s idle would
+    // take the server with it.
+    crate::deathsig::die_with_parent(cmd.as_std_mut());
     let (process, stderr) = TokioChildProcess::builder(cmd)
         .stderr(Stdio::piped())
         .spawn()

@@ -143,6 +143,9 @@ pub async fn run_process(spawn: &Spawn<'_>, timeout: Duration, output_dir: &Path
         .stderr(Stdio::from(err))
         .process_group(0)
         .kill_on_drop(true);
+    // Spawned on the chat's runtime thread (main), which lives as long as
+    // the chat: see crate::deathsig for why that matters.
+    crate::deathsig::die_with_parent(cmd.as_std_mut());
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {

@@ -94,6 +94,7 @@ async fn describe(path: &Path) -> Result<ToolSpec, String> {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true);
+    crate::deathsig::die_with_parent(cmd.as_std_mut());
     let out = match tokio::time::timeout(DESCRIBE_TIMEOUT, cmd.output()).await {
         Ok(Ok(out)) => out,
         Ok(Err(e)) => return Err(format!("--describe could not run: {e}")),

@@ -21,6 +21,7 @@ mod compact;
 mod compaction_hooks;
 mod completions;
 mod cost;
+mod deathsig;
 mod escapes;
 mod export;
 mod extensions;

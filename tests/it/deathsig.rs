@@ -1,0 +1,89 @@
+//! A SIGKILLed glrs-chat leaves no child behind (Linux `PR_SET_PDEATHSIG`,
+//! `src/deathsig.rs`): with an MCP stdio server running and a `bash` tool
+//! call (`sleep 300`) under way, `kill -9` of the chat ends both.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::support::mock::{MockServer, Reply};
+use crate::support::sse::*;
+use crate::support::*;
+use serde_json::json;
+
+fn mcp_server_exe() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let debug = exe.parent().and_then(Path::parent).unwrap();
+    let path = debug.join("examples").join("mcp_test_server");
+    assert!(path.exists(), "{} is missing: `cargo build --example mcp_test_server`", path.display());
+    path
+}
+
+/// The first pid written to `file`, once it has been (bounded).
+fn first_pid(file: &Path) -> i32 {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(pid) = std::fs::read_to_string(file).ok().and_then(|t| t.split_whitespace().next()?.parse().ok()) {
+            return pid;
+        }
+        assert!(Instant::now() < deadline, "nothing wrote a pid to {}", file.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Whether `pid` is a live process (a zombie is not).
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+/// Kills whatever is left at the end, pass or fail.
+struct Reap(Vec<i32>);
+
+impl Drop for Reap {
+    fn drop(&mut self) {
+        for pid in &self.0 {
+            // SAFETY: a plain kill(2) of a pid this test learned.
+            unsafe {
+                libc::kill(*pid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_sigkilled_chat_leaves_neither_its_mcp_server_nor_its_bash_command_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let mcp_pids = dir.path().join("mcp-pids");
+    let bash_pid = dir.path().join("bash-pid");
+    let ts = TestStore::new();
+    let server = MockServer::start();
+    ts.config(json!({
+        "memoryFlush": {"enabled": false},
+        "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}},
+        "retry": {"attempts": 1, "baseDelayMs": 10},
+        "mcpServers": {"t": {"command": mcp_server_exe(), "env": {"MCP_TEST_PIDS": mcp_pids}}},
+    }));
+    let command = format!("echo $$ > '{}'; exec sleep 300", bash_pid.display());
+    server.push(Reply::sse(openai_tool_call("call_0", "bash", &[&json!({"command": command}).to_string()])));
+    let mut cmd = ts.std_cmd(env!("CARGO_BIN_EXE_glrs-chat"));
+    cmd.env("OPENAI_API_KEY", OPENAI_KEY)
+        .args(["-m", "openai/gpt-4.1", "--allow-all", "-p", "sleep"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut chat = cmd.spawn().unwrap();
+    let mut reap = Reap(vec![chat.id() as i32]);
+    let children = [first_pid(&mcp_pids), first_pid(&bash_pid)];
+    reap.0.extend(children);
+    assert!(children.iter().all(|p| alive(*p)), "both running while the chat is");
+    chat.kill().unwrap();
+    chat.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while children.iter().any(|p| alive(*p)) {
+        assert!(Instant::now() < deadline, "still running after the chat was SIGKILLed: {children:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
