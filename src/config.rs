@@ -339,6 +339,16 @@ impl Config {
             ("retry.baseDelayMs".into(), self.retry.base_delay_ms, 0, MAX_BASE_DELAY_MS),
             ("maxStepsPerTurn".into(), self.max_steps_per_turn, 1, MAX_STEPS),
         ];
+        let pruning = &self.context_pruning;
+        for (key, value) in [
+            ("keepLastAssistants", pruning.keep_last_assistants),
+            ("minPrunableToolChars", pruning.min_prunable_tool_chars),
+            ("softTrim.maxChars", pruning.soft_trim.max_chars),
+            ("softTrim.headChars", pruning.soft_trim.head_chars),
+            ("softTrim.tailChars", pruning.soft_trim.tail_chars),
+        ] {
+            numbers.push((format!("contextPruning.{key}"), value, 0, MAX_CHARS));
+        }
         for (id, p) in &self.providers {
             for (model, m) in &p.models {
                 let key = format!("providers.{id}.models.{model}.metadata");
@@ -403,6 +413,9 @@ impl Config {
 pub const MAX_TOKENS: u64 = 100_000_000;
 /// The smallest context window that leaves room to work in.
 pub const MIN_WINDOW: u64 = 1_000;
+/// The most characters a `contextPruning` count takes (about a billion):
+/// `headChars + tailChars` cannot overflow.
+const MAX_CHARS: u64 = 1_000_000_000;
 const MAX_ATTEMPTS: u64 = 100;
 /// Two minutes: the longest wait between attempts anyway.
 const MAX_BASE_DELAY_MS: u64 = 120_000;
@@ -498,6 +511,22 @@ mod tests {
             (r#"{"parentForkMaxTokens": 18446744073709551615}"#, "parentForkMaxTokens"),
             (r#"{"memoryFlush": {"softThresholdTokens": 18446744073709551615}}"#, "memoryFlush.softThresholdTokens"),
             (r#"{"maxStepsPerTurn": 0}"#, "maxStepsPerTurn: must be from 1"),
+            (
+                r#"{"contextPruning": {"softTrim": {"headChars": 18446744073709551615}}}"#,
+                "contextPruning.softTrim.headChars: must be from 0 to 1000000000",
+            ),
+            (
+                r#"{"contextPruning": {"softTrim": {"tailChars": 18446744073709551615}}}"#,
+                "contextPruning.softTrim.tailChars",
+            ),
+            (
+                r#"{"contextPruning": {"keepLastAssistants": 18446744073709551615}}"#,
+                "contextPruning.keepLastAssistants",
+            ),
+            (
+                r#"{"contextPruning": {"minPrunableToolChars": 18446744073709551615}}"#,
+                "contextPruning.minPrunableToolChars",
+            ),
             (
                 r#"{"providers": {"openai": {"models": {"m": {"metadata": {"context": 0}}}}}}"#,
                 "providers.openai.models.m.metadata.context",
