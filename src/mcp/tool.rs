@@ -87,21 +87,11 @@ impl Tool for McpTool {
                 Ok(Ok(result)) => {
                     let value = serde_json::to_value(&result).unwrap_or(Value::Null);
                     let (text, is_error) = result_text(&value);
-                    let text = within_limits(text, ctx, &self.spec.name);
+                    let text = limits::within_limits(text, ctx.output_dir, &self.spec.name);
                     ToolOutput { content: text, is_error }
                 }
             }
         })
-    }
-}
-
-/// Long results keep their end, and name a file that holds all of it.
-fn within_limits(text: String, ctx: &ToolContext<'_>, name: &str) -> String {
-    let (kept, cut) = limits::tail(&text);
-    let Some(lines) = cut else { return text };
-    match limits::save_full_output(ctx.output_dir, name, text.as_bytes()) {
-        Ok(path) => format!("[… {lines} earlier lines cut: the whole result is in {}]\n{kept}", path.display()),
-        Err(e) => format!("[… {lines} earlier lines cut (the whole could not be kept: {e})]\n{kept}"),
     }
 }
 
@@ -166,27 +156,6 @@ mod tests {
         let long = tool_name("server", &"x".repeat(100));
         assert_eq!(long.len(), 64);
         assert!(long.starts_with("mcp__server__xxx"));
-    }
-
-    #[test]
-    fn a_long_result_keeps_its_end_and_names_the_file_with_all_of_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let cancel = crate::provider::Cancel::default();
-        let out = dir.path().join("out");
-        let ctx = ToolContext {
-            cwd: dir.path(),
-            cancel: &cancel,
-            session_id: "s",
-            session_file: dir.path(),
-            output_dir: &out,
-        };
-        let text: String = (0..5000).map(|i| format!("line {i}\n")).collect();
-        let shown = within_limits(text.clone(), &ctx, "mcp__t__big");
-        assert!(shown.starts_with("[… 3000 earlier lines cut: the whole result is in "), "{}", &shown[..100]);
-        assert!(shown.ends_with("line 4999\n"));
-        let file = shown.lines().next().unwrap().split(" is in ").nth(1).unwrap().trim_end_matches(']');
-        assert_eq!(std::fs::read_to_string(file).unwrap(), text);
-        assert_eq!(within_limits("short".into(), &ctx, "mcp__t__big"), "short");
     }
 
     #[test]

@@ -206,7 +206,7 @@ pub fn output_text(path: &Path) -> String {
                 Some(n) if len <= READ_WHOLE => format!("{n} earlier lines"),
                 _ => format!("the earlier output ({len} bytes in all)"),
             };
-            format!("[… {what} cut: the whole output is in {}]\n{kept}", path.display())
+            limits::cut_note(&what, path, kept)
         }
     }
 }

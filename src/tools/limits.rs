@@ -77,6 +77,22 @@ pub fn tail(text: &str) -> (&str, Option<usize>) {
     (kept, Some(lines - kept.lines().count()))
 }
 
+/// The note put before a cut output: what was cut and where the whole is.
+pub fn cut_note(what: &str, path: &Path, kept: &str) -> String {
+    format!("[… {what} cut: the whole output is in {}]\n{kept}", path.display())
+}
+
+/// `text` as the model sees it: whole when it fits, else its end after a
+/// note naming a new file under `dir` that keeps all of it.
+pub fn within_limits(text: String, dir: &Path, tool: &str) -> String {
+    let (kept, cut) = tail(&text);
+    let Some(lines) = cut else { return text };
+    match save_full_output(dir, tool, text.as_bytes()) {
+        Ok(path) => cut_note(&format!("{lines} earlier lines"), &path, kept),
+        Err(e) => format!("[… {lines} earlier lines cut (the whole could not be kept: {e})]\n{kept}"),
+    }
+}
+
 /// Keep `bytes` whole in a new 0600 file under `dir` (made 0700).
 pub fn save_full_output(dir: &Path, tool: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
     let mut file = new_output_file(dir, tool)?;
@@ -100,6 +116,19 @@ pub fn new_output_file(dir: &Path, tool: &str) -> std::io::Result<(PathBuf, std:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_text_keeps_its_end_and_names_the_file_with_all_of_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let text: String = (0..5000).map(|i| format!("line {i}\n")).collect();
+        let shown = within_limits(text.clone(), &out, "mcp__t__big");
+        assert!(shown.starts_with("[… 3000 earlier lines cut: the whole output is in "), "{}", &shown[..100]);
+        assert!(shown.ends_with("line 4999\n"));
+        let file = shown.lines().next().unwrap().split(" is in ").nth(1).unwrap().trim_end_matches(']');
+        assert_eq!(std::fs::read_to_string(file).unwrap(), text);
+        assert_eq!(within_limits("short".into(), &out, "mcp__t__big"), "short");
+    }
 
     #[test]
     fn tail_keeps_the_last_lines_or_bytes() {
