@@ -35,24 +35,16 @@ pub struct Hook {
 
 /// `hooks.*`: the hooks of each event.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 #[allow(missing_docs)] // each field is the event of the same name (SPEC 15)
 pub struct HooksConfig {
-    #[serde(default)]
     pub session_start: Vec<Hook>,
-    #[serde(default)]
     pub user_prompt: Vec<Hook>,
-    #[serde(default)]
     pub tool_call: Vec<Hook>,
-    #[serde(default)]
     pub tool_result: Vec<Hook>,
-    #[serde(default)]
     pub turn_end: Vec<Hook>,
-    #[serde(default)]
     pub before_compact: Vec<Hook>,
-    #[serde(default)]
     pub compacted: Vec<Hook>,
-    #[serde(default)]
     pub session_end: Vec<Hook>,
 }
 
