@@ -38,6 +38,22 @@ fn text_reply(text: &str, prompt: u64) -> Reply {
     Reply::sse(openai_text(&[text], prompt, 5, 0))
 }
 
+/// Three one-shot turns of long text in `project`, each answered "ok" at a
+/// 100-token prompt, all in one session: its id.
+fn three_long_turns(ts: &TestStore, server: &MockServer, project: &std::path::Path) -> String {
+    for n in 0..3 {
+        server.push(text_reply("ok", 100));
+        let mut args = vec!["-m", "openai/gpt-4.1"];
+        if n > 0 {
+            args.push("--continue");
+        }
+        let text = long(&format!("turn {n}"));
+        args.extend(["-p", &text]);
+        assert!(ts.chat().current_dir(project).args(&args).output().unwrap().status.success());
+    }
+    ts.only_session().0
+}
+
 fn oneshot(ts: &TestStore, args: &[&str]) -> std::process::Output {
     ts.chat().args(args).output().unwrap()
 }
@@ -168,17 +184,7 @@ fn the_memory_flush_runs_once_a_cycle_silently_then_compaction_follows() {
 fn glrs_compact_flushes_first_unless_told_not_to() {
     let (ts, server) = setup(true);
     let project = tempfile::tempdir().unwrap();
-    for n in 0..3 {
-        server.push(text_reply("ok", 100));
-        let mut args = vec!["-m", "openai/gpt-4.1"];
-        if n > 0 {
-            args.push("--continue");
-        }
-        let text = long(&format!("turn {n}"));
-        args.extend(["-p", &text]);
-        assert!(ts.chat().current_dir(project.path()).args(&args).output().unwrap().status.success());
-    }
-    let (id, _) = ts.only_session();
+    let id = three_long_turns(&ts, &server, project.path());
     server.push(text_reply("NO_REPLY", 100));
     server.push(text_reply(BRIEF, 10));
     let out = ts.cmd("glrs-compact").env("OPENAI_API_KEY", OPENAI_KEY).arg(&id).output().unwrap();
@@ -210,17 +216,7 @@ fn glrs_compact_flushes_first_unless_told_not_to() {
 fn an_overflowing_flush_in_glrs_compact_is_reported_and_the_compaction_goes_on() {
     let (ts, server) = setup(true);
     let project = tempfile::tempdir().unwrap();
-    for n in 0..3 {
-        server.push(text_reply("ok", 100));
-        let mut args = vec!["-m", "openai/gpt-4.1"];
-        if n > 0 {
-            args.push("--continue");
-        }
-        let text = long(&format!("turn {n}"));
-        args.extend(["-p", &text]);
-        assert!(ts.chat().current_dir(project.path()).args(&args).output().unwrap().status.success());
-    }
-    let (id, _) = ts.only_session();
+    let id = three_long_turns(&ts, &server, project.path());
     let overflow = r#"{"error":{"message":"This model's maximum context length is 4000 tokens.","code":"context_length_exceeded"}}"#;
     server.push(Reply::json(400, overflow));
     server.push(text_reply(BRIEF, 10));
