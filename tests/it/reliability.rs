@@ -286,6 +286,24 @@ fn repl_prompt(p: &mut rexpect::session::PtySession) {
     p.exp_regex(r"[0-9a-f]{8} gpt-4\.1 \d+% > ").expect("the prompt");
 }
 
+/// The REPL under strace with every fdatasync failing (EIO): one turn,
+/// "remember 4217", whose save failed, and the prompt back.
+fn repl_after_a_failed_save(ts: &TestStore) -> rexpect::session::PtySession {
+    let mut cmd = ts.std_cmd("strace");
+    cmd.args(["-f", "-qq", "-o", "/dev/null", "-e", "trace=fdatasync", "-e", "inject=fdatasync:error=EIO", CHAT])
+        .args(["-m", "openai/gpt-4.1"])
+        .env("OPENAI_API_KEY", OPENAI_KEY)
+        .env("TMPDIR", ts.dir.path())
+        .env("TERM", "xterm-256color");
+    let options = rexpect::reader::Options::new().timeout_ms(Some(20_000)).strip_ansi_escape_codes(true);
+    let mut p = rexpect::session::spawn_with_options(cmd, options).expect("spawn in a pty");
+    repl_prompt(&mut p);
+    p.send_line("remember 4217").unwrap();
+    p.exp_string("could not save the session (will retry)").unwrap();
+    repl_prompt(&mut p);
+    p
+}
+
 fn import_ok(ts: &TestStore, path: &str) {
     let out = ts.sessions().args(["import", path]).output().unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
@@ -299,18 +317,7 @@ fn the_repl_saves_once_more_before_new_and_ctrl_d_and_says_where_the_turn_went()
     }
     server.push(Reply::sse(openai_text(&["Noted."], 10, 2, 0)));
     server.push(Reply::sse(openai_text(&["Also noted."], 10, 2, 0)));
-    let mut cmd = ts.std_cmd("strace");
-    cmd.args(["-f", "-qq", "-o", "/dev/null", "-e", "trace=fdatasync", "-e", "inject=fdatasync:error=EIO", CHAT])
-        .args(["-m", "openai/gpt-4.1"])
-        .env("OPENAI_API_KEY", OPENAI_KEY)
-        .env("TMPDIR", ts.dir.path())
-        .env("TERM", "xterm-256color");
-    let options = rexpect::reader::Options::new().timeout_ms(Some(20_000)).strip_ansi_escape_codes(true);
-    let mut p = rexpect::session::spawn_with_options(cmd, options).expect("spawn in a pty");
-    repl_prompt(&mut p);
-    p.send_line("remember 4217").unwrap();
-    p.exp_string("could not save the session (will retry)").unwrap();
-    repl_prompt(&mut p);
+    let mut p = repl_after_a_failed_save(&ts);
     p.send_line("/new").unwrap();
     p.exp_string("could not be saved").unwrap();
     let (_, first) = p.exp_regex(r"glrs-sessions import \S+\.json").unwrap();
@@ -385,18 +392,7 @@ fn signal_at_the_prompt_after_a_failed_save(signal: &str) {
         return;
     }
     server.push(Reply::sse(openai_text(&["Noted."], 10, 2, 0)));
-    let mut cmd = ts.std_cmd("strace");
-    cmd.args(["-f", "-qq", "-o", "/dev/null", "-e", "trace=fdatasync", "-e", "inject=fdatasync:error=EIO", CHAT])
-        .args(["-m", "openai/gpt-4.1"])
-        .env("OPENAI_API_KEY", OPENAI_KEY)
-        .env("TMPDIR", ts.dir.path())
-        .env("TERM", "xterm-256color");
-    let options = rexpect::reader::Options::new().timeout_ms(Some(20_000)).strip_ansi_escape_codes(true);
-    let mut p = rexpect::session::spawn_with_options(cmd, options).expect("spawn in a pty");
-    repl_prompt(&mut p);
-    p.send_line("remember 4217").unwrap();
-    p.exp_string("could not save the session (will retry)").unwrap();
-    repl_prompt(&mut p);
+    let mut p = repl_after_a_failed_save(&ts);
     let chat = chat_pid(&ts);
     let ok = Command::new("kill").args(["-s", signal, &chat]).status().expect("run kill");
     assert!(ok.success(), "kill -s {signal} failed");
