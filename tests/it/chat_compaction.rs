@@ -11,17 +11,6 @@ use serde_json::{Value, json};
 
 const BRIEF: &str = "worked on the parser\n## Goal\nfix `src/parse.rs`";
 
-/// A 4,000-token window for gpt-4.1: the trigger is 3,000 tokens.
-fn small_window(ts: &TestStore, server: &MockServer, flush: bool) {
-    ts.config(json!({
-        "keepRecentTokens": 100,
-        "tools": {"enabled": false},
-        "memoryFlush": {"enabled": flush, "softThresholdTokens": 1000},
-        "providers": {"openai": {"baseUrl": format!("{}/v1", server.url()), "models": {"gpt-4.1": {"metadata": {"context": 4000}}}}},
-        "retry": {"attempts": 1},
-    }));
-}
-
 fn setup(flush: bool) -> (TestStore, MockServer) {
     let ts = TestStore::new();
     let server = MockServer::start();
@@ -32,10 +21,6 @@ fn setup(flush: bool) -> (TestStore, MockServer) {
 /// A user message of about 150 tokens.
 fn long(text: &str) -> String {
     format!("{text} {}", "lorem ipsum ".repeat(50))
-}
-
-fn text_reply(text: &str, prompt: u64) -> Reply {
-    Reply::sse(openai_text(&[text], prompt, 5, 0))
 }
 
 /// Three one-shot turns of long text in `project`, each answered "ok" at a

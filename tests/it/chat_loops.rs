@@ -7,22 +7,6 @@ use crate::support::mock::{MockServer, Reply};
 use crate::support::sse::*;
 use crate::support::*;
 use rexpect::session::PtySession;
-use serde_json::json;
-
-/// A 4,000-token window for gpt-4.1 (the trigger is 3,000 tokens).
-fn small_window(ts: &TestStore, server: &MockServer, flush: bool) {
-    ts.config(json!({
-        "keepRecentTokens": 100,
-        "tools": {"enabled": false},
-        "memoryFlush": {"enabled": flush, "softThresholdTokens": 1000},
-        "providers": {"openai": {"baseUrl": format!("{}/v1", server.url()), "models": {"gpt-4.1": {"metadata": {"context": 4000}}}}},
-        "retry": {"attempts": 1},
-    }));
-}
-
-fn text_reply(text: &str, prompt: u64) -> Reply {
-    Reply::sse(openai_text(&[text], prompt, 5, 0))
-}
 
 /// Send a line, wait for `reply`, and read up to the next prompt; returns
 /// what was shown after the reply began.

@@ -6,9 +6,8 @@
 //! with the compaction tools turned off (`tools.disabled`), compaction still
 //! writes its artifacts, and `/artifacts` and `glrs-artifacts ls` list them.
 
-use crate::support::mock::{MockServer, Reply};
+use crate::support::mock::MockServer;
 use crate::support::pty::prompt;
-use crate::support::sse::*;
 use crate::support::*;
 use serde_json::{Value, json};
 
@@ -31,10 +30,6 @@ fn setup_with(hooks: Value, disabled: &[&str]) -> (TestStore, MockServer) {
         "hooks": hooks,
     }));
     (ts, server)
-}
-
-fn text_reply(text: &str, prompt: u64) -> Reply {
-    Reply::sse(openai_text(&[text], prompt, 5, 0))
 }
 
 /// A user message of about 150 tokens.

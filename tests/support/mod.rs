@@ -302,3 +302,20 @@ pub fn install_exe(from: &Path, to: &Path) {
         std::fs::copy(from, to).expect("copy a program");
     }
 }
+
+/// Config for a 4,000-token window for gpt-4.1 on `server` (the trigger is
+/// 3,000 tokens), tools off, one attempt, the memory flush on or off.
+pub fn small_window(ts: &TestStore, server: &mock::MockServer, flush: bool) {
+    ts.config(serde_json::json!({
+        "keepRecentTokens": 100,
+        "tools": {"enabled": false},
+        "memoryFlush": {"enabled": flush, "softThresholdTokens": 1000},
+        "providers": {"openai": {"baseUrl": format!("{}/v1", server.url()), "models": {"gpt-4.1": {"metadata": {"context": 4000}}}}},
+        "retry": {"attempts": 1},
+    }));
+}
+
+/// An OpenAI stream of `text` reporting a `prompt`-token prompt.
+pub fn text_reply(text: &str, prompt: u64) -> mock::Reply {
+    mock::Reply::sse(sse::openai_text(&[text], prompt, 5, 0))
+}
