@@ -470,8 +470,8 @@ mod tests {
         store.append(&id, Append::new().entry(&note("one")).unwrap()).unwrap();
         let change = Append::new().entry(&note("two")).unwrap();
         let (path, journal) = (store.session_path(&id), store.journal_path(&id));
-        let (state, _) = journal::recover(&path, &journal).unwrap();
-        inplace::append_stopping(&path, &journal, state, &change, None, &crate::time::now(), StopAt::AfterRecord)
+        let (mut state, _) = journal::recover(&path, &journal).unwrap();
+        inplace::append_stopping(&path, &journal, &mut state, &change, None, &crate::time::now(), StopAt::AfterRecord)
             .unwrap();
         assert!(journal::is_active(&journal));
         let policy = Policy::from_config(&Config::default()).unwrap();

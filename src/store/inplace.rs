@@ -114,11 +114,13 @@ pub(crate) enum StopAt {
 
 /// Append `change` to `session` in place (call under the write lock, with
 /// the `state` [`journal::recover`] returned). `since`: the caller's mark,
-/// checked first.
+/// checked first. On [`Outcome::Foreign`] and [`Outcome::Rewrite`] found
+/// before the journal is touched, `state` is left as it was, for another
+/// call under the same lock.
 pub fn append(
     session: &Path,
     journal_path: &Path,
-    state: State,
+    state: &mut State,
     change: &Append,
     since: Option<&Mark>,
     now: &str,
@@ -163,7 +165,7 @@ fn apply_fields(layout: &Layout, change: &Append, now: &str) -> Option<Fields> {
 pub(crate) fn append_stopping(
     session: &Path,
     journal_path: &Path,
-    mut state: State,
+    state: &mut State,
     change: &Append,
     since: Option<&Mark>,
     now: &str,
@@ -199,7 +201,7 @@ pub(crate) fn append_stopping(
         None => journal::create(journal_path).map_err(jfail)?,
     };
     if state.end > journal::CHECKPOINT_BYTES {
-        journal::checkpoint(&file, &jfile, &mut state).map_err(fail)?;
+        journal::checkpoint(&file, &jfile, state).map_err(fail)?;
     }
     // The first record of a chain keeps the bytes before its tail.
     let guard = if state.end == 0 {
@@ -320,8 +322,8 @@ mod tests {
 
         /// Recover, then append (as [`super::super::Store::append`] does).
         fn run(&self, texts: &[&str], tokens: u64, stop: StopAt) -> Outcome {
-            let (state, _) = journal::recover(&self.path, &self.journal).unwrap();
-            append_stopping(&self.path, &self.journal, state, &change(texts, tokens), None, NOW, stop).unwrap()
+            let (mut state, _) = journal::recover(&self.path, &self.journal).unwrap();
+            append_stopping(&self.path, &self.journal, &mut state, &change(texts, tokens), None, NOW, stop).unwrap()
         }
 
         fn recover(&self) -> bool {
@@ -468,10 +470,10 @@ mod tests {
         let f = session(2);
         let state = || journal::recover(&f.path, &f.journal).unwrap().0;
         let grows = Append::new().set("key", "work").entry(&notice("x")).unwrap();
-        let out = append_stopping(&f.path, &f.journal, state(), &grows, None, NOW, StopAt::Never).unwrap();
+        let out = append_stopping(&f.path, &f.journal, &mut state(), &grows, None, NOW, StopAt::Never).unwrap();
         assert!(matches!(out, Outcome::Rewrite), "a new header field");
         let titled = Append::new().entry(&Entry::User { at: NOW.into(), text: "hi".into(), steer: false }).unwrap();
-        let out = append_stopping(&f.path, &f.journal, state(), &titled, None, NOW, StopAt::Never).unwrap();
+        let out = append_stopping(&f.path, &f.journal, &mut state(), &titled, None, NOW, StopAt::Never).unwrap();
         assert!(matches!(out, Outcome::Rewrite), "a first title");
         assert_eq!(f.bytes(), f.file.to_bytes(), "untouched");
     }
@@ -481,9 +483,16 @@ mod tests {
         let f = session(2);
         let Outcome::Done(mark) = f.run(&["mine"], 1, StopAt::Never) else { panic!() };
         f.run(&["theirs"], 2, StopAt::Never);
-        let (state, _) = journal::recover(&f.path, &f.journal).unwrap();
-        let out =
-            append_stopping(&f.path, &f.journal, state, &change(&["mine again"], 3), Some(&mark), NOW, StopAt::Never);
+        let (mut state, _) = journal::recover(&f.path, &f.journal).unwrap();
+        let out = append_stopping(
+            &f.path,
+            &f.journal,
+            &mut state,
+            &change(&["mine again"], 3),
+            Some(&mark),
+            NOW,
+            StopAt::Never,
+        );
         assert!(matches!(out.unwrap(), Outcome::Foreign));
     }
 }

@@ -302,15 +302,16 @@ impl Store {
         let journal = self.journal_path(id);
         let (mut state, _) = journal::recover(&path, &journal)?;
         let now = crate::time::now();
-        let mut outcome = inplace::append(&path, &journal, state, &change, since, &now)?;
+        let mut outcome = inplace::append(&path, &journal, &mut state, &change, since, &now)?;
         if let inplace::Outcome::Foreign = outcome {
             // Read from the caller's chosen entry on (not whole), then
             // append after what is there.
             let at = self.locate(id).ok_or(StoreError::NotFound { id: id.to_string() })?;
             let recent = recent::read_with(&at, types, start, true)?;
             merge(&recent, &mut change);
-            (state, _) = journal::recover(&path, &journal)?;
-            outcome = inplace::append(&path, &journal, state, &change, Some(&recent.lines.mark), &now)?;
+            // Foreign is found before the journal is touched: the state
+            // recovered above still holds (the lock is held throughout).
+            outcome = inplace::append(&path, &journal, &mut state, &change, Some(&recent.lines.mark), &now)?;
         }
         if let inplace::Outcome::Done(mark) = outcome {
             let stamp = Stamp::of(&path).map_err(|e| StoreError::io(&path, "read", e))?;
