@@ -5,11 +5,16 @@
 //! Exit 0: its stdout is kept (a `user_prompt` hook's is appended to the
 //! message). Exit 2: it blocks (a `tool_call`; a `before_compact` cancels an
 //! automatic compaction), its stderr being the reason. Anything else, or
-//! running past its timeout (then the group is killed), is a problem the
-//! caller reports, and is otherwise ignored.
+//! running past its timeout, is a problem the caller reports, and is
+//! otherwise ignored.
+//!
+//! Hooks run through `bash`'s process runner: a hook is done when its shell
+//! exits, and then its whole group is killed (so `sleep 100 &` neither holds
+//! us until the timeout nor outlives the hook), and its output is cut to
+//! the tool limits, the whole kept in a file the note names.
 
+use std::ffi::OsStr;
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -17,6 +22,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::tools::Rule;
+use crate::tools::bash::{self, Ending, Ran, Spawn};
+use crate::tools::limits;
 
 /// The timeout of a hook that sets none, in seconds.
 pub const DEFAULT_TIMEOUT: u64 = 60;
@@ -27,10 +34,20 @@ pub const DEFAULT_TIMEOUT: u64 = 60;
 pub struct Hook {
     /// The `sh -c` command.
     pub command: String,
-    /// For `tool_call` and `tool_result`: a `TOOL` or `TOOL:GLOB` rule.
-    pub matcher: Option<String>,
+    /// For `tool_call` and `tool_result`: a `TOOL` or `TOOL:GLOB` rule,
+    /// parsed once as the config is read (a bad one fails the load, the
+    /// error naming its key), not again at every event.
+    #[serde(default, deserialize_with = "matcher")]
+    pub matcher: Option<Rule>,
     /// Seconds before it is killed (default 60).
     pub timeout: Option<u64>,
+}
+
+/// Read a `matcher` as a [`Rule`]; the config reader puts the key before
+/// the error.
+fn matcher<'de, D: serde::Deserializer<'de>>(de: D) -> Result<Option<Rule>, D::Error> {
+    let text = String::deserialize(de)?;
+    Rule::parse(&text).map(Some).map_err(|e| serde::de::Error::custom(format!("{e:#}")))
 }
 
 /// `hooks.*`: the hooks of each event.
@@ -93,7 +110,8 @@ impl HooksConfig {
         }
     }
 
-    /// Check every matcher and timeout; errors name the key.
+    /// Check every command and timeout (matchers were checked as they were
+    /// read); errors name the key.
     pub fn validate(&self) -> Result<()> {
         for event in [
             Event::SessionStart,
@@ -109,9 +127,6 @@ impl HooksConfig {
                 let key = format!("hooks.{}[{i}]", event.name());
                 if hook.command.trim().is_empty() {
                     anyhow::bail!("{key}.command: must not be empty");
-                }
-                if let Some(m) = &hook.matcher {
-                    Rule::parse(m).map_err(|e| anyhow::anyhow!("{key}.matcher: {e:#}"))?;
                 }
                 if let Some(t) = hook.timeout
                     && !(1..=86_400).contains(&t)
@@ -156,6 +171,22 @@ pub async fn run(
     fields: Map<String, Value>,
     tool: Option<(&str, Option<&str>)>,
 ) -> Outcome {
+    if hooks.of(event).is_empty() {
+        return Outcome::default();
+    }
+    // A long output is kept whole where `bash` keeps its own.
+    run_in(hooks, event, scene, fields, tool, &crate::tools::output_dir()).await
+}
+
+/// [`run`], with long outputs kept whole in files under `output_dir`.
+async fn run_in(
+    hooks: &HooksConfig,
+    event: Event,
+    scene: &Scene<'_>,
+    fields: Map<String, Value>,
+    tool: Option<(&str, Option<&str>)>,
+    output_dir: &Path,
+) -> Outcome {
     let mut outcome = Outcome::default();
     let list = hooks.of(event);
     if list.is_empty() {
@@ -169,75 +200,91 @@ pub async fn run(
     payload.extend(fields);
     let stdin = Value::Object(payload).to_string();
     for hook in list {
-        if let Some(matcher) = &hook.matcher {
-            let matched = match (Rule::parse(matcher), tool) {
-                (Ok(rule), Some((name, subject))) => rule.matches(name, subject),
-                _ => false,
-            };
+        if let Some(rule) = &hook.matcher {
+            let matched = tool.is_some_and(|(name, subject)| rule.matches(name, subject));
             if !matched {
                 continue;
             }
         }
         let secs = hook.timeout.unwrap_or(DEFAULT_TIMEOUT);
-        let shown = crate::tools::limits::one_line(&hook.command, 60);
-        match run_one(&hook.command, scene.cwd, stdin.as_bytes(), Duration::from_secs(secs)).await {
-            Ok((0, out, _)) => {
+        let shown = limits::one_line(&hook.command, 60);
+        let ran = run_one(&hook.command, scene.cwd, stdin.as_bytes(), Duration::from_secs(secs), output_dir).await;
+        let ran = match ran {
+            Ok(ran) => ran,
+            Err(why) => {
+                outcome.problems.push(format!("{} hook `{shown}`: {why}", event.name()));
+                continue;
+            }
+        };
+        match ran.ending {
+            Ending::Exit(0) => {
+                let out = bash::output_text(&ran.output);
                 if !out.trim().is_empty() {
                     outcome.output.push(out);
                 }
+                if let Some(err) = &ran.stderr {
+                    let _ = std::fs::remove_file(err);
+                }
             }
-            Ok((2, _, err)) => {
+            Ending::Exit(2) => {
+                let err = stderr_text(ran);
                 let reason = err.trim();
                 let reason =
                     if reason.is_empty() { format!("blocked by the hook `{shown}`") } else { reason.to_string() };
                 outcome.blocked = Some(reason);
                 break;
             }
-            Ok((code, _, err)) => outcome.problems.push(format!(
-                "{} hook `{shown}` failed (exit code {code}): {}",
-                event.name(),
-                crate::tools::limits::one_line(err.trim(), 200)
-            )),
-            Err(why) => outcome.problems.push(format!("{} hook `{shown}` {why}", event.name())),
+            Ending::Exit(code) => {
+                let err = stderr_text(ran);
+                outcome.problems.push(format!(
+                    "{} hook `{shown}` failed (exit code {code}): {}",
+                    event.name(),
+                    limits::one_line(err.trim(), 200)
+                ))
+            }
+            Ending::Signal(sig) => {
+                let err = stderr_text(ran);
+                outcome.problems.push(format!(
+                    "{} hook `{shown}` failed (killed by signal {sig}): {}",
+                    event.name(),
+                    limits::one_line(err.trim(), 200)
+                ))
+            }
+            Ending::TimedOut(s) => {
+                // Nothing it printed is used: no file is left of it.
+                let _ = std::fs::remove_file(&ran.output);
+                if let Some(err) = &ran.stderr {
+                    let _ = std::fs::remove_file(err);
+                }
+                outcome.problems.push(format!("{} hook `{shown}` timed out after {s} s and was killed", event.name()))
+            }
         }
     }
     outcome
 }
 
-/// Run one hook: exit code, stdout, stderr; or why it did not finish.
-async fn run_one(command: &str, cwd: &Path, stdin: &[u8], timeout: Duration) -> Result<(i32, String, String), String> {
-    let mut cmd = tokio::process::Command::new("sh");
-    cmd.args(["-c", command])
-        .current_dir(cwd)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    // Hooks run on the runtime of the program's main thread (glrs-chat,
-    // glrs-compact): see crate::deathsig.
-    crate::deathsig::die_with_parent(cmd.as_std_mut());
-    let mut child = cmd.spawn().map_err(|e| format!("could not start: {e}"))?;
-    // Whatever the hook started dies with it, on time-out too.
-    let _group = crate::tools::bash::GroupKill(child.id().and_then(|id| i32::try_from(id).ok()).unwrap_or(0));
-    let pipe = child.stdin.take();
-    let run = async {
-        if let Some(mut pipe) = pipe {
-            use tokio::io::AsyncWriteExt;
-            // A hook that ignores its input is fine.
-            let _ = pipe.write_all(stdin).await;
-        }
-        child.wait_with_output().await
+/// A hook's stderr as the caller shows it (cut like `bash`'s output when
+/// long); its stdout, not used then, is removed.
+fn stderr_text(ran: Ran) -> String {
+    let _ = std::fs::remove_file(&ran.output);
+    ran.stderr.as_deref().map(bash::output_text).unwrap_or_default()
+}
+
+/// Run one hook with `sh -c` through the runner `bash` uses (own process
+/// group, stdin written within the timeout, output in files as it is
+/// written): it is done when its shell exits, and then the whole group is
+/// killed, so a child it left in the background holding stdout open
+/// neither keeps us waiting nor outlives it. `Err` when it did not start.
+async fn run_one(command: &str, cwd: &Path, stdin: &[u8], timeout: Duration, output_dir: &Path) -> Result<Ran, String> {
+    let spawn = Spawn {
+        program: OsStr::new("sh"),
+        args: &["-c", command],
+        cwd,
+        env: &[],
+        stdin: Some(stdin),
+        stderr_apart: true,
     };
-    match tokio::time::timeout(timeout, run).await {
-        Ok(Ok(out)) => Ok((
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )),
-        Ok(Err(e)) => Err(format!("failed: {e}")),
-        Err(_) => Err(format!("timed out after {} s and was killed", timeout.as_secs())),
-    }
+    bash::run_process(&spawn, timeout, output_dir, "hook").await
 }
 
 #[cfg(test)]
@@ -252,6 +299,7 @@ mod tests {
     #[test]
     fn outputs_blocks_matchers_failures_and_timeouts() {
         let dir = tempfile::tempdir().unwrap();
+        let out_dir = dir.path().join("output");
         let scene = Scene { session_id: "s1", session_file: Path::new("/x/s1.json"), cwd: dir.path() };
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let h = hooks(json!({
@@ -269,7 +317,8 @@ mod tests {
             m.insert("input".into(), json!({"command": cmd}));
             m
         };
-        let out = rt.block_on(run(&h, Event::ToolCall, &scene, fields("ls"), Some(("bash", Some("ls")))));
+        let run = |event, fields, tool| rt.block_on(run_in(&h, event, &scene, fields, tool, &out_dir));
+        let out = run(Event::ToolCall, fields("ls"), Some(("bash", Some("ls"))));
         assert_eq!(out.output, ["ok\n"]);
         assert_eq!(out.blocked, None);
         assert!(out.problems.len() == 1 && out.problems[0].contains("exit code 5"), "{out:?}");
@@ -277,20 +326,72 @@ mod tests {
         assert_eq!(seen["event"], "tool_call");
         assert_eq!(seen["sessionId"], "s1");
         assert_eq!(seen["input"]["command"], "ls");
-        let out = rt.block_on(run(&h, Event::ToolCall, &scene, fields("rm -rf /"), Some(("bash", Some("rm -rf /")))));
+        let out = run(Event::ToolCall, fields("rm -rf /"), Some(("bash", Some("rm -rf /"))));
         assert_eq!(out.blocked.as_deref(), Some("no rm -rf"));
         assert!(out.problems.is_empty(), "the block stops the rest");
-        let started = std::time::Instant::now();
-        let out = rt.block_on(run(&h, Event::TurnEnd, &scene, Map::new(), None));
+        let out = run(Event::TurnEnd, Map::new(), None);
         assert!(out.problems[0].contains("timed out after 1 s"), "{out:?}");
-        assert!(started.elapsed() < Duration::from_secs(20));
+        assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 0, "short outputs leave no file");
 
         for (bad, key) in [
-            (json!({"tool_call": [{"command": "x", "matcher": "bash:["}]}), "hooks.tool_call[0].matcher"),
+            (
+                json!({"tool_call": [{"command": "x", "matcher": "bash:["}]}),
+                "hooks.tool_call[0].matcher: rule \"bash:[\"",
+            ),
+            (
+                json!({"tool_call": [{"command": "x", "matcher": ":x"}]}),
+                "hooks.tool_call[0].matcher: rule \":x\" names no tool",
+            ),
             (json!({"turn_end": [{"command": "x", "timeout": 0}]}), "hooks.turn_end[0].timeout"),
+            (json!({"turn_end": [{"command": " "}]}), "hooks.turn_end[0].command"),
         ] {
-            let err = format!("{:#}", hooks(bad).validate().unwrap_err());
+            let err = format!("{:#}", crate::config::Config::parse(&json!({"hooks": bad}).to_string()).unwrap_err());
             assert!(err.contains(key), "{err}");
         }
+    }
+
+    #[test]
+    fn a_long_output_is_cut_and_a_background_child_neither_holds_nor_outlives_the_hook() {
+        let dir = tempfile::tempdir().unwrap();
+        let out_dir = dir.path().join("output");
+        let scene = Scene { session_id: "s1", session_file: Path::new("/x/s1.json"), cwd: dir.path() };
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        // The background child writes its pid then holds stdout open; the
+        // test's own bound (not the hook's 60 s) is what a regression hits.
+        let h = hooks(json!({
+            "session_start": [{"command": "sleep 100 & echo $! > bg.pid; echo started", "timeout": 60}],
+            "session_end": [{"command": "seq 1 100000; echo 'err' >&2"}]
+        }));
+        let out = rt.block_on(async {
+            tokio::time::timeout(
+                Duration::from_secs(20),
+                run_in(&h, Event::SessionStart, &scene, Map::new(), None, &out_dir),
+            )
+            .await
+            .expect("the hook returned when its shell exited, not at its 60 s timeout")
+        });
+        assert_eq!(out.output, ["started\n"]);
+        let pid: i32 = std::fs::read_to_string(dir.path().join("bg.pid")).unwrap().trim().parse().unwrap();
+        // SAFETY: signal 0 only asks whether the process exists. Killed
+        // with its group, it is a zombie or gone once reaped by init; wait
+        // (bounded) for it to be gone.
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while unsafe { libc::kill(pid, 0) } == 0 && !is_zombie(pid) {
+            assert!(std::time::Instant::now() < deadline, "the background sleep {pid} outlived its hook");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+
+        let out = rt.block_on(run_in(&h, Event::SessionEnd, &scene, Map::new(), None, &out_dir));
+        let text = &out.output[0];
+        assert!(text.starts_with("[… 98000 earlier lines cut: the whole output is in "), "{}", &text[..120]);
+        assert!(text.ends_with("\n100000\n") && text.len() < 60 * 1024, "{} bytes", text.len());
+        let file = text.lines().next().unwrap().split(" is in ").nth(1).unwrap().trim_end_matches(']');
+        assert_eq!(std::fs::read_to_string(file).unwrap().lines().count(), 100_000);
+        assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 1, "only the whole stdout is kept");
+    }
+
+    fn is_zombie(pid: i32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map_or(true, |s| s.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')))
     }
 }

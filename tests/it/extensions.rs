@@ -282,3 +282,46 @@ fn hooks_block_a_bash_call_add_context_to_a_prompt_and_are_cut_off_at_their_time
     assert_eq!(event["sessionId"], id.as_str());
     assert!(event["sessionFile"].as_str().unwrap().ends_with(&format!("{id}.json")));
 }
+
+#[test]
+fn a_hook_is_done_when_its_shell_exits_and_its_long_output_is_cut_with_a_note() {
+    let ts = TestStore::new();
+    let server = MockServer::start();
+    let proj = ts.dir.path().join("proj");
+    let cache = ts.dir.path().join("cache");
+    std::fs::create_dir_all(&proj).unwrap();
+    ts.config(json!({
+        "memoryFlush": {"enabled": false},
+        "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}},
+        "retry": {"attempts": 1},
+        "hooks": {"user_prompt": [
+            // Its background child holds the hook's stdout open for 100 s.
+            {"command": "sleep 100 & echo 'context: started in the background'", "timeout": 60},
+            {"command": "seq 1 100000"}
+        ]}
+    }));
+    server.push(Reply::sse(openai_text(&["ok"], 10, 1, 0)));
+    let mut chat = ts.std_cmd(env!("CARGO_BIN_EXE_glrs-chat"));
+    chat.current_dir(&proj).env("OPENAI_API_KEY", OPENAI_KEY).env("XDG_CACHE_HOME", &cache).args([
+        "--model",
+        "openai/gpt-4.1",
+        "-p",
+        "go",
+    ]);
+    // Well within the hook's 60 s: the hook ends with its shell.
+    let out = run_bounded(&mut chat, std::time::Duration::from_secs(20), "a chat whose hook left `sleep 100` running");
+    assert!(out.status.success(), "{}", stderr_of(&out));
+
+    let requests = server.model_requests();
+    let user = requests[0].body["messages"].as_array().unwrap().iter().rfind(|m| m["role"] == "user").unwrap().clone();
+    let text = user["content"].as_str().unwrap();
+    assert!(
+        text.starts_with("go\n\ncontext: started in the background\n\n[… 98000 earlier lines cut: "),
+        "{}",
+        &text[..200]
+    );
+    assert!(text.ends_with("\n100000") && text.len() < 60 * 1024, "{} bytes", text.len());
+    let file = text.lines().nth(4).unwrap().split(" is in ").nth(1).unwrap().trim_end_matches(']');
+    assert!(file.starts_with(cache.join("glrs/output").to_str().unwrap()), "{file}");
+    assert_eq!(std::fs::read_to_string(file).unwrap().lines().count(), 100_000, "the file keeps all of it");
+}
