@@ -54,13 +54,18 @@ pub struct ExecTool {
 /// tools): a tool claiming one is left out too. A missing folder is no
 /// tools and no problem.
 pub async fn load(dir: &Path, taken: &[String]) -> (Vec<Arc<dyn Tool>>, Vec<String>) {
+    load_in(dir, taken, &super::output_dir()).await
+}
+
+/// [`load`], the `--describe` outputs going through files under `output_dir`.
+async fn load_in(dir: &Path, taken: &[String], output_dir: &Path) -> (Vec<Arc<dyn Tool>>, Vec<String>) {
     let mut files: Vec<PathBuf> = match std::fs::read_dir(dir) {
         Ok(entries) => entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| is_executable(p)).collect(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Vec::new(), Vec::new()),
         Err(e) => return (Vec::new(), vec![format!("cannot read the tools folder {}: {e}", dir.display())]),
     };
     files.sort();
-    let described = futures_util::future::join_all(files.iter().map(|f| describe(f))).await;
+    let described = futures_util::future::join_all(files.iter().map(|f| describe(f, output_dir))).await;
     let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
     let mut problems = Vec::new();
     let mut names: Vec<String> = taken.to_vec();
@@ -86,29 +91,48 @@ fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// Run `FILE --describe` and check what it prints.
-async fn describe(path: &Path) -> Result<ToolSpec, String> {
-    let mut cmd = tokio::process::Command::new(path);
-    cmd.arg("--describe")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true);
-    crate::deathsig::die_with_parent(cmd.as_std_mut());
-    let out = match tokio::time::timeout(DESCRIBE_TIMEOUT, cmd.output()).await {
-        Ok(Ok(out)) => out,
-        Ok(Err(e)) => return Err(format!("--describe could not run: {e}")),
-        Err(_) => return Err(format!("--describe did not finish in {} s", DESCRIBE_TIMEOUT.as_secs())),
+/// The most `--describe` may print: a description is a small JSON document.
+const DESCRIBE_MAX_BYTES: u64 = 1024 * 1024;
+
+/// Run `FILE --describe` and check what it prints. It runs like a call
+/// (the runner `bash` uses: own process group, killed with all it started
+/// when it exits or times out, dying with the chat), in the chat's cwd as
+/// before; it is done when the file itself exits, whatever it left behind.
+async fn describe(path: &Path, output_dir: &Path) -> Result<ToolSpec, String> {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| path.parent().unwrap_or(Path::new("/")).to_path_buf());
+    let spawn = Spawn {
+        program: path.as_os_str(),
+        args: &["--describe"],
+        cwd: &cwd,
+        env: &[],
+        stdin: None,
+        stderr_apart: true,
     };
-    if !out.status.success() {
-        let stderr = super::limits::one_line(String::from_utf8_lossy(&out.stderr).trim(), 200);
-        return Err(format!(
-            "--describe failed ({}){}",
-            out.status,
-            if stderr.is_empty() { String::new() } else { format!(": {stderr}") }
-        ));
+    let ran = bash::run_process(&spawn, DESCRIBE_TIMEOUT, output_dir, "describe")
+        .await
+        .map_err(|e| format!("--describe could not run: {e}"))?;
+    // Read, then removed: neither file is named to anyone.
+    let stdout = read_head(&ran.output, DESCRIBE_MAX_BYTES);
+    // Only its first line is shown.
+    let stderr = ran.stderr.as_deref().and_then(|p| read_head(p, 64 * 1024).ok()).unwrap_or_default();
+    for p in std::iter::once(&ran.output).chain(&ran.stderr) {
+        let _ = std::fs::remove_file(p);
     }
-    let d: Description = serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(&out.stdout))
+    let failed = |how: String| {
+        let stderr = super::limits::one_line(String::from_utf8_lossy(&stderr).trim(), 200);
+        format!("--describe failed ({how}){}", if stderr.is_empty() { String::new() } else { format!(": {stderr}") })
+    };
+    match ran.ending {
+        Ending::Exit(0) => {}
+        Ending::Exit(code) => return Err(failed(format!("exit code {code}"))),
+        Ending::Signal(sig) => return Err(failed(format!("killed by signal {sig}"))),
+        Ending::TimedOut(s) => return Err(format!("--describe did not finish in {s} s")),
+    }
+    let stdout = stdout.map_err(|e| format!("--describe: cannot read its output back: {e}"))?;
+    if stdout.len() as u64 > DESCRIBE_MAX_BYTES {
+        return Err(format!("--describe printed more than {DESCRIBE_MAX_BYTES} bytes"));
+    }
+    let d: Description = serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(&stdout))
         .map_err(|e| format!("--describe printed bad JSON (at {}): {}", e.path(), e.inner()))?;
     let valid_name = !d.name.is_empty()
         && d.name.len() <= 64
@@ -120,6 +144,15 @@ async fn describe(path: &Path) -> Result<ToolSpec, String> {
         return Err("--describe gave \"parameters\" that is not a JSON Schema object".into());
     }
     Ok(ToolSpec { name: d.name, description: d.description, parameters: d.parameters })
+}
+
+/// The first `max + 1` bytes of `path` at most (one more than `max`, so a
+/// caller can tell a file of exactly `max` from a longer one).
+fn read_head(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?.take(max + 1).read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 impl Tool for ExecTool {
@@ -189,22 +222,29 @@ mod tests {
         let tools = dir.path().join("tools");
         std::fs::create_dir(&tools).unwrap();
         let describe = r#"echo '{"name": "shout", "description": "upper-case", "parameters": {"type": "object"}}'"#;
-        script(&tools, "shout", &format!("[ \"$1\" = --describe ] && {{ {describe}; exit 0; }}\ntr a-z A-Z"));
+        // Its --describe leaves a child holding stdout: done when the file
+        // exits, not at the timeout (which would leave the tool out).
+        script(
+            &tools,
+            "shout",
+            &format!("[ \"$1\" = --describe ] && {{ sleep 100 & {describe}; exit 0; }}\ntr a-z A-Z"),
+        );
         script(&tools, "fails", "echo nope >&2; exit 1");
         script(&tools, "garbage", "echo '{not json'");
         script(&tools, "builtin", r#"echo '{"name": "bash", "description": "x", "parameters": {}}'"#);
         std::fs::write(tools.join("README"), "not executable: not a tool").unwrap();
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        let (loaded, problems) = rt.block_on(load(&tools, &["bash".to_string()]));
+        let out_dir = dir.path().join("out");
+        let (loaded, problems) = rt.block_on(load_in(&tools, &["bash".to_string()], &out_dir));
         assert_eq!(loaded.iter().map(|t| t.name().to_string()).collect::<Vec<_>>(), ["shout"]);
         assert_eq!(problems.len(), 3, "{problems:?}");
         assert!(problems[0].contains("builtin") && problems[0].contains("already taken"), "{problems:?}");
         assert!(problems[1].contains("fails") && problems[1].contains("nope"), "{problems:?}");
         assert!(problems[2].contains("garbage") && problems[2].contains("bad JSON"), "{problems:?}");
-        assert!(rt.block_on(load(&dir.path().join("none"), &[])).1.is_empty(), "no folder: no problem");
+        assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 0, "--describe leaves no file");
+        assert!(rt.block_on(load_in(&dir.path().join("none"), &[], &out_dir)).1.is_empty(), "no folder: no problem");
 
         let cancel = Cancel::default();
-        let out_dir = dir.path().join("out");
         let ctx = ToolContext {
             cwd: dir.path(),
             cancel: &cancel,
