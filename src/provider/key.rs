@@ -31,52 +31,109 @@ pub(super) fn resolve_key(id: &str, command: Option<&str>, env: Option<&str>) ->
     }
 }
 
+/// The most of a key command's stdout that is kept (the rest is read and
+/// dropped, so the command never stalls on a full pipe).
+const MAX_KEY_BYTES: u64 = 64 << 10;
+
+/// Kills a process group when dropped: every way out of
+/// [`run_key_command`] ends what the command started.
+struct KillGroup(libc::pid_t);
+
+impl Drop for KillGroup {
+    fn drop(&mut self) {
+        if self.0 > 0 {
+            // SAFETY: killpg takes plain integers and touches no memory; a
+            // group already gone gives ESRCH, which is fine.
+            unsafe {
+                libc::killpg(self.0, libc::SIGKILL);
+            }
+        }
+    }
+}
+
 /// Run a key command with `sh -c` in its own process group; its stdout
-/// (at most 64 KB). A command still running after `timeout` is killed
-/// with everything it started, and is an error.
+/// (at most 64 KB). It is done when its shell exits; then (and on a
+/// timeout, an error) the whole group is killed, so a child it left in the
+/// background neither holds us nor outlives it. It dies with glrs too
+/// (`die_with_parent`: it is waited for on the thread that started it, so
+/// that thread outlives it). Errors never carry what it printed.
 fn run_key_command(command: &str, timeout: Duration) -> Result<Vec<u8>> {
     use std::io::Read;
     use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};
-    let mut child = Command::new("sh")
-        .args(["-c", command])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .process_group(0)
-        .spawn()
-        .context("could not be run")?;
-    let stdout = child.stdout.take().context("has no stdout")?;
-    // Read on a thread: a full pipe must not stall the command while we wait.
-    let reader = std::thread::spawn(move || {
-        let mut out = Vec::new();
-        let _ = stdout.take(64 << 10).read_to_end(&mut out);
-        out
-    });
     let deadline = std::time::Instant::now() + timeout;
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", command]).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit()).process_group(0);
+    crate::deathsig::die_with_parent(&mut cmd);
+    let mut child = cmd.spawn().context("could not be run")?;
+    let group = KillGroup(libc::pid_t::try_from(child.id()).unwrap_or(0));
+    let stdout = child.stdout.take().context("has no stdout")?;
+    // Read on a thread: a full pipe must not stall the command while we
+    // wait, and a pipe held open by something else must not stall us.
+    let (sent, read) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let mut stdout = stdout;
+        let kept = (&mut stdout).take(MAX_KEY_BYTES).read_to_end(&mut out);
+        let _ = std::io::copy(&mut stdout, &mut std::io::sink());
+        let _ = sent.send(kept.map(|_| out));
+    });
     let status = loop {
         if let Some(status) = child.try_wait().context("could not be waited for")? {
             break status;
         }
         if std::time::Instant::now() >= deadline {
-            // The whole group: `sh -c 'sleep 1000'` leaves `sleep` otherwise.
-            let group = format!("-{}", child.id());
-            let _ = Command::new("sh").args(["-c", "kill -KILL -- \"$0\"", &group]).status();
+            drop(group);
             let _ = child.kill();
             let _ = child.wait();
             bail!("did not finish within {} s (killed)", timeout.as_secs_f64());
         }
         std::thread::sleep(Duration::from_millis(10));
     };
+    // The pipe ends once all its writers are gone: kill those left behind.
+    drop(group);
     if !status.success() {
         bail!("failed ({status})");
     }
-    reader.join().map_err(|_| anyhow::anyhow!("its output could not be read"))
+    let wait = deadline.saturating_duration_since(std::time::Instant::now()).max(Duration::from_secs(1));
+    match read.recv_timeout(wait) {
+        Ok(Ok(out)) => Ok(out),
+        Ok(Err(e)) => bail!("its output could not be read: {e}"),
+        Err(_) => bail!("its output did not end: something it started outside its process group holds it open"),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_command_is_done_when_its_shell_exits_and_its_background_child_dies() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("bg.pid");
+        // The background sleep holds stdout open for 100 s.
+        let command = format!("sleep 100 & echo $! > {}; echo sk-bg", pid_file.display());
+        let (sent, got) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            sent.send(run_key_command(&command, Duration::from_secs(60)).map_err(|e| e.to_string()))
+        });
+        let out = got.recv_timeout(Duration::from_secs(20)).expect("the key command returned when its shell exited");
+        assert_eq!(out.unwrap(), b"sk-bg\n");
+        let pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+        let gone = || {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .map_or(true, |s| s.rsplit(')').next().is_some_and(|r| r.trim_start().starts_with('Z')))
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while !gone() {
+            assert!(std::time::Instant::now() < deadline, "the background sleep {pid} outlived the key command");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let big = run_key_command("yes sk | head -c 200000", Duration::from_secs(20)).unwrap();
+        assert_eq!(big.len() as u64, MAX_KEY_BYTES, "the first 64 KB are kept, the rest read and dropped");
+        let err = run_key_command("echo sk-secret-value; exit 1", Duration::from_secs(20)).unwrap_err();
+        assert!(!format!("{err:#}").contains("sk-secret"), "{err:#}");
+    }
 
     #[test]
     fn a_hanging_key_command_is_killed_with_what_it_started() {

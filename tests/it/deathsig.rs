@@ -1,6 +1,7 @@
 //! A SIGKILLed glrs-chat leaves no child behind (Linux `PR_SET_PDEATHSIG`,
 //! `src/deathsig.rs`): with an MCP stdio server running and a `bash` tool
-//! call (`sleep 300`) under way, `kill -9` of the chat ends both.
+//! call (`sleep 300`) under way, `kill -9` of the chat ends both; and one
+//! waiting for its `apiKeyCommand` leaves that no more.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -84,6 +85,39 @@ fn a_sigkilled_chat_leaves_neither_its_mcp_server_nor_its_bash_command_running()
     let deadline = Instant::now() + Duration::from_secs(10);
     while children.iter().any(|p| alive(*p)) {
         assert!(Instant::now() < deadline, "still running after the chat was SIGKILLed: {children:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_sigkilled_chat_leaves_no_api_key_command_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let key_pid = dir.path().join("key-pid");
+    let ts = TestStore::new();
+    let server = MockServer::start();
+    // `exec`: the command's pid is the chat's own child, the one the kernel
+    // signals (its group is killed only on the chat's orderly ways out).
+    let command = format!("echo $$ > '{}'; exec sleep 300", key_pid.display());
+    ts.config(json!({
+        "providers": {"openai": {"baseUrl": format!("{}/v1", server.url()), "apiKeyCommand": command}},
+        "retry": {"attempts": 1, "baseDelayMs": 10},
+    }));
+    let mut cmd = ts.std_cmd(env!("CARGO_BIN_EXE_glrs-chat"));
+    cmd.args(["-m", "openai/gpt-4.1", "-p", "hi"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut chat = cmd.spawn().unwrap();
+    let mut reap = Reap(vec![chat.id() as i32]);
+    let pid = first_pid(&key_pid);
+    reap.0.push(pid);
+    assert!(alive(pid), "the key command runs while the chat waits for it");
+    chat.kill().unwrap();
+    chat.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while alive(pid) {
+        assert!(Instant::now() < deadline, "the key command {pid} still runs after the chat was SIGKILLed");
         std::thread::sleep(Duration::from_millis(20));
     }
 }
