@@ -11,7 +11,10 @@ use serde::Deserialize;
 
 mod pruning;
 mod session;
-pub use pruning::{HardClearConfig, PruneMode, PruningConfig, SoftTrimConfig, ToolGlobs};
+pub use pruning::{
+    DEFAULT_HARD_CLEAR_RATIO, DEFAULT_SOFT_TRIM_RATIO, HardClearConfig, PruneMode, PruningConfig, SoftTrimConfig,
+    ToolGlobs,
+};
 pub use session::{
     Amount, MAX_DURATION_SECS, Maintenance, MaintenanceMode, Reset, ResetMode, SessionConfig, parse_count_rule,
     parse_duration_rule, parse_size_bytes,

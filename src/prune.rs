@@ -51,8 +51,8 @@ impl Pruning {
             mode: c.mode.unwrap_or(if claude { PruneMode::CacheTtl } else { PruneMode::Off }),
             ttl_secs: c.ttl.as_ref().and_then(|t| crate::config::parse_duration_rule(t).ok().flatten()).unwrap_or(300),
             keep_last_assistants: n(c.keep_last_assistants, 3),
-            soft_trim_ratio: c.soft_trim_ratio.unwrap_or(0.3),
-            hard_clear_ratio: c.hard_clear_ratio.unwrap_or(0.5),
+            soft_trim_ratio: c.soft_trim_ratio.unwrap_or(crate::config::DEFAULT_SOFT_TRIM_RATIO),
+            hard_clear_ratio: c.hard_clear_ratio.unwrap_or(crate::config::DEFAULT_HARD_CLEAR_RATIO),
             min_prunable_tool_chars: n(c.min_prunable_tool_chars, 50_000),
             max_chars: n(c.soft_trim.max_chars, 4_000),
             head_chars: n(c.soft_trim.head_chars, 1_500),
@@ -158,7 +158,9 @@ pub fn prune(messages: &mut [Message], p: &Pruning, fixed_chars: usize, window: 
     for &i in &prunable {
         if let Message::Tool { content, .. } = &mut messages[i] {
             let size = content.chars().count();
-            if size > p.max_chars && size > p.head_chars + p.tail_chars {
+            // Saturating: the settings are public, and usize::MAX for either
+            // (a config's huge value) means "keep it all", not an overflow.
+            if size > p.max_chars && size > p.head_chars.saturating_add(p.tail_chars) {
                 let head: String = content.chars().take(p.head_chars).collect();
                 let tail: String = content.chars().skip(size - p.tail_chars).collect();
                 *content = format!(
@@ -208,6 +210,16 @@ mod tests {
         assert!(!p.may_prune("bash") && p.may_prune("read"));
         p.allow = vec!["read".into()];
         assert!(!p.may_prune("grep"));
+    }
+
+    #[test]
+    fn huge_head_and_tail_keep_a_result_whole_rather_than_overflow() {
+        let mut p = settings();
+        (p.head_chars, p.tail_chars, p.hard_clear) = (usize::MAX, 10, false);
+        let mut ms = vec![tool("read", 10_000), assistant(), assistant(), assistant(), assistant()];
+        let before = ms.clone();
+        assert!(!prune(&mut ms, &p, 0, 1_000).changed());
+        assert_eq!(ms, before);
     }
 
     #[test]

@@ -6,6 +6,11 @@ use serde::Deserialize;
 
 use super::{Amount, parse_duration_rule};
 
+/// `contextPruning.softTrimRatio` when the config sets none.
+pub const DEFAULT_SOFT_TRIM_RATIO: f64 = 0.3;
+/// `contextPruning.hardClearRatio` when the config sets none.
+pub const DEFAULT_HARD_CLEAR_RATIO: f64 = 0.5;
+
 /// `contextPruning.mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 pub enum PruneMode {
@@ -87,6 +92,18 @@ pub(super) fn validate_pruning(c: &PruningConfig) -> Result<()> {
             bail!("contextPruning.{key}: must be between 0 and 1, got {v}");
         }
     }
+    // Clearing is the step after trimming: it cannot start below where
+    // trimming does. The values in force are compared, defaults filled in.
+    let soft = c.soft_trim_ratio.unwrap_or(DEFAULT_SOFT_TRIM_RATIO);
+    let hard = c.hard_clear_ratio.unwrap_or(DEFAULT_HARD_CLEAR_RATIO);
+    if hard < soft {
+        let shown = |v: Option<f64>, d: f64| v.map_or(format!("{d} (the default)"), |v| v.to_string());
+        bail!(
+            "contextPruning.hardClearRatio ({}) must be at least contextPruning.softTrimRatio ({})",
+            shown(c.hard_clear_ratio, DEFAULT_HARD_CLEAR_RATIO),
+            shown(c.soft_trim_ratio, DEFAULT_SOFT_TRIM_RATIO)
+        );
+    }
     if let Some(t) = &c.ttl
         && parse_duration_rule(t).map_err(|e| anyhow::anyhow!("contextPruning.ttl: {e}"))?.is_none()
     {
@@ -96,4 +113,33 @@ pub(super) fn validate_pruning(c: &PruningConfig) -> Result<()> {
         bail!("contextPruning.softTrim.maxChars: must be at least 1");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Config;
+
+    #[test]
+    fn hard_clear_ratio_is_at_least_soft_trim_ratio() {
+        for (text, shown) in [
+            (
+                r#"{"softTrimRatio": 0.6, "hardClearRatio": 0.4}"#,
+                "hardClearRatio (0.4) must be at least contextPruning.softTrimRatio (0.6)",
+            ),
+            (
+                r#"{"softTrimRatio": 0.6}"#,
+                "hardClearRatio (0.5 (the default)) must be at least contextPruning.softTrimRatio (0.6)",
+            ),
+            (
+                r#"{"hardClearRatio": 0.2}"#,
+                "hardClearRatio (0.2) must be at least contextPruning.softTrimRatio (0.3 (the default))",
+            ),
+        ] {
+            let err = format!("{:#}", Config::parse(&format!(r#"{{"contextPruning": {text}}}"#)).unwrap_err());
+            assert_eq!(err, format!("contextPruning.{shown}"));
+        }
+        for ok in [r#"{"softTrimRatio": 0.5, "hardClearRatio": 0.5}"#, r#"{"hardClearRatio": 0.9}"#, "{}"] {
+            Config::parse(&format!(r#"{{"contextPruning": {ok}}}"#)).unwrap();
+        }
+    }
 }
