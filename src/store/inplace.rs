@@ -20,6 +20,12 @@
 //!
 //! One sync per append, of a small file, as appending to any log costs.
 //!
+//! A failure after step 2 (a full disk) is taken back when it can be: the
+//! old bytes, then the record. A record that cannot be taken back stays
+//! committed, and the next recovery completes the append: so it is
+//! reported done, with a warning ([`Outcome::Committed`]), never as a
+//! failure the caller would answer by writing the entries again.
+//!
 //! Only files in the exact layout glrs writes are appended in place.
 //! Anything else (a file another program pretty-printed, an empty session,
 //! a header that grows) takes the full rewrite, which also restores the
@@ -61,6 +67,13 @@ impl Mark {
         Mark { ino, len: bytes.len() as u64, tail: bytes[start..].to_vec() }
     }
 
+    /// A mark no file holds: the writer does not know the file's bytes
+    /// (its last append is committed in the journal, not yet in the file),
+    /// so its next append reads what is there first.
+    pub fn unknown() -> Mark {
+        Mark { ino: 0, len: u64::MAX, tail: Vec::new() }
+    }
+
     /// The mark of the file at `path` now.
     pub fn of_file(path: &Path) -> io::Result<Mark> {
         let file = File::open(path)?;
@@ -91,6 +104,17 @@ impl Mark {
 pub enum Outcome {
     /// Appended; the file's new mark.
     Done(Mark),
+    /// Committed, with a warning: the journal holds the append, so it
+    /// stands (the next [`journal::recover`] completes it, and the caller
+    /// must not write its entries again), but something after the commit
+    /// failed and could not be taken back. The mark is the file's, or
+    /// [`Mark::unknown`] when the new bytes are not in it yet.
+    Committed {
+        /// What the writer knows of the file now.
+        mark: Mark,
+        /// What failed, to tell the user.
+        warning: String,
+    },
     /// The file is not in the layout, or the change needs the header to
     /// grow: the caller rewrites the file whole.
     Rewrite,
@@ -99,7 +123,8 @@ pub enum Outcome {
     Foreign,
 }
 
-/// A point at which a test stops an in-place write, as a kill would.
+/// A point at which a test stops an in-place write, as a kill would, or
+/// makes a step fail, as a full or failing disk would.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[cfg_attr(not(test), allow(dead_code))]
 pub(crate) enum StopAt {
@@ -110,6 +135,27 @@ pub(crate) enum StopAt {
     AfterRecord,
     /// The record committed, half the new tail written in place.
     TailHalfWritten,
+    /// The journal's sync fails, and so does taking the record back.
+    SyncAndUndoFail,
+    /// The in-place write fails halfway; taking the append back works.
+    WriteFails,
+    /// The in-place write fails, and so does putting the old bytes back.
+    WriteAndRestoreFail,
+    /// The in-place write fails, the old bytes go back, but the record
+    /// cannot be taken out of the journal.
+    WriteAndUndoFail,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// The fault [`append`] injects on this thread: how a test of a caller
+    /// (the [`super::Store`]) reaches [`append_stopping`].
+    pub(crate) static INJECT: std::cell::Cell<StopAt> = const { std::cell::Cell::new(StopAt::Never) };
+}
+
+/// A failure a test injects.
+fn injected() -> io::Error {
+    io::Error::from_raw_os_error(libc::ENOSPC)
 }
 
 /// Append `change` to `session` in place (call under the write lock, with
@@ -125,7 +171,11 @@ pub fn append(
     since: Option<&Mark>,
     now: &str,
 ) -> Result<Outcome, StoreError> {
-    append_stopping(session, journal_path, state, change, since, now, StopAt::Never)
+    #[cfg(test)]
+    let stop = INJECT.with(std::cell::Cell::get);
+    #[cfg(not(test))]
+    let stop = StopAt::Never;
+    append_stopping(session, journal_path, state, change, since, now, stop)
 }
 
 /// The header and trailing fields with `change` and `updatedAt` applied,
@@ -227,19 +277,45 @@ pub(crate) fn append_stopping(
         record.write(&jfile, state.end, state.sum, Some(record.len() / 2), tail).map_err(jfail)?;
         return Ok(Outcome::Rewrite);
     }
-    let undo_record = |jfile: &File| jfile.set_len(state.end).and_then(|()| jfile.sync_data());
-    if let Err(e) = record.write(&jfile, state.end, state.sum, None, tail).and_then(|_| jfile.sync_data()) {
-        // Not committed: whatever part of the record reached the disk
-        // goes, so it can never be applied.
-        let _ = undo_record(&jfile);
+    // Taking the record back: the journal cut where it began. Once the cut
+    // is made no later reader sees the record; its sync is best effort (a
+    // power cut that undid it would also end the caller that could write
+    // the entries again: replayed, they are there once). When the cut
+    // fails the record stays, and the next recovery applies it: the append
+    // is committed, whatever failed after the record was whole.
+    let undo = |jfile: &File, fault: bool| -> io::Result<()> {
+        if fault {
+            return Err(injected());
+        }
+        jfile.set_len(state.end)?;
+        let _ = jfile.sync_data();
+        Ok(())
+    };
+    if let Err(e) = record.write(&jfile, state.end, state.sum, None, tail) {
+        // Not whole (its checksum goes in last): never committed. What
+        // reached the disk goes, or recovery trims it.
+        let _ = undo(&jfile, false);
         return Err(jfail(e));
     }
-    if !existed && super::lock::sync_folder(journal_path.parent().unwrap_or(Path::new("."))).is_err() {
+    let mut warning = None;
+    let synced = if stop == StopAt::SyncAndUndoFail { Err(injected()) } else { jfile.sync_data() };
+    if let Err(e) = synced {
+        match undo(&jfile, stop == StopAt::SyncAndUndoFail) {
+            Ok(()) => return Err(jfail(e)),
+            Err(_) => {
+                let journal = journal_path.display();
+                warning = Some(format!("its journal {journal} could not be synced ({e}): a power cut could lose it"));
+            }
+        }
+    }
+    if !existed && let Err(e) = super::lock::sync_folder(journal_path.parent().unwrap_or(Path::new("."))) {
         // Its name must survive a power cut as well as its bytes. Without
         // that, the session (still untouched) is rewritten whole instead,
         // where a failed folder sync is only a warning.
-        undo_record(&jfile).map_err(jfail)?;
-        return Ok(Outcome::Rewrite);
+        if undo(&jfile, false).is_ok() {
+            return Ok(Outcome::Rewrite);
+        }
+        warning = Some(format!("{e}: a power cut could lose this append"));
     }
     if stop == StopAt::AfterRecord {
         return Ok(Outcome::Rewrite);
@@ -250,249 +326,47 @@ pub(crate) fn append_stopping(
         tail::write_at(&file, record.tail_at, Some(tail_len / 2), tail).map_err(fail)?;
         return Ok(Outcome::Rewrite);
     }
+    let fails = matches!(stop, StopAt::WriteFails | StopAt::WriteAndRestoreFail | StopAt::WriteAndUndoFail);
     let written = file
         .write_all_at(record.head, record.head_at)
-        .and_then(|()| tail::write_at(&file, record.tail_at, None, tail))
+        .and_then(|()| tail::write_at(&file, record.tail_at, fails.then_some(tail_len / 2), tail))
+        .and_then(|()| if fails { Err(injected()) } else { Ok(()) })
         .and_then(|()| if new_len < len { file.set_len(new_len) } else { Ok(()) });
     if let Err(e) = written {
         // The write failed (a full disk): the append is taken back, the old
         // bytes first, then the record, so the journal never commits what
         // the caller is told failed.
-        let restored = file
-            .write_all_at(&layout.head[first..last], first as u64)
-            .and_then(|()| file.write_all_at(&layout.tail, layout.tail_at))
-            .and_then(|()| file.set_len(len));
-        if restored.is_ok() {
-            let _ = undo_record(&jfile);
-        }
-        return Err(fail(e));
+        let restored = if stop == StopAt::WriteAndRestoreFail {
+            Err(injected())
+        } else {
+            file.write_all_at(&layout.head[first..last], first as u64)
+                .and_then(|()| file.write_all_at(&layout.tail, layout.tail_at))
+                .and_then(|()| file.set_len(len))
+        };
+        let Err(stuck) = restored.and_then(|()| undo(&jfile, stop == StopAt::WriteAndUndoFail)) else {
+            return Err(fail(e));
+        };
+        // The record stays: the append is committed, and recovery (by the
+        // next writer, or a reader that finds the file incomplete) writes
+        // it. The caller is told so, and that its mark is unknown.
+        let warning = format!(
+            "its new entries could not be written into {} ({e}), nor taken back ({stuck}); its journal {} \
+             holds them, and they are written in when the session is next read or written",
+            session.display(),
+            journal_path.display()
+        );
+        return Ok(Outcome::Committed { mark: Mark::unknown(), warning });
     }
-    let mark = Mark::of_open(&file, ino, new_len).map_err(fail)?;
-    Ok(Outcome::Done(mark))
+    // Committed and written: from here on nothing is an error.
+    Ok(match (Mark::of_open(&file, ino, new_len), warning) {
+        (Ok(mark), None) => Outcome::Done(mark),
+        (Ok(mark), Some(warning)) => Outcome::Committed { mark, warning },
+        (Err(e), warning) => Outcome::Committed {
+            mark: Mark::unknown(),
+            warning: warning.unwrap_or_else(|| format!("{} could not be read back ({e})", session.display())),
+        },
+    })
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::store::{Entry, SessionFile};
-    use std::path::PathBuf;
-
-    const NOW: &str = "2026-11-30T08:00:00.000Z";
-
-    fn notice(text: &str) -> Entry {
-        Entry::Notice { at: NOW.into(), text: text.into() }
-    }
-
-    struct Fixture {
-        _dir: tempfile::TempDir,
-        path: PathBuf,
-        journal: PathBuf,
-        file: SessionFile,
-    }
-
-    /// A session file in the store's layout with `n` entries.
-    fn session(n: usize) -> Fixture {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("3f9a1c2b.json");
-        let journal = dir.path().join("3f9a1c2b.journal");
-        let mut file = SessionFile::new("3f9a1c2b", "/w", "2026-11-29T15:24:19.412Z");
-        file.set("model", Value::from("openai/gpt-4.1"));
-        for i in 0..n {
-            file.events.push(notice(&format!("entry {i}")).to_raw().unwrap());
-        }
-        std::fs::write(&path, file.to_bytes()).unwrap();
-        Fixture { _dir: dir, path, journal, file }
-    }
-
-    fn change(texts: &[&str], tokens: u64) -> Append {
-        let mut change = Append::new().set("contextTokens", tokens);
-        for t in texts {
-            change = change.entry(&notice(t)).unwrap();
-        }
-        change
-    }
-
-    impl Fixture {
-        /// The file as a full rewrite would write it after `changes`.
-        fn rewritten(&mut self, texts: &[&str], tokens: u64) -> Vec<u8> {
-            change(texts, tokens).apply(&mut self.file).unwrap();
-            self.file.set("updatedAt", Value::from(NOW));
-            self.file.to_bytes()
-        }
-
-        /// Recover, then append (as [`super::super::Store::append`] does).
-        fn run(&self, texts: &[&str], tokens: u64, stop: StopAt) -> Outcome {
-            let (mut state, _) = journal::recover(&self.path, &self.journal).unwrap();
-            append_stopping(&self.path, &self.journal, &mut state, &change(texts, tokens), None, NOW, stop).unwrap()
-        }
-
-        fn recover(&self) -> bool {
-            journal::recover(&self.path, &self.journal).unwrap().1
-        }
-
-        fn bytes(&self) -> Vec<u8> {
-            std::fs::read(&self.path).unwrap()
-        }
-    }
-
-    #[test]
-    fn an_append_in_place_writes_what_a_rewrite_would() {
-        let mut f = session(3);
-        let before = std::fs::metadata(&f.path).unwrap().ino();
-        let Outcome::Done(mark) = f.run(&["new one", "new two"], 1234, StopAt::Never) else { panic!("in place") };
-        assert_eq!(f.bytes(), f.rewritten(&["new one", "new two"], 1234));
-        assert_eq!(std::fs::metadata(&f.path).unwrap().ino(), before);
-        assert_eq!(mark, Mark::of_bytes(before, &f.bytes()));
-        assert!(journal::is_active(&f.journal), "committed in the journal until a checkpoint");
-        assert!(!f.recover(), "nothing to redo");
-        // A shorter tail (fewer digits, no entries) truncates.
-        assert!(matches!(f.run(&[], 7, StopAt::Never), Outcome::Done(_)));
-        assert_eq!(f.bytes(), f.rewritten(&[], 7));
-        let again: Value = serde_json::from_slice(&f.bytes()).unwrap();
-        assert_eq!(again["events"].as_array().unwrap().len(), 5);
-    }
-
-    #[test]
-    fn a_write_stopped_at_any_point_recovers_to_the_old_or_the_new_file() {
-        for stop in [StopAt::RecordHalfWritten, StopAt::AfterRecord, StopAt::TailHalfWritten] {
-            let mut f = session(2);
-            // One committed append first, so the stopped one is not the
-            // journal's first record.
-            f.run(&["before"], 5, StopAt::Never);
-            let old = f.rewritten(&["before"], 5);
-            let big = "x".repeat(10_000);
-            f.run(&[big.as_str()], 99, stop);
-            let redone = f.recover();
-            if stop == StopAt::RecordHalfWritten {
-                assert!(f.bytes() == old && !redone, "{stop:?}: the append never happened");
-            } else {
-                assert!(f.bytes() == f.rewritten(&[big.as_str()], 99) && redone, "{stop:?}: committed, so redone");
-            }
-            // Recovering again changes nothing; the next append works.
-            assert!(!f.recover());
-            assert!(matches!(f.run(&["after"], 1, StopAt::Never), Outcome::Done(_)));
-            assert_eq!(f.bytes(), f.rewritten(&["after"], 1));
-        }
-    }
-
-    #[test]
-    fn a_power_cut_that_lost_unsynced_pages_in_any_order_is_redone() {
-        let mut f = session(2);
-        let synced = f.bytes();
-        let texts: Vec<String> = (0..4).map(|i| format!("{i}{}", "y".repeat(3000))).collect();
-        for (i, t) in texts.iter().enumerate() {
-            f.run(&[t.as_str()], i as u64, StopAt::Never);
-            f.rewritten(&[t.as_str()], i as u64);
-        }
-        let whole = f.bytes();
-        assert_eq!(whole, f.file.to_bytes());
-        // The disk kept the last checkpoint's bytes and some later pages:
-        // here the last 4 KiB at the new length, and the old header.
-        let mut cut = synced.clone();
-        cut.resize(whole.len(), 0);
-        let from = whole.len() - 4096;
-        cut[from..].copy_from_slice(&whole[from..]);
-        std::fs::write(&f.path, &cut).unwrap();
-        assert!(serde_json::from_slice::<Value>(&cut).is_err());
-        assert!(f.recover());
-        assert_eq!(f.bytes(), whole, "every committed append is back");
-        // Or the disk kept nothing after the checkpoint: the file parses,
-        // but misses the committed appends until recovered.
-        std::fs::write(&f.path, &synced).unwrap();
-        assert!(f.recover());
-        assert_eq!(f.bytes(), whole);
-    }
-
-    #[test]
-    fn a_checkpoint_empties_the_journal_and_stale_records_are_never_applied() {
-        let mut f = session(1);
-        let big = "z".repeat(20_000);
-        let journal_len = |f: &Fixture| std::fs::metadata(&f.journal).map_or(0, |m| m.len());
-        let mut i = 0;
-        while journal_len(&f) <= journal::CHECKPOINT_BYTES {
-            f.run(&[big.as_str()], i, StopAt::Never);
-            f.rewritten(&[big.as_str()], i);
-            i += 1;
-        }
-        // The next append checkpoints first: the journal starts again.
-        let old_chain = std::fs::read(&f.journal).unwrap();
-        f.run(&["small"], 99, StopAt::Never);
-        let expected = f.rewritten(&["small"], 99);
-        let new_chain = std::fs::read(&f.journal).unwrap();
-        assert!(new_chain.len() < 1024, "checkpointed: {} bytes", new_chain.len());
-        assert_eq!(f.bytes(), expected);
-        // A power cut lost the emptying but kept the new record: the old
-        // chain's bytes follow it. They do not chain to it.
-        let mut mixed = new_chain.clone();
-        mixed.extend_from_slice(&old_chain[new_chain.len()..]);
-        std::fs::write(&f.journal, &mixed).unwrap();
-        assert!(!f.recover());
-        assert_eq!(f.bytes(), expected);
-        assert_eq!(std::fs::read(&f.journal).unwrap(), new_chain, "the stale bytes are trimmed");
-    }
-
-    #[test]
-    fn a_journal_is_never_applied_to_a_file_it_does_not_describe() {
-        let f = session(2);
-        f.run(&["cut"], 5, StopAt::AfterRecord);
-        // The file replaced by a rename (another inode): the journal is stale.
-        let replacement = f.file.to_bytes();
-        let tmp = f.path.with_extension("tmp");
-        std::fs::write(&tmp, &replacement).unwrap();
-        std::fs::rename(&tmp, &f.path).unwrap();
-        assert!(!f.recover());
-        assert_eq!(f.bytes(), replacement);
-        assert!(!journal::is_active(&f.journal), "emptied");
-        // A cleared journal is nothing to recover.
-        f.run(&["cut"], 5, StopAt::AfterRecord);
-        journal::clear(&f.path, &f.journal).unwrap();
-        assert!(!f.recover());
-        assert_eq!(f.bytes(), replacement);
-        assert_eq!(std::fs::metadata(&f.journal).unwrap().len(), 0);
-        // The same inode, changed before the journal's first tail: refused.
-        f.run(&["cut"], 5, StopAt::AfterRecord);
-        let mut bytes = f.bytes();
-        let at = bytes.len() - 40;
-        bytes[at] = b' ';
-        std::fs::OpenOptions::new().write(true).open(&f.path).unwrap().write_all_at(&bytes, 0).unwrap();
-        let err = journal::recover(&f.path, &f.journal).unwrap_err();
-        assert!(err.to_string().contains("move that journal away"), "{err}");
-    }
-
-    #[test]
-    fn files_not_in_the_layout_are_rewritten_whole() {
-        let f = session(0);
-        assert!(matches!(f.run(&["first"], 1, StopAt::Never), Outcome::Rewrite), "no entries yet");
-        let f = session(2);
-        let pretty = serde_json::to_vec_pretty(&serde_json::from_slice::<Value>(&f.file.to_bytes()).unwrap()).unwrap();
-        std::fs::write(&f.path, pretty).unwrap();
-        assert!(matches!(f.run(&["x"], 1, StopAt::Never), Outcome::Rewrite), "pretty-printed");
-        let f = session(2);
-        let state = || journal::recover(&f.path, &f.journal).unwrap().0;
-        let grows = Append::new().set("key", "work").entry(&notice("x")).unwrap();
-        let out = append_stopping(&f.path, &f.journal, &mut state(), &grows, None, NOW, StopAt::Never).unwrap();
-        assert!(matches!(out, Outcome::Rewrite), "a new header field");
-        let titled = Append::new().entry(&Entry::User { at: NOW.into(), text: "hi".into(), steer: false }).unwrap();
-        let out = append_stopping(&f.path, &f.journal, &mut state(), &titled, None, NOW, StopAt::Never).unwrap();
-        assert!(matches!(out, Outcome::Rewrite), "a first title");
-        assert_eq!(f.bytes(), f.file.to_bytes(), "untouched");
-    }
-
-    #[test]
-    fn a_stale_mark_is_foreign() {
-        let f = session(2);
-        let Outcome::Done(mark) = f.run(&["mine"], 1, StopAt::Never) else { panic!() };
-        f.run(&["theirs"], 2, StopAt::Never);
-        let (mut state, _) = journal::recover(&f.path, &f.journal).unwrap();
-        let out = append_stopping(
-            &f.path,
-            &f.journal,
-            &mut state,
-            &change(&["mine again"], 3),
-            Some(&mark),
-            NOW,
-            StopAt::Never,
-        );
-        assert!(matches!(out.unwrap(), Outcome::Foreign));
-    }
-}
+mod tests;

@@ -99,6 +99,12 @@ impl Stamp {
         Stamp { ino: m.ino(), size: m.size(), mtime: m.mtime(), mtime_ns: m.mtime_nsec() }
     }
 
+    /// A stamp no file has: for a file written but not looked at since
+    /// (the look failed), so its holder sees it as changed and reads it.
+    pub fn unknown() -> Stamp {
+        Stamp { ino: 0, size: u64::MAX, mtime: 0, mtime_ns: 0 }
+    }
+
     /// The stamp of the file at `path` now.
     pub fn of(path: &Path) -> std::io::Result<Stamp> {
         std::fs::metadata(path).map(|m| Stamp::from_metadata(&m))

@@ -313,9 +313,17 @@ impl Store {
             // recovered above still holds (the lock is held throughout).
             outcome = inplace::append(&path, &journal, &mut state, &change, Some(&recent.lines.mark), &now)?;
         }
-        if let inplace::Outcome::Done(mark) = outcome {
-            let stamp = Stamp::of(&path).map_err(|e| StoreError::io(&path, "read", e))?;
-            return Ok(Appended { mark, stamp, updated_at: now, rewritten: None, warning: None });
+        // Committed from here on: a failure to look at the file after is
+        // not the append's (an error would have the caller write the
+        // entries again), so an unknown stamp or mark stands in for it.
+        let committed = match outcome {
+            inplace::Outcome::Done(mark) => Some((mark, None)),
+            inplace::Outcome::Committed { mark, warning } => Some((mark, Some(warning))),
+            inplace::Outcome::Rewrite | inplace::Outcome::Foreign => None,
+        };
+        if let Some((mark, warning)) = committed {
+            let stamp = Stamp::of(&path).unwrap_or_else(|_| Stamp::unknown());
+            return Ok(Appended { mark, stamp, updated_at: now, rewritten: None, warning });
         }
         // The full rewrite: the change's entries are serialized straight
         // into the new file after the file's own (a 100 MB answer is not
@@ -325,7 +333,8 @@ impl Store {
         change.apply_header(&mut file);
         journal::clear(&path, &journal)?;
         let landed = lock::write_atomic(&path, true, |w| file.write_with(w, &change.entries))?;
-        let mark = Mark::of_file(&path).map_err(|e| StoreError::io(&path, "read", e))?;
+        // Landed: as above, not knowing the file now is no failure.
+        let mark = Mark::of_file(&path).unwrap_or_else(|_| Mark::unknown());
         Ok(Appended {
             mark,
             stamp: landed.stamp,
@@ -365,7 +374,8 @@ impl Store {
         change(&mut file)?;
         journal::clear(&path, &self.journal_path(id))?;
         let landed = lock::write_atomic(&path, true, |w| file.write_to(w))?;
-        let mark = Mark::of_file(&path).map_err(|e| StoreError::io(&path, "read", e))?;
+        // Landed: not knowing the file now is no failure (see append_since).
+        let mark = Mark::of_file(&path).unwrap_or_else(|_| Mark::unknown());
         Ok(Written { file, stamp: landed.stamp, mark, warning: landed.warning })
     }
 
