@@ -171,11 +171,7 @@ fn lock_exclusive_from(
             file.lock().map_err(|e| StoreError::io(path, "lock", e))?;
             true
         } else {
-            match file.try_lock() {
-                Ok(()) => true,
-                Err(std::fs::TryLockError::WouldBlock) => false,
-                Err(std::fs::TryLockError::Error(e)) => return Err(StoreError::io(path, "lock", e)),
-            }
+            try_exclusive(&file).map_err(|e| StoreError::io(path, "lock", e))?
         };
         if still_names(path, &file).map_err(|e| StoreError::io(path, "lock", e))? {
             return Ok(if mine { Locked::Mine(file) } else { Locked::Held(file) });
@@ -183,6 +179,49 @@ fn lock_exclusive_from(
     }
     let replaced = std::io::Error::other(format!("the lock file was replaced {ATTEMPTS} times while taking it"));
     Err(StoreError::io(path, "lock", replaced))
+}
+
+/// How long [`try_exclusive`] keeps trying while it meets only shared
+/// locks: a prober holds one for an instant, unless it is preempted then
+/// (on a loaded machine, for a scheduler's time slice or a few).
+const PROBE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Take `file`'s exclusive lock if nobody holds it, without waiting for a
+/// holder. [`OpenLock::holder_of`] asks who holds a lock by taking a shared
+/// one for an instant, and an exclusive try-lock that meets it fails though
+/// nobody holds the lock: so a failed try is checked with a shared
+/// try-lock, which only an exclusive holder refuses, and tried again when
+/// that succeeds (the shared lock is dropped first). This keeps the probe a
+/// plain lock test: a pid read without locking cannot tell a live holder
+/// from one that crashed (whose lock the kernel dropped), and a second lock
+/// file per session would be one more file to create and clean up.
+fn try_exclusive(file: &File) -> std::io::Result<bool> {
+    use std::fs::TryLockError;
+    let start = std::time::Instant::now();
+    for tries in 0u32.. {
+        match file.try_lock() {
+            Ok(()) => return Ok(true),
+            Err(TryLockError::WouldBlock) => {}
+            Err(TryLockError::Error(e)) => return Err(e),
+        }
+        match file.try_lock_shared() {
+            // No exclusive holder: only probers were there.
+            Ok(()) => file.unlock()?,
+            Err(TryLockError::WouldBlock) => return Ok(false),
+            Err(TryLockError::Error(e)) => return Err(e),
+        }
+        if start.elapsed() > PROBE_PATIENCE {
+            break;
+        }
+        // A prober still there after a few tries was preempted holding its
+        // lock: waiting a little costs less than spinning.
+        if tries < 100 {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+    Ok(false)
 }
 
 /// Remove the lock file in `path` if nobody holds its lock, holding it
@@ -194,10 +233,8 @@ pub(crate) fn remove_unheld(path: &Path) -> Result<bool, StoreError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
         Err(e) => return Err(StoreError::io(path, "open lock file", e)),
     };
-    match file.try_lock() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => return Ok(false),
-        Err(std::fs::TryLockError::Error(e)) => return Err(StoreError::io(path, "lock", e)),
+    if !try_exclusive(&file).map_err(|e| StoreError::io(path, "lock", e))? {
+        return Ok(false);
     }
     if !still_names(path, &file).map_err(|e| StoreError::io(path, "lock", e))? {
         return Ok(false);
@@ -327,7 +364,9 @@ impl OpenLock {
         Ok(OpenLock::holder_of(path)?.map(|(pid, _)| pid))
     }
 
-    /// [`OpenLock::holder`], with what kind of program it is.
+    /// [`OpenLock::holder`], with what kind of program it is. Asking takes
+    /// a shared lock for an instant; a starter that meets it is not refused
+    /// (see [`try_exclusive`]).
     pub fn holder_of(path: &Path) -> Result<Option<(Option<u32>, Holder)>, StoreError> {
         let mut file = match open_lock_file(path, false) {
             Ok(f) => f,
@@ -369,177 +408,4 @@ fn read_once(file: &mut File) -> Option<(Option<u32>, Holder)> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::os::unix::fs::PermissionsExt;
-
-    #[test]
-    fn atomic_write_replaces_and_is_private() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("a.json");
-        let one = write_atomic(&path, true, |w| w.write_all(b"one")).unwrap();
-        let two = write_atomic(&path, true, |w| w.write_all(b"two")).unwrap();
-        assert_ne!(one.stamp, two.stamp);
-        assert!(two.warning.is_none());
-        assert_eq!(Stamp::of(&path).unwrap(), two.stamp);
-        assert_eq!(std::fs::read(&path).unwrap(), b"two");
-        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temp file left");
-    }
-
-    #[test]
-    fn failed_write_keeps_the_old_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("a.json");
-        write_atomic(&path, true, |w| w.write_all(b"old")).unwrap();
-        let err = write_atomic(&path, true, |w| {
-            w.write_all(b"half")?;
-            Err(std::io::Error::other("disk full"))
-        })
-        .unwrap_err();
-        assert!(err.to_string().contains("a.json") && err.to_string().contains("disk full"), "{err}");
-        assert_eq!(std::fs::read(&path).unwrap(), b"old");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
-    }
-
-    #[test]
-    fn open_lock_is_exclusive_and_names_the_holder() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("3f9a1c2b.open");
-        assert_eq!(OpenLock::holder(&path).unwrap(), None);
-        let held = OpenLock::try_acquire(&path, "3f9a1c2b").unwrap();
-        let me = Some(std::process::id());
-        assert_eq!(OpenLock::holder(&path).unwrap(), Some(me));
-        match OpenLock::try_acquire(&path, "3f9a1c2b").unwrap_err() {
-            StoreError::Busy { pid, .. } => assert_eq!(pid, me),
-            other => panic!("{other}"),
-        }
-        drop(held);
-        assert_eq!(OpenLock::holder(&path).unwrap(), None);
-        OpenLock::try_acquire(&path, "3f9a1c2b").unwrap();
-    }
-
-    #[test]
-    fn a_refusal_waits_a_moment_for_the_winners_pid() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("3f9a1c2b.open");
-        // The winner has the lock but has not written its pid yet.
-        let winner = open_lock_file(&path, true).unwrap();
-        winner.lock().unwrap();
-        let writer = {
-            let mut file = winner.try_clone().unwrap();
-            std::thread::spawn(move || {
-                std::thread::sleep(std::time::Duration::from_millis(150));
-                file.write_all(b"4242 glrs-compact").unwrap();
-            })
-        };
-        match OpenLock::try_acquire(&path, "3f9a1c2b").unwrap_err() {
-            err @ StoreError::Busy { pid: Some(4242), by: Holder::Compaction, .. } => {
-                let text = err.to_string();
-                assert!(text.contains("being compacted") && text.contains("pid 4242"), "{text}");
-                assert!(!text.contains("fork"), "{text}");
-            }
-            other => panic!("{other:?}"),
-        }
-        writer.join().unwrap();
-    }
-
-    #[test]
-    fn a_lock_file_that_is_a_link_is_never_followed() {
-        let dir = tempfile::tempdir().unwrap();
-        let victim = dir.path().join("victim");
-        std::fs::write(&victim, "precious").unwrap();
-        let path = dir.path().join("3f9a1c2b.open");
-        std::os::unix::fs::symlink(&victim, &path).unwrap();
-        assert!(OpenLock::try_acquire(&path, "3f9a1c2b").is_err());
-        assert!(WriteLock::acquire(&dir.path().join("x.lock")).is_ok());
-        std::os::unix::fs::symlink(&victim, dir.path().join("3f9a1c2b.lock")).unwrap();
-        assert!(WriteLock::acquire(&dir.path().join("3f9a1c2b.lock")).is_err());
-        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
-    }
-
-    #[test]
-    fn an_acquirer_whose_file_was_removed_meanwhile_takes_the_new_one() {
-        use std::os::unix::fs::MetadataExt;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("3f9a1c2b.open");
-        let never_saved = vec![dir.path().join("3f9a1c2b.json")];
-        for wait in [true, false] {
-            let held = OpenLock::try_acquire(&path, "3f9a1c2b").unwrap().removed_on_release_unless(never_saved.clone());
-            // Another acquirer opened the lock file while it was held...
-            let mut stale = Some(open_lock_file(&path, true).unwrap());
-            // (Kept open, so its inode number cannot be reused meanwhile.)
-            let stale_copy = stale.as_ref().unwrap().try_clone().unwrap();
-            let stale_ino = stale_copy.metadata().unwrap().ino();
-            // ...and the holder released it: a session never saved, so
-            // the file went while still locked.
-            drop(held);
-            assert!(!path.exists(), "the lock file of a session never saved is removed");
-            let mut opened = 0;
-            let got = lock_exclusive_from(&path, wait, || {
-                opened += 1;
-                stale.take().map_or_else(|| open_lock_file(&path, true), Ok)
-            })
-            .unwrap();
-            let Locked::Mine(file) = got else { panic!("refused a lock nobody holds") };
-            assert_eq!(opened, 2, "locked the removed file, then started over");
-            let now = std::fs::metadata(&path).unwrap().ino();
-            assert_eq!(file.metadata().unwrap().ino(), now, "holds the file the name names");
-            assert_ne!(now, stale_ino);
-            // Held, the new file refuses a third acquirer.
-            assert!(matches!(OpenLock::try_acquire(&path, "3f9a1c2b"), Err(StoreError::Busy { .. })));
-        }
-    }
-
-    #[test]
-    fn a_saved_session_keeps_its_lock_file_and_cleanup_removes_only_unheld_ones() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("3f9a1c2b.open");
-        let saved = dir.path().join("3f9a1c2b.json");
-        std::fs::write(&saved, "{}").unwrap();
-        let held = OpenLock::try_acquire(&path, "3f9a1c2b").unwrap().removed_on_release_unless(vec![saved]);
-        assert!(!remove_unheld(&path).unwrap(), "a held lock file is left alone");
-        drop(held);
-        assert!(path.exists(), "the lock file of a saved session stays");
-        assert!(remove_unheld(&path).unwrap());
-        assert!(!path.exists());
-        assert!(!remove_unheld(&path).unwrap(), "gone already");
-    }
-
-    #[test]
-    fn removing_lock_files_on_release_never_lets_two_hold_one_name() {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        let dir = tempfile::tempdir().unwrap();
-        let open = dir.path().join("3f9a1c2b.open");
-        let write = dir.path().join("3f9a1c2b.lock");
-        let never_saved = vec![dir.path().join("3f9a1c2b.json")];
-        let (open_inside, write_inside, open_taken) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0));
-        let enter = |inside: &AtomicUsize| {
-            assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "two holders at once");
-            std::thread::yield_now();
-            inside.fetch_sub(1, Ordering::SeqCst);
-        };
-        std::thread::scope(|scope| {
-            for _ in 0..4 {
-                scope.spawn(|| {
-                    for _ in 0..300 {
-                        // The open lock, not waiting, removed on release.
-                        if let Ok(lock) = OpenLock::try_acquire(&open, "3f9a1c2b") {
-                            let _lock = lock.removed_on_release_unless(never_saved.clone());
-                            open_taken.fetch_add(1, Ordering::SeqCst);
-                            enter(&open_inside);
-                        }
-                        // The write lock, waiting, removed as the holder's
-                        // last act (as removing a session does).
-                        let lock = WriteLock::acquire(&write).unwrap();
-                        enter(&write_inside);
-                        std::fs::remove_file(&write).unwrap();
-                        drop(lock);
-                    }
-                });
-            }
-        });
-        assert!(open_taken.load(Ordering::SeqCst) > 0);
-        assert!(!open.exists() && !write.exists(), "the last holders removed them");
-    }
-}
+mod tests;
