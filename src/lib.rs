@@ -6,6 +6,7 @@
 //! prompt history and the locks that let several programs act on one session
 //! at once without losing anything.
 
+pub mod agent;
 #[cfg(test)]
 pub(crate) mod alloc_probe;
 pub mod chat;

@@ -1,18 +1,20 @@
 //! Compaction inside a running chat (SPEC 6 "When", SPEC 7): the checks at
 //! idle and after every step, compaction run as `glrs-compact` in a child
 //! process (so it can be abandoned, and the chat reloads the session when it
-//! lands), overflow recovery, the memory flush, and the tools offered to the
-//! model (the compaction tools once an artifact exists; `memory_append`
-//! during the flush).
+//! lands), overflow recovery, and the memory flush at idle (the flush
+//! itself is the agent's, [`Agent::memory_flush`]). The chat's part in a
+//! turn, [`ChatDriver`], is here too.
 
-use super::Chat;
-use super::turn::{SilentUi, TurnKind, TurnUi};
+use super::{Automatic, Chat, ChatDriver};
+use crate::agent::{Agent, Driver, TurnUi};
+use crate::compact::flush;
 use crate::compact::report::Report;
-use crate::compact::{Trigger, flush};
 use crate::provider::{CallError, Cancel};
 use crate::store::Entry;
 use crate::time;
-use crate::tools::Situation;
+
+/// Printed when a turn stops at the compaction line (SPEC 6).
+pub const STOP_MESSAGE: &str = "(compacting to make room: send \"continue\" to resume)";
 
 /// `glrs-compact ID --no-flush --json [--auto] [--instruction TEXT]`: the
 /// chat has flushed (or will not) by the time it compacts, and reads the
@@ -108,53 +110,11 @@ impl CompactOutcome {
     }
 }
 
-/// Read a session for the chat's context: the entries from the last
-/// boundary on, and (picked out by a streaming scan) every `compacted`,
-/// `cleared` and `custom` entry, which is all
-/// [`crate::compact::flush::cycle_of`] and the
-/// boundary need.
-pub fn read_for_context(
-    store: &crate::store::Store,
-    at: &crate::store::Located,
-) -> Result<crate::store::recent::Recent, crate::error::StoreError> {
-    store.read_recent(at, CONTEXT_TYPES, context_start)
-}
-
-/// The entry types [`read_for_context`] picks out.
-pub const CONTEXT_TYPES: &[&str] = &["compacted", "cleared", "custom"];
-
-/// Where the context starts, from the entries of [`CONTEXT_TYPES`].
-pub fn context_start(hits: &[crate::store::recent::Hit]) -> usize {
-    crate::context::last_boundary_in(hits.iter().map(|h| (h.index, h.text.as_str()))).start
-}
-
-impl Chat {
-    /// Why a compaction found nothing to do, in the user's terms.
-    fn why_nothing(&self) -> String {
-        let keep = self.config.keep_recent_tokens.unwrap_or(20_000);
-        if self.context_tokens <= keep {
-            format!(
-                "(nothing to compact: the context is {} tokens, and the newest {keep} (keepRecentTokens) are always \
-                 kept verbatim)",
-                self.context_tokens
-            )
-        } else {
-            format!(
-                "(nothing to compact: the newest {keep} tokens (keepRecentTokens) are kept, and no user message \
-                 before them starts a turn to cut at)"
-            )
-        }
-    }
-
-    /// The trigger for the current model.
-    pub fn trigger(&self) -> Trigger {
-        Trigger::for_model(&self.config, &self.model.provider, &self.model.model)
-    }
-
+impl Automatic {
     /// True when the context is over the trigger and this user message has
     /// not had its automatic compaction yet.
-    pub fn compaction_due(&self) -> bool {
-        self.auto_compactions == 0 && self.trigger().is_over(self.context_tokens) && !self.nothing_to_compact_yet()
+    fn compaction_due(&self, agent: &Agent) -> bool {
+        self.count == 0 && agent.trigger().is_over(agent.context_tokens()) && !self.nothing_to_compact_yet(agent)
     }
 
     /// True while an earlier automatic compaction found nothing to compact
@@ -163,34 +123,86 @@ impl Chat {
     /// so the context must grow by at least that much (or be rebuilt from
     /// the file, which clears the memory). Without this, every message
     /// started glrs-compact again and printed "(nothing to compact)".
-    fn nothing_to_compact_yet(&self) -> bool {
-        let keep = crate::compact::Settings::from_config(&self.config).keep_recent_tokens;
-        self.nothing_to_compact_at.is_some_and(|at| self.context_tokens < at.saturating_add(keep))
+    fn nothing_to_compact_yet(&self, agent: &Agent) -> bool {
+        let keep = crate::compact::Settings::from_config(agent.config()).keep_recent_tokens;
+        self.nothing_at.is_some_and(|(at, rebuilds)| {
+            rebuilds == agent.rebuilds() && agent.context_tokens() < at.saturating_add(keep)
+        })
+    }
+}
+
+impl Driver for ChatDriver<'_> {
+    /// Typed lines join as steers; a `/compact [instruction]` among them
+    /// starts a compaction in the background instead (it holds nothing).
+    fn steers(&mut self, agent: &mut Agent, ui: &mut dyn TurnUi) -> Vec<String> {
+        let mut joined = Vec::new();
+        for line in (self.typed)() {
+            match parse_compact(&line) {
+                Some(instruction) => compact_in_background(agent, self.automatic, instruction, ui),
+                None => joined.push(line),
+            }
+        }
+        joined
+    }
+
+    /// Compact (automatically, once per user message), then retry.
+    async fn make_room(&mut self, agent: &mut Agent, cancel: &Cancel, ui: &mut dyn TurnUi) -> bool {
+        if self.automatic.count > 0 {
+            return false;
+        }
+        ui.notice("(the request is larger than the model's window: compacting, then trying again)");
+        compact_waiting(agent, self.automatic, None, true, cancel, ui).await.landed()
+    }
+
+    /// A turn that passed the line stops rather than take another step.
+    fn stop_at_line(&mut self, agent: &mut Agent, ui: &mut dyn TurnUi) -> bool {
+        if !self.automatic.compaction_due(agent) {
+            return false;
+        }
+        ui.notice(STOP_MESSAGE);
+        agent.record(Entry::Notice { at: time::now(), text: STOP_MESSAGE.into() });
+        true
+    }
+
+    async fn after_turn(&mut self, agent: &mut Agent, cancel: &Cancel, ui: &mut dyn TurnUi) {
+        wait_for_background(agent, self.automatic, cancel, ui).await;
+    }
+}
+
+/// Why a compaction found nothing to do, in the user's terms.
+fn why_nothing(agent: &Agent) -> String {
+    let keep = agent.config().keep_recent_tokens.unwrap_or(20_000);
+    let tokens = agent.context_tokens();
+    if tokens <= keep {
+        format!(
+            "(nothing to compact: the context is {tokens} tokens, and the newest {keep} (keepRecentTokens) are always \
+             kept verbatim)"
+        )
+    } else {
+        format!(
+            "(nothing to compact: the newest {keep} tokens (keepRecentTokens) are kept, and no user message \
+             before them starts a turn to cut at)"
+        )
+    }
+}
+
+impl Chat {
+    /// True when the context is over the trigger and this user message has
+    /// not had its automatic compaction yet.
+    pub fn compaction_due(&self) -> bool {
+        self.automatic.compaction_due(&self.agent)
     }
 
     /// True when the memory flush should run now: on, within
     /// `softThresholdTokens` of the trigger, once per compaction cycle.
     pub fn flush_due(&self) -> bool {
         flush::due(
-            &self.config,
+            self.config(),
             &self.trigger(),
-            self.context_tokens,
-            (self.compactions, self.flushed_cycle),
-            self.overflowed,
+            self.context_tokens(),
+            (self.compactions(), self.flushed_cycle()),
+            self.automatic.overflowed,
         )
-    }
-
-    /// What decides which tools are offered on the next step.
-    pub fn situation(&self, kind: TurnKind) -> Situation {
-        Situation { flush: kind == TurnKind::Flush, artifacts: self.store.artifact_count(&self.id) > 0 }
-    }
-
-    /// The system prompt for a turn of this kind.
-    pub fn system_for(&self, kind: TurnKind) -> Option<String> {
-        match kind {
-            TurnKind::Normal => self.system_prompt(),
-            TurnKind::Flush => Some(flush::system_prompt(&self.config, self.system_prompt().as_deref())),
-        }
     }
 
     /// Compact now, as the user asked (`/compact [instruction]`), with
@@ -202,204 +214,24 @@ impl Chat {
         cancel: &Cancel,
         ui: &mut dyn TurnUi,
     ) -> CompactOutcome {
-        self.compact_waiting(instruction, false, cancel, ui).await
+        compact_waiting(&mut self.agent, &mut self.automatic, instruction, false, cancel, ui).await
     }
 
     /// An automatic compaction (at the line, at idle, on an overflow): as
     /// [`Chat::compact_child`], but a `before_compact` hook may cancel it.
     pub async fn compact_auto(&mut self, cancel: &Cancel, ui: &mut dyn TurnUi) -> CompactOutcome {
-        self.compact_waiting(None, true, cancel, ui).await
-    }
-
-    async fn compact_waiting(
-        &mut self,
-        instruction: Option<&str>,
-        automatic: bool,
-        cancel: &Cancel,
-        ui: &mut dyn TurnUi,
-    ) -> CompactOutcome {
-        self.auto_compactions += 1;
-        match self.save_pending() {
-            Err(problem) => return CompactOutcome::Failed(problem.to_string()),
-            Ok(Some(warning)) => ui.notice(&warning),
-            Ok(None) => {}
-        }
-        ui.notice(&format!("(compacting {}…)", self.id));
-        let mut cmd = tokio::process::Command::from(compact_command(&self.id, instruction, automatic));
-        cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).kill_on_drop(true);
-        crate::deathsig::die_with_parent(cmd.as_std_mut());
-        let child = match cmd.spawn() {
-            Ok(c) => c,
-            Err(e) => return CompactOutcome::Failed(format!("cannot run glrs-compact: {e}")),
-        };
-        let output = tokio::select! {
-            out = child.wait_with_output() => out,
-            () = cancel.cancelled() => {
-                ui.notice("(compaction abandoned: nothing was written)");
-                return CompactOutcome::Abandoned;
-            }
-        };
-        let outcome = match output {
-            Ok(out) => {
-                if out.status.success() {
-                    relay_warnings(&out.stderr, ui);
-                }
-                outcome_of(out.status.success(), &out.stdout, &out.stderr)
-            }
-            Err(e) => CompactOutcome::Failed(format!("glrs-compact: {e}")),
-        };
-        if let Err(e) = self.sync_from_disk() {
-            ui.notice(&format!("could not re-read the session: {e}"));
-        }
-        // Neither nothing to compact nor a hook's "no" is asked again at
-        // every message: not until the context has grown enough for the
-        // cut to find more (or is rebuilt from the file).
-        self.nothing_to_compact_at = match outcome {
-            CompactOutcome::Nothing | CompactOutcome::Cancelled(_) if instruction.is_none() => {
-                Some(self.context_tokens)
-            }
-            _ => None,
-        };
-        match &outcome {
-            CompactOutcome::Landed(line) => {
-                ui.notice(&format!("(compaction #{}: {line})", self.compactions));
-                if self.trigger().is_over(self.context_tokens) {
-                    // Reported, never repeated.
-                    ui.notice(&format!(
-                        "(still over the compaction trigger: {} tokens; /compact with an instruction, or /clear, makes more room)",
-                        self.context_tokens
-                    ));
-                }
-            }
-            CompactOutcome::Nothing => ui.notice(&self.why_nothing()),
-            CompactOutcome::Failed(why) => ui.notice(&format!("(compaction failed: {why})")),
-            CompactOutcome::Cancelled(reason) => {
-                let keep = crate::compact::Settings::from_config(&self.config).keep_recent_tokens;
-                let text = format!(
-                    "automatic compaction cancelled by a before_compact hook: {}; asked again once the context \
-                     grows by {keep} tokens (keepRecentTokens), or now with /compact",
-                    crate::tools::limits::one_line(reason, 200)
-                );
-                ui.notice(&format!("({text})"));
-                self.record(Entry::Notice { at: time::now(), text });
-                if let Some(problem) = self.save_or_report() {
-                    ui.notice(&problem.to_string());
-                }
-            }
-            CompactOutcome::Abandoned => {}
-        }
-        outcome
-    }
-
-    /// Start `glrs-compact` without waiting: `/compact` typed during a turn.
-    pub fn compact_in_background(&mut self, instruction: Option<&str>, ui: &mut dyn TurnUi) {
-        match self.save_pending() {
-            Err(problem) => {
-                ui.notice(&problem.to_string());
-                return;
-            }
-            Ok(Some(warning)) => ui.notice(&warning),
-            Ok(None) => {}
-        }
-        match start_background(&self.id, instruction, true) {
-            Ok(child) => {
-                ui.notice(BACKGROUND_NOTE);
-                self.background.push(child);
-            }
-            Err(e) => ui.notice(&format!("(cannot run glrs-compact: {e})")),
-        }
+        compact_waiting(&mut self.agent, &mut self.automatic, None, true, cancel, ui).await
     }
 
     /// Take over compactions started elsewhere (the REPL's key watcher).
     pub fn adopt_background(&mut self, children: Vec<std::process::Child>) {
-        self.background.extend(children);
+        self.automatic.background.extend(children);
     }
 
-    /// Wait for background compactions and reload what they wrote. The
-    /// wait yields to the runtime; `cancel` (Esc, Ctrl-C) stops waiting and
-    /// leaves them to finish (SPEC 6): what they write is read before the
-    /// next model call.
+    /// Wait for background compactions and reload what they wrote
+    /// ([`wait_for_background`]).
     pub async fn wait_for_background(&mut self, cancel: &Cancel, ui: &mut dyn TurnUi) {
-        let mut waiting = std::mem::take(&mut self.background);
-        let mut landed = self.compactions;
-        while !waiting.is_empty() {
-            let mut still = Vec::new();
-            for mut child in waiting {
-                match child.try_wait() {
-                    Ok(Some(status)) => {
-                        // It has exited: its pipes hold all it wrote.
-                        let mut out = Vec::new();
-                        let mut err = Vec::new();
-                        if let Some(mut pipe) = child.stdout.take() {
-                            let _ = std::io::Read::read_to_end(&mut pipe, &mut out);
-                        }
-                        if let Some(mut pipe) = child.stderr.take() {
-                            let _ = std::io::Read::read_to_end(&mut pipe, &mut err);
-                        }
-                        if status.success() {
-                            relay_warnings(&err, ui);
-                        }
-                        match outcome_of(status.success(), &out, &err) {
-                            CompactOutcome::Landed(line) => {
-                                landed += 1;
-                                ui.notice(&format!("(compaction #{landed}: {line})"))
-                            }
-                            CompactOutcome::Nothing => ui.notice("(nothing to compact)"),
-                            CompactOutcome::Failed(why) => ui.notice(&format!("(compaction failed: {why})")),
-                            // Only an automatic compaction can be cancelled.
-                            CompactOutcome::Abandoned | CompactOutcome::Cancelled(_) => {}
-                        }
-                    }
-                    Ok(None) => still.push(child),
-                    Err(e) => ui.notice(&format!("(compaction failed: {e})")),
-                }
-            }
-            waiting = still;
-            if waiting.is_empty() {
-                break;
-            }
-            tokio::select! {
-                () = tokio::time::sleep(std::time::Duration::from_millis(20)) => {}
-                () = cancel.cancelled() => {
-                    ui.notice("(the compaction goes on; its brief lands before the next model call)");
-                    self.background = waiting;
-                    break;
-                }
-            }
-        }
-        let _ = self.sync_from_disk();
-    }
-
-    /// The silent memory flush (SPEC 7), once per compaction cycle. A flush
-    /// that fails (an overflow among others: a flush never compacts) ends
-    /// with its error in the `memoryFlush` record, and returned, so the
-    /// compaction it precedes goes on.
-    pub async fn memory_flush(&mut self, cancel: &Cancel, ui: &mut dyn TurnUi) -> Option<CallError> {
-        let cycle = self.compactions;
-        let cwd = std::path::PathBuf::from(&self.cwd);
-        let mut failed = None;
-        // A cwd that no longer exists is not writable: it is never created.
-        let data = if flush::writable(&cwd) {
-            let prompt = flush::prompt(&self.config);
-            let mut none = Vec::new;
-            failed = self.turn_with(&prompt, TurnKind::Flush, &mut SilentUi, cancel, &mut none).await.error;
-            let mut data = flush::record_data(cycle, None);
-            if let (Some(e), Some(fields)) = (&failed, data.as_object_mut()) {
-                fields.insert("error".into(), e.to_string().into());
-            }
-            data
-        } else {
-            let text = format!("memory flush skipped: {} is not writable", cwd.join("memory").display());
-            ui.notice(&format!("({text})"));
-            self.record(Entry::Notice { at: time::now(), text });
-            flush::record_data(cycle, Some("cwd not writable"))
-        };
-        self.record(Entry::Custom { at: time::now(), name: "memoryFlush".into(), data });
-        self.flushed_cycle = Some(cycle);
-        if let Some(problem) = self.save_or_report() {
-            ui.notice(&problem.to_string());
-        }
-        failed
+        wait_for_background(&mut self.agent, &mut self.automatic, cancel, ui).await;
     }
 
     /// What runs at idle after a turn: the flush when due, then compaction
@@ -414,11 +246,11 @@ impl Chat {
         // than estimated: the compaction runs now, not at the next overflow.
         let mut overflowed = false;
         if self.flush_due() {
-            match self.memory_flush(cancel, ui).await {
+            match self.agent.memory_flush(cancel, ui).await {
                 Some(CallError::Cancelled { .. }) | None => {}
                 Some(e) => {
                     ui.notice(&format!("(memory flush failed: {e})"));
-                    overflowed = matches!(e, CallError::Overflow(_)) && self.auto_compactions == 0;
+                    overflowed = matches!(e, CallError::Overflow(_)) && self.automatic.count == 0;
                 }
             }
         }
@@ -427,6 +259,164 @@ impl Chat {
         }
         None
     }
+}
+
+/// Run `glrs-compact` and wait for it (`automatic`: a `before_compact`
+/// hook may cancel it); `cancel` stops it, and nothing is written.
+/// Reloads the session after, and says how it went.
+async fn compact_waiting(
+    agent: &mut Agent,
+    chat: &mut Automatic,
+    instruction: Option<&str>,
+    automatic: bool,
+    cancel: &Cancel,
+    ui: &mut dyn TurnUi,
+) -> CompactOutcome {
+    chat.count += 1;
+    match agent.save_pending() {
+        Err(problem) => return CompactOutcome::Failed(problem.to_string()),
+        Ok(Some(warning)) => ui.notice(&warning),
+        Ok(None) => {}
+    }
+    ui.notice(&format!("(compacting {}…)", agent.id()));
+    let mut cmd = tokio::process::Command::from(compact_command(agent.id(), instruction, automatic));
+    cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).kill_on_drop(true);
+    crate::deathsig::die_with_parent(cmd.as_std_mut());
+    let child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => return CompactOutcome::Failed(format!("cannot run glrs-compact: {e}")),
+    };
+    let output = tokio::select! {
+        out = child.wait_with_output() => out,
+        () = cancel.cancelled() => {
+            ui.notice("(compaction abandoned: nothing was written)");
+            return CompactOutcome::Abandoned;
+        }
+    };
+    let outcome = match output {
+        Ok(out) => {
+            if out.status.success() {
+                relay_warnings(&out.stderr, ui);
+            }
+            outcome_of(out.status.success(), &out.stdout, &out.stderr)
+        }
+        Err(e) => CompactOutcome::Failed(format!("glrs-compact: {e}")),
+    };
+    if let Err(e) = agent.sync_from_disk() {
+        ui.notice(&format!("could not re-read the session: {e}"));
+    }
+    // Neither nothing to compact nor a hook's "no" is asked again at
+    // every message: not until the context has grown enough for the
+    // cut to find more (or is rebuilt from the file).
+    chat.nothing_at = match outcome {
+        CompactOutcome::Nothing | CompactOutcome::Cancelled(_) if instruction.is_none() => {
+            Some((agent.context_tokens(), agent.rebuilds()))
+        }
+        _ => None,
+    };
+    match &outcome {
+        CompactOutcome::Landed(line) => {
+            ui.notice(&format!("(compaction #{}: {line})", agent.compactions()));
+            if agent.trigger().is_over(agent.context_tokens()) {
+                // Reported, never repeated.
+                ui.notice(&format!(
+                    "(still over the compaction trigger: {} tokens; /compact with an instruction, or /clear, makes more room)",
+                    agent.context_tokens()
+                ));
+            }
+        }
+        CompactOutcome::Nothing => ui.notice(&why_nothing(agent)),
+        CompactOutcome::Failed(why) => ui.notice(&format!("(compaction failed: {why})")),
+        CompactOutcome::Cancelled(reason) => {
+            let keep = crate::compact::Settings::from_config(agent.config()).keep_recent_tokens;
+            let text = format!(
+                "automatic compaction cancelled by a before_compact hook: {}; asked again once the context \
+                 grows by {keep} tokens (keepRecentTokens), or now with /compact",
+                crate::tools::limits::one_line(reason, 200)
+            );
+            ui.notice(&format!("({text})"));
+            agent.record(Entry::Notice { at: time::now(), text });
+            if let Some(problem) = agent.save_or_report() {
+                ui.notice(&problem.to_string());
+            }
+        }
+        CompactOutcome::Abandoned => {}
+    }
+    outcome
+}
+
+/// Start `glrs-compact` without waiting: `/compact` typed during a turn.
+fn compact_in_background(agent: &mut Agent, chat: &mut Automatic, instruction: Option<&str>, ui: &mut dyn TurnUi) {
+    match agent.save_pending() {
+        Err(problem) => {
+            ui.notice(&problem.to_string());
+            return;
+        }
+        Ok(Some(warning)) => ui.notice(&warning),
+        Ok(None) => {}
+    }
+    match start_background(agent.id(), instruction, true) {
+        Ok(child) => {
+            ui.notice(BACKGROUND_NOTE);
+            chat.background.push(child);
+        }
+        Err(e) => ui.notice(&format!("(cannot run glrs-compact: {e})")),
+    }
+}
+
+/// Wait for background compactions and reload what they wrote. The
+/// wait yields to the runtime; `cancel` (Esc, Ctrl-C) stops waiting and
+/// leaves them to finish (SPEC 6): what they write is read before the
+/// next model call.
+async fn wait_for_background(agent: &mut Agent, chat: &mut Automatic, cancel: &Cancel, ui: &mut dyn TurnUi) {
+    let mut waiting = std::mem::take(&mut chat.background);
+    let mut landed = agent.compactions();
+    while !waiting.is_empty() {
+        let mut still = Vec::new();
+        for mut child in waiting {
+            match child.try_wait() {
+                Ok(Some(status)) => {
+                    // It has exited: its pipes hold all it wrote.
+                    let mut out = Vec::new();
+                    let mut err = Vec::new();
+                    if let Some(mut pipe) = child.stdout.take() {
+                        let _ = std::io::Read::read_to_end(&mut pipe, &mut out);
+                    }
+                    if let Some(mut pipe) = child.stderr.take() {
+                        let _ = std::io::Read::read_to_end(&mut pipe, &mut err);
+                    }
+                    if status.success() {
+                        relay_warnings(&err, ui);
+                    }
+                    match outcome_of(status.success(), &out, &err) {
+                        CompactOutcome::Landed(line) => {
+                            landed += 1;
+                            ui.notice(&format!("(compaction #{landed}: {line})"))
+                        }
+                        CompactOutcome::Nothing => ui.notice("(nothing to compact)"),
+                        CompactOutcome::Failed(why) => ui.notice(&format!("(compaction failed: {why})")),
+                        // Only an automatic compaction can be cancelled.
+                        CompactOutcome::Abandoned | CompactOutcome::Cancelled(_) => {}
+                    }
+                }
+                Ok(None) => still.push(child),
+                Err(e) => ui.notice(&format!("(compaction failed: {e})")),
+            }
+        }
+        waiting = still;
+        if waiting.is_empty() {
+            break;
+        }
+        tokio::select! {
+            () = tokio::time::sleep(std::time::Duration::from_millis(20)) => {}
+            () = cancel.cancelled() => {
+                ui.notice("(the compaction goes on; its brief lands before the next model call)");
+                chat.background = waiting;
+                break;
+            }
+        }
+    }
+    let _ = agent.sync_from_disk();
 }
 
 #[cfg(test)]

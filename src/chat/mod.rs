@@ -1,202 +1,81 @@
-//! The chat: one open session, its context in memory, and the turn loop
-//! (`turn`). Used by the REPL (`repl`) and one-shot mode (`oneshot`).
+//! The chat: an [`Agent`] with someone at the keyboard. Used by the REPL
+//! (`repl`) and one-shot mode (`oneshot`). It adds to the agent's turn what
+//! only a person brings (through [`ChatDriver`], the turn's
+//! [`crate::agent::Driver`]): lines typed during a turn join it as steers,
+//! `/compact` typed meanwhile starts glrs-compact in the background, and
+//! compaction runs when a request overflows or the context passes the line
+//! (`compaction`).
 //!
-//! A `Chat` holds the session's open lock for as long as it lives. Its
-//! fields are its own; other modules use its methods. It remembers the
-//! session file as it last wrote or read it (one `LastSeen`: stamp, mark,
-//! entry count, `updatedAt`): when the file's stamp differs before a model
-//! call, another program changed the session (e.g. a compaction landed) and
-//! the context is rebuilt from the file.
+//! A `Chat` derefs to its `Agent`: what a session is and does is the
+//! agent's; what is here is only the chat's.
 
 pub mod compaction;
 pub mod history;
-pub mod hooked;
 pub mod markdown;
 pub mod oneshot;
 pub mod picker;
-pub mod pruning;
 pub mod render;
 pub mod repl;
-pub mod reset;
-pub mod session_tools;
 pub mod signals;
-pub mod system;
 pub mod terminal;
-pub mod turn;
-mod write;
 
-use std::path::Path;
+use anyhow::Result;
 
+use crate::agent::WriteNote;
+pub use crate::agent::{Agent, TurnKind, TurnOutcome, TurnUi};
 use crate::config::Config;
-use crate::context;
-use crate::error::StoreError;
 use crate::provider::select::ModelRef;
-use crate::provider::{Message, Provider, catalogue};
-use crate::redact::Redactor;
-use crate::store::{Entry, Located, OpenLock, Stamp, Store};
-use crate::tools::{Permissions, Registry};
-use crate::{SessionId, time};
-use anyhow::{Context, Result};
-pub use turn::{TurnOutcome, TurnUi};
-pub use write::{Unsaved, WriteFailed, WriteNote};
+use crate::provider::{CallError, Cancel};
+use crate::store::{Located, Store};
 
-/// The session file as this chat last wrote or read it: one record,
-/// replaced whole at every read and write, so its parts never disagree.
-#[derive(Debug, Clone, Default)]
-struct LastSeen {
-    /// Its stamp and mark, once the file is in the store (`None` before the
-    /// first write, and for a legacy session until its first write saves it
-    /// there). When the file's stamp differs, another program changed it;
-    /// a write that finds the file still at the mark appends in place.
-    file: Option<(Stamp, crate::store::Mark)>,
-    /// How many entries it held: a write that finds more merges another
-    /// program's entries.
-    entries: usize,
-    /// Its `updatedAt`.
-    updated_at: Option<String>,
-    /// True when it holds a `thinking` header field.
-    thinking: bool,
-}
-
-/// An open conversation: the session it records to, the model it talks to, and what it holds in memory between writes.
-pub struct Chat {
-    /// The store the session lives in.
-    store: Store,
-    /// The configuration it was started with.
-    config: Config,
-    /// The session's id.
-    id: SessionId,
-    /// The working folder the session belongs to (its `cwd`).
-    cwd: String,
-    /// The model it talks to.
-    model: ModelRef,
-    /// The provider serving `model`.
-    provider: Provider,
-    /// The system prompt's replacement for the default part (`--system`,
-    /// `systemPrompt`, or the session header's `system`); saved in the header.
-    system: Option<String>,
-    /// What the `AGENTS.md` files add to the system prompt.
-    agents: String,
-    /// Every tool the model can call, and the session's permissions.
-    tools: Registry,
-    /// Applied to everything this chat writes.
-    redactor: Redactor,
-    /// The context the next model call sends.
-    messages: Vec<Message>,
-    /// The estimate of the context the next request sends (SPEC 5).
-    context_tokens: u64,
-    /// The context window of `model`, in tokens.
-    window: u64,
-    /// The thinking level (SPEC 16): saved in the header as `thinking`.
-    thinking: crate::provider::cache::Thinking,
-    /// When the session's last model call was (its `updatedAt` on resume):
-    /// pruning waits until it is older than `contextPruning.ttl`.
-    last_call: Option<jiff::Timestamp>,
-    /// The last pruning pass that changed the context.
-    last_prune: Option<pruning::LastPrune>,
-    /// Compactions in the session, and the cycle of the last memory flush.
-    compactions: u64,
-    /// The compaction count the newest memory flush recorded, if any.
-    flushed_cycle: Option<u64>,
+/// What the chat remembers between turns about compaction.
+#[derive(Debug, Default)]
+struct Automatic {
     /// Automatic compactions since the last user message (at most one).
-    auto_compactions: u32,
+    count: u32,
     /// The context size when an automatic compaction last found nothing
-    /// to compact; `None` once the context was rebuilt or compacted.
-    nothing_to_compact_at: Option<u64>,
+    /// to compact, and the agent's [`Agent::rebuilds`] then: forgotten once
+    /// the context was rebuilt from the file or cleared.
+    nothing_at: Option<(u64, u64)>,
     /// The last user turn ended with a context overflow compaction could
     /// not fix: no memory flush re-sends that context.
     overflowed: bool,
     /// Compactions started during a turn (`/compact` typed meanwhile).
     background: Vec<std::process::Child>,
-    /// The session key that owns this session, if any.
-    key: Option<String>,
-    /// True once `keys.json` points the key at this session.
-    key_recorded: bool,
-    /// The session file as this chat last wrote or read it.
-    seen: LastSeen,
-    /// Entries recorded but not yet on disk (a write failed, or they wait
-    /// for the next write point).
-    unwritten: Vec<Entry>,
-    _open: OpenLock,
+}
+
+/// An open conversation with someone at the keyboard.
+pub struct Chat {
+    agent: Agent,
+    automatic: Automatic,
+}
+
+impl std::ops::Deref for Chat {
+    type Target = Agent;
+    fn deref(&self) -> &Agent {
+        &self.agent
+    }
+}
+
+impl std::ops::DerefMut for Chat {
+    fn deref_mut(&mut self) -> &mut Agent {
+        &mut self.agent
+    }
+}
+
+impl From<Agent> for Chat {
+    fn from(agent: Agent) -> Chat {
+        Chat { agent, automatic: Automatic::default() }
+    }
 }
 
 impl Chat {
-    /// A new session. Its file is created at the first write, so starting
-    /// and quitting leaves nothing behind.
+    /// A new session ([`Agent::start`]).
     pub fn start(store: Store, config: Config, model: ModelRef, system: Option<String>, cwd: String) -> Result<Chat> {
-        // A bad model or a missing key fails here, before any file exists.
-        let provider = Provider::from_config(&config, &model.provider)?;
-        let (id, open) = loop {
-            let id = store.fresh_id()?;
-            let open = store.open_lock(&id)?;
-            // Taken the lock first: now nobody else can have made this id.
-            if store.locate(&id).is_none() {
-                break (id, open);
-            }
-        };
-        let system = system.or_else(|| config.system_prompt.clone());
-        Chat::assemble(store, config, id, open, model, provider, system, cwd)
+        Agent::start(store, config, model, system, cwd).map(Chat::from)
     }
 
-    /// A chat on `id` with nothing read yet: what `start` returns, and what
-    /// `resume` fills in from the file.
-    #[allow(clippy::too_many_arguments)] // each is a distinct part of an open chat
-    fn assemble(
-        store: Store,
-        config: Config,
-        id: SessionId,
-        open: OpenLock,
-        model: ModelRef,
-        provider: Provider,
-        system: Option<String>,
-        cwd: String,
-    ) -> Result<Chat> {
-        let window = catalogue::context_window(&config, &model.provider, &model.model);
-        let permissions = Permissions::new(&config.permissions.allow, &config.permissions.deny, &[], false)?;
-        let mut tools = Registry::with_builtins(config.tool_offering()?, permissions);
-        tools.add(std::sync::Arc::new(session_tools::MemoryAppend { cwd: cwd.clone().into() }));
-        for kind in session_tools::COMPACTION_TOOLS {
-            tools.add(std::sync::Arc::new(session_tools::CompactionTool {
-                kind,
-                store: store.clone(),
-                id: id.clone(),
-            }));
-        }
-        let agents = system::agents_text(&system::agents_files(system::config_home().as_deref(), Path::new(&cwd)));
-        let redactor = config.redactor()?;
-        Ok(Chat {
-            store,
-            id,
-            cwd,
-            provider,
-            window,
-            thinking: config.thinking.unwrap_or_default(),
-            last_call: None,
-            last_prune: None,
-            system,
-            agents,
-            tools,
-            redactor,
-            messages: Vec::new(),
-            context_tokens: 0,
-            seen: LastSeen::default(),
-            unwritten: Vec::new(),
-            key: None,
-            key_recorded: false,
-            compactions: 0,
-            flushed_cycle: None,
-            auto_compactions: 0,
-            nothing_to_compact_at: None,
-            overflowed: false,
-            background: Vec::new(),
-            _open: open,
-            model,
-            config,
-        })
-    }
-
-    /// Open an existing session. Refused (`Busy`, exit 4) while another chat
-    /// has it open. The model is `model`, else the one the session last used.
+    /// Open an existing session ([`Agent::resume`]).
     pub fn resume(
         store: Store,
         config: Config,
@@ -205,205 +84,49 @@ impl Chat {
         fallback: impl FnOnce() -> Result<ModelRef>,
         system: Option<String>,
     ) -> Result<Chat> {
-        let open = store.open_lock(&at.id)?;
-        Chat::resume_locked(open, store, config, at, model, fallback, system)
+        Agent::resume(store, config, at, model, fallback, system).map(Chat::from)
     }
 
-    /// [`Chat::resume`] with the open lock already taken (by `glrs-compact`
-    /// for its memory flush, marked as a compaction).
-    pub fn resume_locked(
-        open: OpenLock,
-        store: Store,
-        config: Config,
-        at: &Located,
-        model: Option<ModelRef>,
-        fallback: impl FnOnce() -> Result<ModelRef>,
-        system: Option<String>,
-    ) -> Result<Chat> {
-        // The stamp first: if the file changes while it is read, the stamp
-        // is the older one, and the next check reloads (never the reverse).
-        let stamp = Stamp::of(&at.path).with_context(|| format!("cannot read {}", at.path.display()))?;
-        // Only the entries from the last boundary on are read (and only
-        // those the context uses parsed); counts come from a streaming scan.
-        let recent = compaction::read_for_context(&store, at)?;
-        let file = &recent.lines;
-        let events = file.entries();
-        let model = match model {
-            Some(m) => m,
-            None => match file.get_str("model") {
-                Some(name) => ModelRef::parse(name)?,
-                None => fallback()?,
-            },
-        };
-        let provider = Provider::from_config(&config, &model.provider)?;
-        let cwd = file.get_str("cwd").unwrap_or("").to_string();
-        // `--system` wins, then what the session was started with, then the config.
-        let system =
-            system.or_else(|| file.get_str("system").map(str::to_string)).or_else(|| config.system_prompt.clone());
-        let mut chat = Chat::assemble(store, config, at.id.clone(), open, model, provider, system, cwd)?;
-        chat.messages = context::replay_from(&events, recent.first);
-        chat.context_tokens = file.get_u64("contextTokens").unwrap_or(0);
-        chat.key = file.get_str("key").map(str::to_string);
-        chat.key_recorded = true;
-        chat.last_call = file.get_str("updatedAt").and_then(|t| t.parse().ok());
-        if let Some(level) = file.get_str("thinking").and_then(|t| crate::provider::cache::Thinking::parse(t).ok()) {
-            chat.thinking = level;
-        }
-        (chat.compactions, chat.flushed_cycle) = crate::compact::flush::cycle_of(&recent.hit_texts());
-        chat.seen = LastSeen {
-            // A legacy session has no file in the store yet: its first
-            // write saves it there.
-            file: (!at.legacy).then(|| (stamp, file.mark.clone())),
-            entries: recent.total,
-            updated_at: file.get_str("updatedAt").map(str::to_string),
-            thinking: file.get("thinking").is_some(),
-        };
-        Ok(chat)
+    /// Run one turn for `text`. `steers` is asked before each model call for
+    /// lines the user typed meanwhile; they join the turn as `steer` user
+    /// messages (a `/compact` among them starts a compaction in the
+    /// background instead).
+    pub async fn turn(
+        &mut self,
+        text: &str,
+        ui: &mut dyn TurnUi,
+        cancel: &Cancel,
+        steers: &mut dyn FnMut() -> Vec<String>,
+    ) -> TurnOutcome {
+        // At most one automatic compaction per user message.
+        self.automatic.count = 0;
+        let mut driver = ChatDriver { automatic: &mut self.automatic, typed: steers };
+        let outcome = self.agent.turn_with(text, TurnKind::Normal, ui, cancel, &mut driver).await;
+        self.automatic.overflowed = matches!(outcome.error, Some(CallError::Overflow(_)));
+        outcome
     }
 
-    /// Permissions from the config plus `--allow` rules and `--allow-all`.
-    pub fn set_permissions(&mut self, allow: &[String], allow_all: bool) -> Result<()> {
-        let p = &self.config.permissions;
-        self.tools.permissions = Permissions::new(&p.allow, &p.deny, allow, allow_all)?;
-        Ok(())
+    /// A fresh session that carries on this one's key, model, system
+    /// prompt, cwd, thinking level and tools (`/new`, and a reset).
+    pub fn successor(&self) -> Result<Chat> {
+        self.agent.successor().map(Chat::from)
     }
 
-    /// The store the session lives in.
-    pub fn store(&self) -> &Store {
-        &self.store
-    }
-
-    /// The configuration the chat was started with.
-    pub fn config(&self) -> &Config {
-        &self.config
-    }
-
-    /// `--key`: the session key that owns this session, written (with the
-    /// key's entry in `keys.json`) at the next save.
-    pub fn set_key(&mut self, key: String) {
-        self.key = Some(key);
-    }
-
-    /// `--thinking`: the thinking level of the next turns, saved in the
-    /// header.
-    pub fn set_thinking(&mut self, level: crate::provider::cache::Thinking) {
-        self.thinking = level;
-    }
-
-    /// The names of every tool the chat has (to keep executable tools from
-    /// shadowing them).
-    pub fn tool_names(&self) -> Vec<String> {
-        self.tools.names()
-    }
-
-    /// Add a tool the model can call (an executable tool, SPEC 15).
-    pub fn add_tool(&mut self, tool: std::sync::Arc<dyn crate::tools::Tool>) {
-        self.tools.add(tool);
-    }
-
-    /// The working folder the session belongs to (its `cwd`).
-    pub fn cwd(&self) -> &str {
-        &self.cwd
-    }
-
-    /// Offer the tools of these MCP servers (SPEC 15) through the registry.
-    pub fn attach_servers(&mut self, servers: std::sync::Arc<crate::mcp::Servers>) {
-        self.tools.attach_servers(servers);
-    }
-
-    /// `--no-tools`: offer the model nothing.
-    pub fn no_tools(&mut self) {
-        self.tools.offer_none();
-    }
-
-    /// The system prompt as sent: the default part (or its replacement),
-    /// then the `AGENTS.md` files.
-    pub fn system_prompt(&self) -> Option<String> {
-        let builtins = self.tools.builtin_names();
-        let builtins = (!builtins.is_empty()).then_some(builtins);
-        system::assemble(self.system.as_deref(), builtins.as_deref(), &self.cwd, &self.agents)
-    }
-
-    /// The system prompt's share of the context, estimated.
-    pub fn system_tokens(&self) -> u64 {
-        self.system_prompt().map_or(0, |s| crate::message::estimate_text(&s))
-    }
-
-    /// Switch models for the next turns.
-    pub fn set_model(&mut self, model: ModelRef) -> Result<()> {
-        self.provider = Provider::from_config(&self.config, &model.provider)?;
-        self.window = catalogue::context_window(&self.config, &model.provider, &model.model);
-        self.model = model;
-        Ok(())
-    }
-
-    /// The context fill, in percent of the window.
-    pub fn fill_percent(&self) -> u64 {
-        // Of the window compaction plans against, not the model's whole
-        // window: on a 1M-token model compaction fires at `compactAt` of
-        // `compactWindow`, and the prompt should say so (75%, not 18%).
-        (self.context_tokens.saturating_mul(100)).checked_div(self.trigger().window).unwrap_or(0)
-    }
-
-    /// True once the session has a file in the store.
-    pub fn is_saved(&self) -> bool {
-        self.seen.file.is_some()
-    }
-
-    /// If another program changed the session file since this chat last
-    /// saw it, rebuild the context from the file (plus what this chat has
-    /// not written yet). Returns true when it did.
-    pub fn sync_from_disk(&mut self) -> Result<bool, StoreError> {
-        let Some((known, _)) = self.seen.file else { return Ok(false) };
-        let path = self.store.session_path(&self.id);
-        let now = Stamp::of(&path).map_err(|e| StoreError::io(&path, "read", e))?;
-        if now == known {
-            return Ok(false);
-        }
-        let at = Located { id: self.id.clone(), path: path.clone(), legacy: false };
-        let recent = compaction::read_for_context(&self.store, &at)?;
-        let file = &recent.lines;
-        let mut events = file.entries();
-        let known_len = recent.total;
-        (self.compactions, self.flushed_cycle) = crate::compact::flush::cycle_of(&recent.hit_texts());
-        let unwritten: Vec<String> = self.unwritten.iter().filter_map(|e| serde_json::to_string(e).ok()).collect();
-        events.extend(unwritten.iter().map(String::as_str));
-        self.nothing_to_compact_at = None;
-        self.messages = context::replay_from(&events, recent.first);
-        self.context_tokens = file.get_u64("contextTokens").unwrap_or(self.context_tokens);
-        self.seen = LastSeen {
-            // The mark was read after `now` was taken: if the file changed
-            // meanwhile, the stamps differ at the next check, and the mark
-            // at the next write.
-            file: Some((now, file.mark.clone())),
-            entries: known_len,
-            updated_at: file.get_str("updatedAt").map(str::to_string),
-            thinking: file.get("thinking").is_some(),
-        };
-        Ok(true)
-    }
-
-    /// Add a prompt to the shared history (`prompts.json`, the REPL's Up
-    /// arrow), whichever mode it was typed in. A failure is only a warning.
-    pub fn remember_prompt(&self, text: &str) -> Result<()> {
-        let prompt = crate::store::prompts::Prompt {
-            text: self.redactor.text(text).into_owned(),
-            at: time::now(),
-            session: self.id.to_string(),
-            cwd: self.cwd.clone(),
-            truncated_from: None,
-            extra: Default::default(),
-        };
-        self.store.add_prompt(prompt, crate::store::prompts::DEFAULT_CAP).context("prompt history not saved")
+    /// The successor for a reset that is due ([`Agent::reset_for`]).
+    pub fn reset_for(&self, why: &str) -> Result<(Chat, String)> {
+        self.agent.reset_for(why).map(|(next, told)| (Chat::from(next), told))
     }
 
     /// `/clear`: a `cleared` entry; the model starts from nothing, the
     /// transcript stays in the session.
     pub fn clear(&mut self) -> Option<WriteNote> {
-        self.record(Entry::Cleared { at: time::now() });
-        self.nothing_to_compact_at = None;
-        self.messages.clear();
-        self.context_tokens = self.system_tokens();
-        self.save_or_report()
+        self.agent.clear()
     }
+}
+
+/// The chat's part in a turn ([`Driver`]).
+struct ChatDriver<'a> {
+    automatic: &'a mut Automatic,
+    /// Lines typed during the turn (the REPL's key watcher).
+    typed: &'a mut dyn FnMut() -> Vec<String>,
 }

@@ -9,8 +9,8 @@ use anyhow::Result;
 use serde::Serialize;
 
 use super::signals::{Signals, Stop};
-use super::turn::Reply;
 use super::{Chat, TurnUi};
+use crate::agent::turn::Reply;
 use crate::provider::{Cancel, Delta, Usage};
 
 /// What `--json` prints.
@@ -106,7 +106,7 @@ pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool) -> Result<i32
         }
     }
     // A stdout that cannot be written must not keep the turn from its save.
-    let printed = if json_output { print_json(chat.id.as_str(), &outcome.reply, &outcome.usage) } else { Ok(()) };
+    let printed = if json_output { print_json(chat.id().as_str(), &outcome.reply, &outcome.usage) } else { Ok(()) };
     let mut code = match &outcome.error {
         None => 0,
         Some(e) if outcome.stopped() => {
@@ -118,7 +118,7 @@ pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool) -> Result<i32
         }
         Some(e) => {
             // Named with the model: behind a gateway, which one refused matters.
-            eprintln!("glrs-chat: error: {}: {e}", chat.model.full());
+            eprintln!("glrs-chat: error: {}: {e}", chat.model().full());
             1
         }
     };
@@ -136,7 +136,7 @@ pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool) -> Result<i32
         code = 1;
     }
     if chat.is_saved() {
-        eprintln!("{}", chat.id);
+        eprintln!("{}", chat.id());
     }
     Ok(code)
 }

@@ -141,17 +141,17 @@ enum Action {
 pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> Result<i32> {
     let color = crate::output::color_enabled();
     let mut editor: Editor<ReplHelper, rustyline::history::DefaultHistory> = Editor::new()?;
-    let models = crate::provider::select::configured_models(&chat.config);
-    editor.set_helper(Some(ReplHelper { store: chat.store.clone(), models, color }));
+    let models = crate::provider::select::configured_models(chat.config());
+    editor.set_helper(Some(ReplHelper { store: chat.store().clone(), models, color }));
     for enter in [KeyEvent::new('\r', rustyline::Modifiers::NONE), KeyEvent::ctrl('M'), KeyEvent::ctrl('J')] {
         editor.bind_sequence(enter, EventHandler::Conditional(Box::new(ContinueLine)));
     }
-    for prompt in chat.store.prompts().unwrap_or_default() {
+    for prompt in chat.store().prompts().unwrap_or_default() {
         let _ = editor.add_history_entry(prompt.text);
     }
     let style = crate::output::Style::on_terminal(color);
     let dim = |t: &str| style.dim(t);
-    println!("{}", dim(&format!("glrs-chat · session {} · {} · /help for commands", chat.id, chat.model.full())));
+    println!("{}", dim(&format!("glrs-chat · session {} · {} · /help for commands", chat.id(), chat.model().full())));
     if resumed {
         super::history::show(&chat, color);
     }
@@ -168,7 +168,7 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
     let mut queued: std::collections::VecDeque<String> = Default::default();
     loop {
         // MCP servers that failed to start or stopped since: said once.
-        for line in chat.tools.servers().map(|s| s.news()).unwrap_or_default() {
+        for line in chat.tools().servers().map(|s| s.news()).unwrap_or_default() {
             eprintln!("glrs-chat: warning: {}", crate::output::terminal_safe(&line));
         }
         let prompt = prompt_text(&chat);
@@ -255,18 +255,18 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
         eprintln!("glrs-chat: warning: {problem}");
     }
     if chat.is_saved() {
-        println!("to come back: glrs-chat --resume {}", chat.id);
+        println!("to come back: glrs-chat --resume {}", chat.id());
     }
     Ok(code)
 }
 
 /// `ID MODEL [thinking:LEVEL] FILL% > `: the level only when not off.
 fn prompt_text(chat: &Chat) -> String {
-    let thinking = match chat.thinking {
+    let thinking = match chat.thinking() {
         crate::provider::cache::Thinking::Off => String::new(),
         level => format!(" thinking:{}", level.name()),
     };
-    format!("{} {}{thinking} {}% > ", chat.id, chat.model.model, chat.fill_percent())
+    format!("{} {}{thinking} {}% > ", chat.id(), chat.model().model, chat.fill_percent())
 }
 
 /// What runs at idle.
@@ -345,7 +345,7 @@ fn run_turn(
     let started: Arc<Mutex<Vec<std::process::Child>>> = Arc::default();
     // `/compact` during a turn needs the session on disk to act on.
     let compact = chat.is_saved().then(|| BackgroundCompact {
-        id: chat.id.clone(),
+        id: chat.id().clone(),
         started: started.clone(),
         lock: ui.lock.clone(),
     });
@@ -368,7 +368,7 @@ fn run_turn(
         None => {}
         Some(e) if outcome.stopped() => println!("{}", ui.dim(&format!("({e}: what arrived is kept)"))),
         // Named with the model: behind a gateway, which one refused matters.
-        Some(e) => eprintln!("glrs-chat: error: {}: {e}", chat.model.full()),
+        Some(e) => eprintln!("glrs-chat: error: {}: {e}", chat.model().full()),
     }
     let mut next = late.join("\n");
     if !leftover.is_empty() {
@@ -397,19 +397,19 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
             let line = trigger.threshold().map_or("off".to_string(), |t| format!("{t} tokens"));
             println!(
                 "model {} · thinking {} · window {} tokens · trigger {line} · context {} tokens ({}%) · compactions {} · last memory flush: {}",
-                chat.model.full(),
-                chat.thinking.name(),
+                chat.model().full(),
+                chat.thinking().name(),
                 trigger.window,
-                chat.context_tokens,
+                chat.context_tokens(),
                 chat.fill_percent(),
-                chat.compactions,
-                chat.flushed_cycle.map_or("none this session".to_string(), |c| format!("after compaction {c}"))
+                chat.compactions(),
+                chat.flushed_cycle().map_or("none this session".to_string(), |c| format!("after compaction {c}"))
             );
             println!("{}", chat.pruning_status());
             if chat.is_saved() {
-                crate::programs::run_program("glrs-sessions", &["status", chat.id.as_str()])?;
+                crate::programs::run_program("glrs-sessions", &["status", chat.id().as_str()])?;
             } else {
-                println!("session {} has nothing saved yet", chat.id);
+                println!("session {} has nothing saved yet", chat.id());
             }
         }
         "/clear" => {
@@ -420,15 +420,15 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
         }
         "/mcp" => mcp_listing(chat, color),
         "/artifacts" => {
-            crate::programs::run_program("glrs-artifacts", &["ls", chat.id.as_str()])?;
+            crate::programs::run_program("glrs-artifacts", &["ls", chat.id().as_str()])?;
         }
         "/export" => {
             if !chat.is_saved() {
-                println!("nothing to export yet: session {} has nothing saved", chat.id);
+                println!("nothing to export yet: session {} has nothing saved", chat.id());
                 return Ok(Action::Continue);
             }
-            let file = if arg.is_empty() { format!("{}.md", chat.id) } else { arg.to_string() };
-            let status = crate::programs::run_program("glrs-sessions", &["export", chat.id.as_str(), "-o", &file])?;
+            let file = if arg.is_empty() { format!("{}.md", chat.id()) } else { arg.to_string() };
+            let status = crate::programs::run_program("glrs-sessions", &["export", chat.id().as_str(), "-o", &file])?;
             if status.success() {
                 println!("exported to {file}");
             }
@@ -438,73 +438,73 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
         }
         "/model" => {
             if arg.is_empty() {
-                println!("{} (window {} tokens)", chat.model.full(), chat.window);
-                let mut models = crate::provider::select::configured_models(&chat.config);
-                if !models.contains(&chat.model.full()) {
-                    models.push(chat.model.full());
+                println!("{} (window {} tokens)", chat.model().full(), chat.window());
+                let mut models = crate::provider::select::configured_models(chat.config());
+                if !models.contains(&chat.model().full()) {
+                    models.push(chat.model().full());
                     models.sort();
                 }
                 println!("configured models (/model NAME switches; Tab completes):");
                 for m in models {
-                    let mark = if m == chat.model.full() { "*" } else { " " };
+                    let mark = if m == chat.model().full() { "*" } else { " " };
                     println!("  {mark} {m}");
                 }
             } else {
                 chat.set_model(crate::provider::select::ModelRef::parse(arg)?)?;
-                println!("model {} for the next turns", chat.model.full());
+                println!("model {} for the next turns", chat.model().full());
             }
         }
         "/thinking" => {
             if arg.is_empty() {
-                println!("thinking {} (off, low, medium or high)", chat.thinking.name());
+                println!("thinking {} (off, low, medium or high)", chat.thinking().name());
             } else {
-                chat.thinking = crate::provider::cache::Thinking::parse(arg).map_err(anyhow::Error::msg)?;
-                println!("thinking {} for the next turns", chat.thinking.name());
+                chat.set_thinking(crate::provider::cache::Thinking::parse(arg).map_err(anyhow::Error::msg)?);
+                println!("thinking {} for the next turns", chat.thinking().name());
             }
         }
         "/resume" => {
             let at = if arg.is_empty() {
-                match super::picker::pick_session(&chat.store)? {
+                match super::picker::pick_session(chat.store())? {
                     super::picker::Pick::Open(at) => at,
                     _ => return Ok(Action::Continue),
                 }
             } else {
-                chat.store.resolve(arg)?
+                chat.store().resolve(arg)?
             };
-            if at.id == chat.id {
-                println!("session {} is the one open", chat.id);
+            if &at.id == chat.id() {
+                println!("session {} is the one open", chat.id());
                 return Ok(Action::Continue);
             }
-            let current = chat.model.clone();
+            let current = chat.model().clone();
             // The other session keeps the system prompt it was started with.
-            let mut next = Chat::resume(chat.store.clone(), chat.config.clone(), &at, None, || Ok(current), None)?;
-            chat.tools.carry_to(&mut next.tools);
+            let mut next = Chat::resume(chat.store().clone(), chat.config().clone(), &at, None, || Ok(current), None)?;
+            chat.carry_tools_to(&mut next);
             leave_loudly(chat);
             if chat.is_saved() {
-                println!("left {} (glrs-chat --resume {})", chat.id, chat.id);
+                println!("left {} (glrs-chat --resume {})", chat.id(), chat.id());
             }
             *chat = next;
-            println!("session {} · {}", chat.id, chat.model.full());
+            println!("session {} · {}", chat.id(), chat.model().full());
             super::history::show(chat, color);
         }
         "/new" | "/reset" => {
             let next = chat.successor()?;
             leave_loudly(chat);
             if chat.is_saved() {
-                println!("left {} (glrs-chat --resume {})", chat.id, chat.id);
+                println!("left {} (glrs-chat --resume {})", chat.id(), chat.id());
             }
             *chat = next;
-            match &chat.key {
-                Some(key) => println!("new session {} for key {key}", chat.id),
-                None => println!("new session {}", chat.id),
+            match &chat.key() {
+                Some(key) => println!("new session {} for key {key}", chat.id()),
+                None => println!("new session {}", chat.id()),
             }
         }
         "/fork" => {
             if !chat.is_saved() {
-                println!("nothing to fork yet: session {} has nothing saved", chat.id);
+                println!("nothing to fork yet: session {} has nothing saved", chat.id());
                 return Ok(Action::Continue);
             }
-            let mut args = vec![chat.id.to_string()];
+            let mut args = vec![chat.id().to_string()];
             if !arg.is_empty() {
                 args.push(arg.to_string());
             }
@@ -523,13 +523,13 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
 
 /// `/mcp`: each server, its state, and its tools (SPEC 15).
 fn mcp_listing(chat: &Chat, color: bool) {
-    let listing = chat.tools.servers().map(|s| {
+    let listing = chat.tools().servers().map(|s| {
         s.wait_ready();
         s.listing()
     });
     let listing = listing.unwrap_or_default();
     if listing.is_empty() {
-        match chat.config.mcp_servers.is_empty() {
+        match chat.config().mcp_servers.is_empty() {
             true => println!("no MCP servers: add them under \"mcpServers\" in config.json (the README shows how)"),
             false => println!("no MCP servers were started: --no-tools starts none"),
         }

@@ -160,7 +160,7 @@ pub fn run(args: Args) -> Result<i32> {
     }
     if args.no_tools {
         chat.no_tools();
-    } else if let Some(home) = chat::system::config_home() {
+    } else if let Some(home) = crate::agent::system::config_home() {
         // SPEC 15: executable tools, described in parallel; a broken one is
         // named once and left out.
         let dir = crate::tools::exec::tools_dir(&home);

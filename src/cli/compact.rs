@@ -7,6 +7,7 @@ use anyhow::{Result, bail};
 use clap::Parser;
 use serde_json::Value;
 
+use crate::agent::{Agent, TurnUi};
 use crate::compact::report::Report;
 use crate::compact::run::{self, Landed, Options, Outcome};
 use crate::compact::{Trigger, flush};
@@ -147,13 +148,14 @@ fn flush_first(job: &Job<'_>, at: &Located, file: SessionFile) -> Option<Session
     }
     let no_model = || anyhow::bail!("the session names no model");
     // Marked as a compaction: a chat refused meanwhile is told so, not to fork.
-    let chat = store.open_lock_as(&at.id, Holder::Compaction).map_err(anyhow::Error::from).and_then(|open| {
+    let agent = store.open_lock_as(&at.id, Holder::Compaction).map_err(anyhow::Error::from).and_then(|open| {
         let system = config.system_prompt.clone();
-        crate::chat::Chat::resume_locked(open, store.clone(), config.clone(), at, None, no_model, system)
+        Agent::resume_locked(open, store.clone(), config.clone(), at, None, no_model, system)
     });
-    match chat {
-        Ok(mut chat) => {
-            let failed = job.runtime.block_on(chat.memory_flush(job.cancel, &mut crate::chat::turn::SilentUi));
+    match agent {
+        Ok(mut agent) => {
+            let mut notices = Notices(at);
+            let failed = job.runtime.block_on(agent.memory_flush(job.cancel, &mut notices));
             if let Some(e) = failed.filter(|e| !matches!(e, crate::provider::CallError::Cancelled { .. })) {
                 crate::cli::warn(PROGRAM_NAME, &format!("{}: memory flush failed: {e}", at.id));
             }
@@ -161,6 +163,20 @@ fn flush_first(job: &Job<'_>, at: &Located, file: SessionFile) -> Option<Session
         Err(e) => crate::cli::warn(PROGRAM_NAME, &format!("{}: memory flush skipped: {e:#}", at.id)),
     }
     None
+}
+
+/// The flush's notices (a `cwd` that is not writable, a write that
+/// failed), as warnings naming the session; its text is never shown.
+struct Notices<'a>(&'a Located);
+
+impl TurnUi for Notices<'_> {
+    fn delta(&mut self, _: &crate::provider::Delta) {}
+    fn notice(&mut self, text: &str) {
+        crate::cli::warn(
+            PROGRAM_NAME,
+            &format!("{}: {}", self.0.id, text.trim_start_matches('(').trim_end_matches(')')),
+        );
+    }
 }
 
 /// How one session's compaction ended: it ran (whatever it found), or a

@@ -351,6 +351,25 @@ impl Entry {
     pub fn to_raw(&self) -> serde_json::Result<Box<RawValue>> {
         serde_json::value::to_raw_value(self)
     }
+
+    /// The entry with every secret `redactor` finds replaced, or `None`
+    /// when it holds none (the usual case: one scan of its JSON text, no
+    /// copy). Every writer of entries asks this first (the agent,
+    /// `glrs-sessions append`): secrets never reach a file.
+    pub fn redacted(&self, redactor: &crate::redact::Redactor) -> Result<Option<Entry>, crate::error::StoreError> {
+        let broken = |detail: String| crate::error::StoreError::Corrupt { path: "(new entry)".into(), detail };
+        let raw = self.to_raw().map_err(|e| broken(e.to_string()))?;
+        if !redactor.hit(raw.get()) {
+            return Ok(None);
+        }
+        let mut value: Value = serde_json::from_str(raw.get()).map_err(|e| broken(e.to_string()))?;
+        redactor.json(&mut value);
+        let raw = serde_json::value::to_raw_value(&value).map_err(|e| broken(e.to_string()))?;
+        match Parsed::from_raw(&raw) {
+            Parsed::Known(e) => Ok(Some(e)),
+            _ => Err(broken("redaction changed the entry's shape".into())),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 use std::os::unix::fs::symlink;
 use std::path::Path;
 
-use glrs::chat::session_tools::{CompactionTool, CompactionToolKind};
+use glrs::agent::session_tools::{CompactionTool, CompactionToolKind};
 use glrs::compact::artifact::{self, ArtifactInfo};
 use glrs::compact::plan::Block;
 use serde_json::json;

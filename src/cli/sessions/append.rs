@@ -34,9 +34,7 @@ pub fn run(store: &Store, args: &AppendArgs) -> Result<i32> {
     };
     // Secrets never reach a file, whoever hands them to glrs.
     let redactor = Config::load_env(&store.paths)?.redactor()?;
-    let mut value = serde_json::to_value(&entry).context("encoding the entry")?;
-    redactor.json(&mut value);
-    let entry: Entry = serde_json::from_value(value).context("encoding the entry")?;
+    let entry = entry.redacted(&redactor)?.unwrap_or(entry);
     let written = store.append(&at.id, Append::new().entry(&entry)?)?;
     if let Some(warning) = written.warning {
         eprintln!("{}: warning: {warning}", super::PROGRAM);

@@ -7,12 +7,12 @@
 use anyhow::Result;
 use jiff::{Timestamp, Zoned};
 
-use super::Chat;
+use super::Agent;
 use crate::keys::ResetRule;
 use crate::store::Entry;
 use crate::time;
 
-impl Chat {
+impl Agent {
     /// Why this keyed session resets before the next message, if it does.
     pub fn reset_due(&mut self, now: &Zoned) -> Option<String> {
         self.key.as_ref()?;
@@ -27,8 +27,8 @@ impl Chat {
 
     /// A fresh session that carries on this one's key, model, system
     /// prompt, cwd and thinking level (`/new`, and a reset).
-    pub fn successor(&self) -> Result<Chat> {
-        let mut next = Chat::start(
+    pub fn successor(&self) -> Result<Agent> {
+        let mut next = Agent::start(
             self.store.clone(),
             self.config.clone(),
             self.model.clone(),
@@ -44,7 +44,7 @@ impl Chat {
     /// The successor for a reset that is due: the reason is recorded as a
     /// notice in the new session and returned for the user, with the old
     /// session's id.
-    pub fn reset_for(&self, why: &str) -> Result<(Chat, String)> {
+    pub fn reset_for(&self, why: &str) -> Result<(Agent, String)> {
         let mut next = self.successor()?;
         let key = self.key.as_deref().unwrap_or_default();
         let text = format!("new session for key {key}: {why}");

@@ -1,38 +1,17 @@
-//! A chat's write points (SPEC 4): what it recorded goes to the session
+//! An agent's write points (SPEC 4): what it recorded goes to the session
 //! file in one locked write, redacted, merged with what another program
 //! wrote meanwhile; what cannot be written is kept for the next write
 //! point, and when leaving, for a recovery file.
 
 use serde_json::Value;
 
-use super::{Chat, LastSeen, compaction};
+use super::{Agent, LastSeen, flush};
 use crate::context;
 use crate::error::StoreError;
-use crate::store::{Append, Entry, Parsed};
+use crate::store::{Append, Entry};
 use crate::{SessionId, time};
 
-impl Chat {
-    /// An entry as it may be written: redacted.
-    fn redacted(&self, entry: &Entry) -> Result<Option<Entry>, StoreError> {
-        let raw =
-            entry.to_raw().map_err(|e| StoreError::Corrupt { path: "(new entry)".into(), detail: e.to_string() })?;
-        if !self.redactor.hit(raw.get()) {
-            return Ok(None);
-        }
-        let mut value: Value = serde_json::from_str(raw.get())
-            .map_err(|e| StoreError::Corrupt { path: "(new entry)".into(), detail: e.to_string() })?;
-        self.redactor.json(&mut value);
-        let raw = serde_json::value::to_raw_value(&value)
-            .map_err(|e| StoreError::Corrupt { path: "(new entry)".into(), detail: e.to_string() })?;
-        match Parsed::from_raw(&raw) {
-            Parsed::Known(e) => Ok(Some(e)),
-            _ => Err(StoreError::Corrupt {
-                path: "(new entry)".into(),
-                detail: "redaction changed the entry's shape".into(),
-            }),
-        }
-    }
-
+impl Agent {
     /// Record an entry for the next write point.
     pub fn record(&mut self, entry: Entry) {
         self.unwritten.push(entry);
@@ -65,7 +44,7 @@ impl Chat {
         // Serialized only into the file: an answer's text is shared by the
         // context and its entries, never held again as JSON (issue 14).
         for entry in &self.unwritten {
-            change = change.entry_owned(self.redacted(entry)?.unwrap_or_else(|| entry.clone()));
+            change = change.entry_owned(entry.redacted(&self.redactor)?.unwrap_or_else(|| entry.clone()));
         }
         // Under the lock: if the file holds entries this chat has not seen
         // (a compaction landed during the turn), they stay, and the context
@@ -98,8 +77,8 @@ impl Chat {
             &self.id,
             change,
             self.seen.file.as_ref().map(|(_, mark)| mark),
-            compaction::CONTEXT_TYPES,
-            compaction::context_start,
+            flush::CONTEXT_TYPES,
+            flush::context_start,
             merge,
         )?;
         self.unwritten.clear();
@@ -147,7 +126,7 @@ impl Chat {
         let entries: Vec<_> = self
             .unwritten
             .iter()
-            .filter_map(|e| match self.redacted(e) {
+            .filter_map(|e| match e.redacted(&self.redactor) {
                 Ok(Some(clean)) => clean.to_raw().ok(),
                 Ok(None) => e.to_raw().ok(),
                 Err(_) => None,
@@ -160,7 +139,7 @@ impl Chat {
         }
         let recovery = self.store.write_recovery(&self.id, &self.cwd, &header, &entries);
         if recovery.is_ok() {
-            // They are safe there; the chat must not write them twice.
+            // They are safe there; the agent must not write them twice.
             self.unwritten.clear();
         }
         Err(Unsaved { id: self.id.clone(), count: entries.len(), error, recovery })

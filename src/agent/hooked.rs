@@ -1,14 +1,14 @@
-//! Running the config's hooks (SPEC 15) for this chat's session: the
-//! scene (id, file, cwd) comes from the chat; problems go to the caller.
+//! Running the config's hooks (SPEC 15) for this agent's session: the
+//! scene (id, file, cwd) comes from the agent; problems go to the caller.
 
 use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::Chat;
+use super::Agent;
 use crate::hooks::{self, Event, Outcome, Scene};
 
-impl Chat {
+impl Agent {
     /// True when a hook is configured for `event` (its fields, which may
     /// hold a whole reply, are built only then).
     pub fn hooked(&self, event: Event) -> bool {

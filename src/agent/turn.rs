@@ -13,6 +13,11 @@
 //!
 //! Partial tool calls are never kept: a call without its result would make
 //! every later request invalid.
+//!
+//! What a person at a keyboard adds to a turn (lines typed meanwhile,
+//! compaction when the request overflows or the context passes the line,
+//! compactions started meanwhile) comes through a [`Driver`]: the chat's,
+//! or [`Unattended`] for a turn no one watches (the memory flush).
 
 use crate::context;
 use crate::message::Text;
@@ -20,14 +25,11 @@ use crate::provider::{CallError, Cancel, Delta, Message, Request, Response, Usag
 use crate::store::{Entry, ToolCall, TurnMessage};
 use crate::time;
 
-use super::Chat;
+use super::Agent;
 use super::hooked::fields;
 use crate::hooks::Event;
 use crate::tools::permissions::{Answer, Asker, Question};
 use crate::tools::{ToolContext, ToolOutput};
-
-/// Printed when a turn stops at the compaction line (SPEC 6).
-pub const STOP_MESSAGE: &str = "(compacting to make room: send \"continue\" to resume)";
 
 /// Printed (and recorded) when a turn reaches `maxStepsPerTurn`.
 pub fn steps_message(max: u64) -> String {
@@ -96,6 +98,43 @@ pub struct SilentUi;
 impl TurnUi for SilentUi {
     fn delta(&mut self, _: &Delta) {}
     fn notice(&mut self, _: &str) {}
+}
+
+/// What the one driving a turn adds to it: the chat (steers, compaction),
+/// or [`Unattended`]. Each method gets the agent the turn runs on.
+// Used as a generic parameter only (never `dyn`), by this crate's turn
+// loop: the futures' auto traits are those of the one implementation.
+#[allow(async_fn_in_trait)]
+pub trait Driver {
+    /// Before each model call, and when the model has answered without
+    /// tools: lines typed meanwhile that join the turn as steers (a driver
+    /// handles its own commands among them).
+    fn steers(&mut self, agent: &mut Agent, ui: &mut dyn TurnUi) -> Vec<String>;
+    /// The request was larger than the model's window: make room, once.
+    /// True when the request should be tried again.
+    async fn make_room(&mut self, agent: &mut Agent, cancel: &Cancel, ui: &mut dyn TurnUi) -> bool;
+    /// After a step's tool calls: true to end the turn here rather than
+    /// take another step (the context passed the compaction line, SPEC 6).
+    fn stop_at_line(&mut self, agent: &mut Agent, ui: &mut dyn TurnUi) -> bool;
+    /// After the turn's last write: finish what the turn started meanwhile.
+    async fn after_turn(&mut self, agent: &mut Agent, cancel: &Cancel, ui: &mut dyn TurnUi);
+}
+
+/// A turn no one watches: no steers, no compaction. An overflow ends the
+/// turn with its error.
+pub struct Unattended;
+
+impl Driver for Unattended {
+    fn steers(&mut self, _: &mut Agent, _: &mut dyn TurnUi) -> Vec<String> {
+        Vec::new()
+    }
+    async fn make_room(&mut self, _: &mut Agent, _: &Cancel, _: &mut dyn TurnUi) -> bool {
+        false
+    }
+    fn stop_at_line(&mut self, _: &mut Agent, _: &mut dyn TurnUi) -> bool {
+        false
+    }
+    async fn after_turn(&mut self, _: &mut Agent, _: &Cancel, _: &mut dyn TurnUi) {}
 }
 
 /// What a turn shows as it runs.
@@ -182,7 +221,8 @@ pub struct TurnOutcome {
     pub usage: Usage,
     /// Why the turn ended early, if it did.
     pub error: Option<CallError>,
-    /// The turn stopped at the compaction line; compaction should follow.
+    /// The driver stopped the turn at the compaction line; compaction
+    /// should follow.
     pub compact_due: bool,
 }
 
@@ -193,35 +233,19 @@ impl TurnOutcome {
     }
 }
 
-impl Chat {
-    /// Run one turn for `text`. `steers` is asked before each model call for
-    /// lines the user typed meanwhile; they join the turn as `steer` user
-    /// messages (a `/compact` among them starts a compaction in the
-    /// background instead).
-    pub async fn turn(
-        &mut self,
-        text: &str,
-        ui: &mut dyn TurnUi,
-        cancel: &Cancel,
-        steers: &mut dyn FnMut() -> Vec<String>,
-    ) -> TurnOutcome {
-        self.turn_with(text, TurnKind::Normal, ui, cancel, steers).await
-    }
-
-    /// Run one turn of `kind` for the user's `text`, showing it through `ui`; `steers` yields lines typed meanwhile.
-    pub async fn turn_with(
+impl Agent {
+    /// Run one turn of `kind` for the user's `text`, showing it through
+    /// `ui`; `driver` adds what the one running it brings (steers,
+    /// compaction).
+    pub async fn turn_with<D: Driver>(
         &mut self,
         text: &str,
         kind: TurnKind,
         ui: &mut dyn TurnUi,
         cancel: &Cancel,
-        steers: &mut dyn FnMut() -> Vec<String>,
+        driver: &mut D,
     ) -> TurnOutcome {
         let mut outcome = TurnOutcome::default();
-        if kind == TurnKind::Normal {
-            // At most one automatic compaction per user message.
-            self.auto_compactions = 0;
-        }
         if let Err(e) = self.sync_from_disk() {
             ui.notice(&format!("could not re-read the session: {e}"));
         }
@@ -249,8 +273,8 @@ impl Chat {
                 break;
             }
             steps += 1;
-            let mut pending = steers();
-            self.take_steers(&mut pending, ui, &mut turn_messages);
+            let steers = driver.steers(self, ui);
+            self.add_steers(steers, ui, &mut turn_messages);
             if let Err(e) = self.sync_from_disk() {
                 ui.notice(&format!("could not re-read the session: {e}"));
             }
@@ -299,15 +323,13 @@ impl Chat {
             ui.step_end();
             let response = match result {
                 Ok(response) => response,
-                Err(CallError::Overflow(message))
-                    if kind == TurnKind::Normal && !overflow_retried && self.auto_compactions == 0 =>
-                {
-                    // Overflow recovery: compact, then retry this request once.
-                    // Never in a flush: it precedes a compaction (glrs-compact
-                    // holds the session for it), and ends with its error.
-                    ui.notice("(the request is larger than the model's window: compacting, then trying again)");
+                Err(CallError::Overflow(message)) if !overflow_retried => {
+                    // Overflow recovery: the driver makes room (the chat
+                    // compacts), then this request is retried once. Never in
+                    // a flush: it precedes a compaction (glrs-compact holds
+                    // the session for it), and ends with its error.
                     overflow_retried = true;
-                    if self.compact_auto(cancel, ui).await.landed() {
+                    if driver.make_room(self, cancel, ui).await {
                         continue;
                     }
                     let error = CallError::Overflow(message);
@@ -342,14 +364,14 @@ impl Chat {
                 // A steer typed while the model answered keeps the turn going;
                 // otherwise the turn ends here, and its write point (just
                 // below the loop) writes this step too: one rewrite, not two.
-                let mut pending = steers();
-                if pending.is_empty() {
+                let steers = driver.steers(self, ui);
+                if steers.is_empty() {
                     break;
                 }
                 if let Some(problem) = self.save_or_report() {
                     ui.notice(&problem.to_string());
                 }
-                self.take_steers(&mut pending, ui, &mut turn_messages);
+                self.add_steers(steers, ui, &mut turn_messages);
                 continue;
             }
             if let Some(problem) = self.save_or_report() {
@@ -410,15 +432,10 @@ impl Chat {
                 break;
             }
             // A turn that passed the line stops here rather than take another step.
-            if kind == TurnKind::Normal && self.compaction_due() {
-                ui.notice(STOP_MESSAGE);
-                self.record(Entry::Notice { at: time::now(), text: STOP_MESSAGE.into() });
+            if driver.stop_at_line(self, ui) {
                 outcome.compact_due = true;
                 break;
             }
-        }
-        if kind == TurnKind::Normal {
-            self.overflowed = matches!(outcome.error, Some(CallError::Overflow(_)));
         }
         // Consumed as converted: the turn's messages are not held twice during the write.
         let messages = turn_messages.into_iter().map(|m| TurnMessage::from(&m)).collect();
@@ -430,23 +447,15 @@ impl Chat {
             let out = self.hook(Event::TurnEnd, fields([("reply", outcome.reply.to_string().into())]), None).await;
             report(&out, ui);
         }
-        self.wait_for_background(cancel, ui).await;
+        driver.after_turn(self, cancel, ui).await;
         outcome
     }
 
-    /// Add typed lines as steers; a `/compact [instruction]` starts a
-    /// compaction in the background instead (it holds nothing). `pending`
-    /// is left with the steers that joined.
-    fn take_steers(&mut self, pending: &mut Vec<String>, ui: &mut dyn TurnUi, turn_messages: &mut Vec<Message>) {
-        let lines = std::mem::take(pending);
+    /// Add typed lines to the turn as steers.
+    fn add_steers(&mut self, lines: Vec<String>, ui: &mut dyn TurnUi, turn_messages: &mut Vec<Message>) {
         for line in lines {
-            if let Some(instruction) = super::compaction::parse_compact(&line) {
-                self.compact_in_background(instruction, ui);
-                continue;
-            }
             ui.notice(&format!("(steer joined the turn: {line})"));
             self.add_user(&line, true, turn_messages);
-            pending.push(line);
         }
     }
 

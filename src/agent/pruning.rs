@@ -1,11 +1,11 @@
-//! Session pruning inside the chat (SPEC 16): right before a model call,
+//! Session pruning in the agent (SPEC 16): right before a model call,
 //! when the session's last call is older than `contextPruning.ttl`, old tool
-//! results in the chat's in-memory context are trimmed or cleared
+//! results in the agent's in-memory context are trimmed or cleared
 //! ([`crate::prune`]). The file is never touched.
 
 use jiff::Timestamp;
 
-use super::Chat;
+use super::Agent;
 use crate::provider::cache;
 use crate::provider::{Protocol, ToolSpec};
 use crate::prune::{self, PruneMode, PruneReport, Pruning};
@@ -19,7 +19,7 @@ pub struct LastPrune {
     pub report: PruneReport,
 }
 
-impl Chat {
+impl Agent {
     /// The pruning settings for the current model.
     pub fn pruning(&self) -> Pruning {
         let claude = self.provider.protocol == Protocol::Anthropic || cache::is_claude(&self.model.model);

@@ -1,0 +1,79 @@
+//! The memory flush (SPEC 7) as the agent runs it: one silent turn, with
+//! `memory_append` offered and the flush's system prompt, then its
+//! `memoryFlush` record. The rules on when a flush is due are
+//! [`crate::compact::flush`]'s; the chat asks at idle, glrs-compact before
+//! compacting. Also how the agent reads a session for its context.
+
+use super::Agent;
+use super::turn::{SilentUi, TurnKind, TurnUi, Unattended};
+use crate::compact::flush;
+use crate::provider::{CallError, Cancel};
+use crate::store::Entry;
+use crate::time;
+use crate::tools::Situation;
+
+/// Read a session for the agent's context: the entries from the last
+/// boundary on, and (picked out by a streaming scan) every `compacted`,
+/// `cleared` and `custom` entry, which is all
+/// [`crate::compact::flush::cycle_of`] and the boundary need.
+pub fn read_for_context(
+    store: &crate::store::Store,
+    at: &crate::store::Located,
+) -> Result<crate::store::recent::Recent, crate::error::StoreError> {
+    store.read_recent(at, CONTEXT_TYPES, context_start)
+}
+
+/// The entry types [`read_for_context`] picks out.
+pub const CONTEXT_TYPES: &[&str] = &["compacted", "cleared", "custom"];
+
+/// Where the context starts, from the entries of [`CONTEXT_TYPES`].
+pub fn context_start(hits: &[crate::store::recent::Hit]) -> usize {
+    crate::context::last_boundary_in(hits.iter().map(|h| (h.index, h.text.as_str()))).start
+}
+
+impl Agent {
+    /// What decides which tools are offered on the next step.
+    pub fn situation(&self, kind: TurnKind) -> Situation {
+        Situation { flush: kind == TurnKind::Flush, artifacts: self.store.artifact_count(&self.id) > 0 }
+    }
+
+    /// The system prompt for a turn of this kind.
+    pub fn system_for(&self, kind: TurnKind) -> Option<String> {
+        match kind {
+            TurnKind::Normal => self.system_prompt(),
+            TurnKind::Flush => Some(flush::system_prompt(&self.config, self.system_prompt().as_deref())),
+        }
+    }
+
+    /// The silent memory flush (SPEC 7), once per compaction cycle. A flush
+    /// that fails (an overflow among others: a flush never compacts) ends
+    /// with its error in the `memoryFlush` record, and returned, so the
+    /// compaction it precedes goes on. `ui` hears only the notices (a
+    /// `cwd` that is not writable, a write that failed).
+    pub async fn memory_flush(&mut self, cancel: &Cancel, ui: &mut dyn TurnUi) -> Option<CallError> {
+        let cycle = self.compactions;
+        let cwd = std::path::PathBuf::from(&self.cwd);
+        let mut failed = None;
+        // A cwd that no longer exists is not writable: it is never created.
+        let data = if flush::writable(&cwd) {
+            let prompt = flush::prompt(&self.config);
+            failed = self.turn_with(&prompt, TurnKind::Flush, &mut SilentUi, cancel, &mut Unattended).await.error;
+            let mut data = flush::record_data(cycle, None);
+            if let (Some(e), Some(fields)) = (&failed, data.as_object_mut()) {
+                fields.insert("error".into(), e.to_string().into());
+            }
+            data
+        } else {
+            let text = format!("memory flush skipped: {} is not writable", cwd.join("memory").display());
+            ui.notice(&format!("({text})"));
+            self.record(Entry::Notice { at: time::now(), text });
+            flush::record_data(cycle, Some("cwd not writable"))
+        };
+        self.record(Entry::Custom { at: time::now(), name: "memoryFlush".into(), data });
+        self.flushed_cycle = Some(cycle);
+        if let Some(problem) = self.save_or_report() {
+            ui.notice(&problem.to_string());
+        }
+        failed
+    }
+}

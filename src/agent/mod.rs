@@ -1,0 +1,458 @@
+//! The agent: one open session, its context in memory, and the turn loop
+//! over it (`turn`): the model steps, their tool calls (through the one
+//! registry, with the permission rules and the hooks) and the write points.
+//! No terminal and no REPL: the chat (`crate::chat`) wraps an `Agent` with
+//! what only someone at a keyboard brings (steers, compaction started from
+//! the chat, overflow recovery), through [`turn::Driver`]; `glrs-compact`
+//! runs the memory flush on an `Agent` of its own ([`Agent::memory_flush`]).
+//!
+//! An `Agent` holds the session's open lock for as long as it lives. Its
+//! fields are its own; other modules use its methods. It remembers the
+//! session file as it last wrote or read it (one `LastSeen`: stamp, mark,
+//! entry count, `updatedAt`): when the file's stamp differs before a model
+//! call, another program changed the session (e.g. a compaction landed) and
+//! the context is rebuilt from the file.
+
+pub mod flush;
+pub mod hooked;
+pub mod pruning;
+pub mod reset;
+pub mod session_tools;
+pub mod system;
+pub mod turn;
+mod write;
+
+use std::path::Path;
+
+use crate::config::Config;
+use crate::context;
+use crate::error::StoreError;
+use crate::provider::select::ModelRef;
+use crate::provider::{Message, Provider, catalogue};
+use crate::redact::Redactor;
+use crate::store::{Entry, Located, OpenLock, Stamp, Store};
+use crate::tools::{Permissions, Registry};
+use crate::{SessionId, time};
+use anyhow::{Context, Result};
+pub use turn::{Driver, TurnKind, TurnOutcome, TurnUi, Unattended};
+pub use write::{Unsaved, WriteFailed, WriteNote};
+
+/// The session file as this agent last wrote or read it: one record,
+/// replaced whole at every read and write, so its parts never disagree.
+#[derive(Debug, Clone, Default)]
+struct LastSeen {
+    /// Its stamp and mark, once the file is in the store (`None` before the
+    /// first write, and for a legacy session until its first write saves it
+    /// there). When the file's stamp differs, another program changed it;
+    /// a write that finds the file still at the mark appends in place.
+    file: Option<(Stamp, crate::store::Mark)>,
+    /// How many entries it held: a write that finds more merges another
+    /// program's entries.
+    entries: usize,
+    /// Its `updatedAt`.
+    updated_at: Option<String>,
+    /// True when it holds a `thinking` header field.
+    thinking: bool,
+}
+
+/// An open conversation: the session it records to, the model it talks to, and what it holds in memory between writes.
+pub struct Agent {
+    /// The store the session lives in.
+    store: Store,
+    /// The configuration it was started with.
+    config: Config,
+    /// The session's id.
+    id: SessionId,
+    /// The working folder the session belongs to (its `cwd`).
+    cwd: String,
+    /// The model it talks to.
+    model: ModelRef,
+    /// The provider serving `model`.
+    provider: Provider,
+    /// The system prompt's replacement for the default part (`--system`,
+    /// `systemPrompt`, or the session header's `system`); saved in the header.
+    system: Option<String>,
+    /// What the `AGENTS.md` files add to the system prompt.
+    agents: String,
+    /// Every tool the model can call, and the session's permissions.
+    tools: Registry,
+    /// Applied to everything this agent writes.
+    redactor: Redactor,
+    /// The context the next model call sends.
+    messages: Vec<Message>,
+    /// The estimate of the context the next request sends (SPEC 5).
+    context_tokens: u64,
+    /// The context window of `model`, in tokens.
+    window: u64,
+    /// The thinking level (SPEC 16): saved in the header as `thinking`.
+    thinking: crate::provider::cache::Thinking,
+    /// When the session's last model call was (its `updatedAt` on resume):
+    /// pruning waits until it is older than `contextPruning.ttl`.
+    last_call: Option<jiff::Timestamp>,
+    /// The last pruning pass that changed the context.
+    last_prune: Option<pruning::LastPrune>,
+    /// Compactions in the session, and the cycle of the last memory flush.
+    compactions: u64,
+    /// The compaction count the newest memory flush recorded, if any.
+    flushed_cycle: Option<u64>,
+    /// How many times the context was rebuilt from the file or cleared:
+    /// what the chat remembers of a context (a compaction that found
+    /// nothing) holds only while this is unchanged.
+    rebuilds: u64,
+    /// The session key that owns this session, if any.
+    key: Option<String>,
+    /// True once `keys.json` points the key at this session.
+    key_recorded: bool,
+    /// The session file as this agent last wrote or read it.
+    seen: LastSeen,
+    /// Entries recorded but not yet on disk (a write failed, or they wait
+    /// for the next write point).
+    unwritten: Vec<Entry>,
+    _open: OpenLock,
+}
+
+impl Agent {
+    /// A new session. Its file is created at the first write, so starting
+    /// and quitting leaves nothing behind.
+    pub fn start(store: Store, config: Config, model: ModelRef, system: Option<String>, cwd: String) -> Result<Agent> {
+        // A bad model or a missing key fails here, before any file exists.
+        let provider = Provider::from_config(&config, &model.provider)?;
+        let (id, open) = loop {
+            let id = store.fresh_id()?;
+            let open = store.open_lock(&id)?;
+            // Taken the lock first: now nobody else can have made this id.
+            if store.locate(&id).is_none() {
+                break (id, open);
+            }
+        };
+        let system = system.or_else(|| config.system_prompt.clone());
+        Agent::assemble(store, config, id, open, model, provider, system, cwd)
+    }
+
+    /// An agent on `id` with nothing read yet: what `start` returns, and what
+    /// `resume` fills in from the file.
+    #[allow(clippy::too_many_arguments)] // each is a distinct part of an open session
+    fn assemble(
+        store: Store,
+        config: Config,
+        id: SessionId,
+        open: OpenLock,
+        model: ModelRef,
+        provider: Provider,
+        system: Option<String>,
+        cwd: String,
+    ) -> Result<Agent> {
+        let window = catalogue::context_window(&config, &model.provider, &model.model);
+        let permissions = Permissions::new(&config.permissions.allow, &config.permissions.deny, &[], false)?;
+        let mut tools = Registry::with_builtins(config.tool_offering()?, permissions);
+        tools.add(std::sync::Arc::new(session_tools::MemoryAppend { cwd: cwd.clone().into() }));
+        for kind in session_tools::COMPACTION_TOOLS {
+            tools.add(std::sync::Arc::new(session_tools::CompactionTool {
+                kind,
+                store: store.clone(),
+                id: id.clone(),
+            }));
+        }
+        let agents = system::agents_text(&system::agents_files(system::config_home().as_deref(), Path::new(&cwd)));
+        let redactor = config.redactor()?;
+        Ok(Agent {
+            store,
+            id,
+            cwd,
+            provider,
+            window,
+            thinking: config.thinking.unwrap_or_default(),
+            last_call: None,
+            last_prune: None,
+            system,
+            agents,
+            tools,
+            redactor,
+            messages: Vec::new(),
+            context_tokens: 0,
+            seen: LastSeen::default(),
+            unwritten: Vec::new(),
+            key: None,
+            key_recorded: false,
+            compactions: 0,
+            flushed_cycle: None,
+            rebuilds: 0,
+            _open: open,
+            model,
+            config,
+        })
+    }
+
+    /// Open an existing session. Refused (`Busy`, exit 4) while another chat
+    /// has it open. The model is `model`, else the one the session last used.
+    pub fn resume(
+        store: Store,
+        config: Config,
+        at: &Located,
+        model: Option<ModelRef>,
+        fallback: impl FnOnce() -> Result<ModelRef>,
+        system: Option<String>,
+    ) -> Result<Agent> {
+        let open = store.open_lock(&at.id)?;
+        Agent::resume_locked(open, store, config, at, model, fallback, system)
+    }
+
+    /// [`Agent::resume`] with the open lock already taken (by `glrs-compact`
+    /// for its memory flush, marked as a compaction).
+    pub fn resume_locked(
+        open: OpenLock,
+        store: Store,
+        config: Config,
+        at: &Located,
+        model: Option<ModelRef>,
+        fallback: impl FnOnce() -> Result<ModelRef>,
+        system: Option<String>,
+    ) -> Result<Agent> {
+        // The stamp first: if the file changes while it is read, the stamp
+        // is the older one, and the next check reloads (never the reverse).
+        let stamp = Stamp::of(&at.path).with_context(|| format!("cannot read {}", at.path.display()))?;
+        // Only the entries from the last boundary on are read (and only
+        // those the context uses parsed); counts come from a streaming scan.
+        let recent = flush::read_for_context(&store, at)?;
+        let file = &recent.lines;
+        let events = file.entries();
+        let model = match model {
+            Some(m) => m,
+            None => match file.get_str("model") {
+                Some(name) => ModelRef::parse(name)?,
+                None => fallback()?,
+            },
+        };
+        let provider = Provider::from_config(&config, &model.provider)?;
+        let cwd = file.get_str("cwd").unwrap_or("").to_string();
+        // `--system` wins, then what the session was started with, then the config.
+        let system =
+            system.or_else(|| file.get_str("system").map(str::to_string)).or_else(|| config.system_prompt.clone());
+        let mut agent = Agent::assemble(store, config, at.id.clone(), open, model, provider, system, cwd)?;
+        agent.messages = context::replay_from(&events, recent.first);
+        agent.context_tokens = file.get_u64("contextTokens").unwrap_or(0);
+        agent.key = file.get_str("key").map(str::to_string);
+        agent.key_recorded = true;
+        agent.last_call = file.get_str("updatedAt").and_then(|t| t.parse().ok());
+        if let Some(level) = file.get_str("thinking").and_then(|t| crate::provider::cache::Thinking::parse(t).ok()) {
+            agent.thinking = level;
+        }
+        (agent.compactions, agent.flushed_cycle) = crate::compact::flush::cycle_of(&recent.hit_texts());
+        agent.seen = LastSeen {
+            // A legacy session has no file in the store yet: its first
+            // write saves it there.
+            file: (!at.legacy).then(|| (stamp, file.mark.clone())),
+            entries: recent.total,
+            updated_at: file.get_str("updatedAt").map(str::to_string),
+            thinking: file.get("thinking").is_some(),
+        };
+        Ok(agent)
+    }
+
+    /// Permissions from the config plus `--allow` rules and `--allow-all`.
+    pub fn set_permissions(&mut self, allow: &[String], allow_all: bool) -> Result<()> {
+        let p = &self.config.permissions;
+        self.tools.permissions = Permissions::new(&p.allow, &p.deny, allow, allow_all)?;
+        Ok(())
+    }
+
+    /// The store the session lives in.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The configuration the agent was started with.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The session's id.
+    pub fn id(&self) -> &SessionId {
+        &self.id
+    }
+
+    /// The model it talks to.
+    pub fn model(&self) -> &ModelRef {
+        &self.model
+    }
+
+    /// The context window of the model, in tokens.
+    pub fn window(&self) -> u64 {
+        self.window
+    }
+
+    /// The thinking level of the next turns.
+    pub fn thinking(&self) -> crate::provider::cache::Thinking {
+        self.thinking
+    }
+
+    /// The estimate of the context the next request sends (SPEC 5).
+    pub fn context_tokens(&self) -> u64 {
+        self.context_tokens
+    }
+
+    /// Compactions in the session.
+    pub fn compactions(&self) -> u64 {
+        self.compactions
+    }
+
+    /// The compaction count the newest memory flush recorded, if any.
+    pub fn flushed_cycle(&self) -> Option<u64> {
+        self.flushed_cycle
+    }
+
+    /// How many times the context was rebuilt from the file or cleared.
+    pub fn rebuilds(&self) -> u64 {
+        self.rebuilds
+    }
+
+    /// The session key that owns this session, if any.
+    pub fn key(&self) -> Option<&str> {
+        self.key.as_deref()
+    }
+
+    /// The tools, for what the user is shown of them (`/mcp`).
+    pub fn tools(&self) -> &Registry {
+        &self.tools
+    }
+
+    /// Give `next` (the session switched to) this one's added tools and
+    /// permissions.
+    pub fn carry_tools_to(&self, next: &mut Agent) {
+        self.tools.carry_to(&mut next.tools);
+    }
+
+    /// The compaction trigger for the current model.
+    pub fn trigger(&self) -> crate::compact::Trigger {
+        crate::compact::Trigger::for_model(&self.config, &self.model.provider, &self.model.model)
+    }
+
+    /// `--key`: the session key that owns this session, written (with the
+    /// key's entry in `keys.json`) at the next save.
+    pub fn set_key(&mut self, key: String) {
+        self.key = Some(key);
+    }
+
+    /// `--thinking`: the thinking level of the next turns, saved in the
+    /// header.
+    pub fn set_thinking(&mut self, level: crate::provider::cache::Thinking) {
+        self.thinking = level;
+    }
+
+    /// The names of every tool the agent has (to keep executable tools from
+    /// shadowing them).
+    pub fn tool_names(&self) -> Vec<String> {
+        self.tools.names()
+    }
+
+    /// Add a tool the model can call (an executable tool, SPEC 15).
+    pub fn add_tool(&mut self, tool: std::sync::Arc<dyn crate::tools::Tool>) {
+        self.tools.add(tool);
+    }
+
+    /// The working folder the session belongs to (its `cwd`).
+    pub fn cwd(&self) -> &str {
+        &self.cwd
+    }
+
+    /// Offer the tools of these MCP servers (SPEC 15) through the registry.
+    pub fn attach_servers(&mut self, servers: std::sync::Arc<crate::mcp::Servers>) {
+        self.tools.attach_servers(servers);
+    }
+
+    /// `--no-tools`: offer the model nothing.
+    pub fn no_tools(&mut self) {
+        self.tools.offer_none();
+    }
+
+    /// The system prompt as sent: the default part (or its replacement),
+    /// then the `AGENTS.md` files.
+    pub fn system_prompt(&self) -> Option<String> {
+        let builtins = self.tools.builtin_names();
+        let builtins = (!builtins.is_empty()).then_some(builtins);
+        system::assemble(self.system.as_deref(), builtins.as_deref(), &self.cwd, &self.agents)
+    }
+
+    /// The system prompt's share of the context, estimated.
+    pub fn system_tokens(&self) -> u64 {
+        self.system_prompt().map_or(0, |s| crate::message::estimate_text(&s))
+    }
+
+    /// Switch models for the next turns.
+    pub fn set_model(&mut self, model: ModelRef) -> Result<()> {
+        self.provider = Provider::from_config(&self.config, &model.provider)?;
+        self.window = catalogue::context_window(&self.config, &model.provider, &model.model);
+        self.model = model;
+        Ok(())
+    }
+
+    /// The context fill, in percent of the window.
+    pub fn fill_percent(&self) -> u64 {
+        // Of the window compaction plans against, not the model's whole
+        // window: on a 1M-token model compaction fires at `compactAt` of
+        // `compactWindow`, and the prompt should say so (75%, not 18%).
+        (self.context_tokens.saturating_mul(100)).checked_div(self.trigger().window).unwrap_or(0)
+    }
+
+    /// True once the session has a file in the store.
+    pub fn is_saved(&self) -> bool {
+        self.seen.file.is_some()
+    }
+
+    /// If another program changed the session file since this agent last
+    /// saw it, rebuild the context from the file (plus what this agent has
+    /// not written yet). Returns true when it did.
+    pub fn sync_from_disk(&mut self) -> Result<bool, StoreError> {
+        let Some((known, _)) = self.seen.file else { return Ok(false) };
+        let path = self.store.session_path(&self.id);
+        let now = Stamp::of(&path).map_err(|e| StoreError::io(&path, "read", e))?;
+        if now == known {
+            return Ok(false);
+        }
+        let at = Located { id: self.id.clone(), path: path.clone(), legacy: false };
+        let recent = flush::read_for_context(&self.store, &at)?;
+        let file = &recent.lines;
+        let mut events = file.entries();
+        let known_len = recent.total;
+        (self.compactions, self.flushed_cycle) = crate::compact::flush::cycle_of(&recent.hit_texts());
+        let unwritten: Vec<String> = self.unwritten.iter().filter_map(|e| serde_json::to_string(e).ok()).collect();
+        events.extend(unwritten.iter().map(String::as_str));
+        self.rebuilds += 1;
+        self.messages = context::replay_from(&events, recent.first);
+        self.context_tokens = file.get_u64("contextTokens").unwrap_or(self.context_tokens);
+        self.seen = LastSeen {
+            // The mark was read after `now` was taken: if the file changed
+            // meanwhile, the stamps differ at the next check, and the mark
+            // at the next write.
+            file: Some((now, file.mark.clone())),
+            entries: known_len,
+            updated_at: file.get_str("updatedAt").map(str::to_string),
+            thinking: file.get("thinking").is_some(),
+        };
+        Ok(true)
+    }
+
+    /// Add a prompt to the shared history (`prompts.json`, the REPL's Up
+    /// arrow), whichever mode it was typed in. A failure is only a warning.
+    pub fn remember_prompt(&self, text: &str) -> Result<()> {
+        let prompt = crate::store::prompts::Prompt {
+            text: self.redactor.text(text).into_owned(),
+            at: time::now(),
+            session: self.id.to_string(),
+            cwd: self.cwd.clone(),
+            truncated_from: None,
+            extra: Default::default(),
+        };
+        self.store.add_prompt(prompt, crate::store::prompts::DEFAULT_CAP).context("prompt history not saved")
+    }
+
+    /// `/clear`: a `cleared` entry; the model starts from nothing, the
+    /// transcript stays in the session.
+    pub fn clear(&mut self) -> Option<WriteNote> {
+        self.record(Entry::Cleared { at: time::now() });
+        self.rebuilds += 1;
+        self.messages.clear();
+        self.context_tokens = self.system_tokens();
+        self.save_or_report()
+    }
+}
