@@ -193,6 +193,30 @@ fn glrs_compact_flushes_first_unless_told_not_to() {
     assert!(content(&requests[8], 1).contains("<previous-brief>"));
 }
 
+/// glrs-compact runs the flush on an agent of its own: what the flush
+/// would tell a chat's user (here, a cwd it cannot write to) is a warning
+/// naming the session, and the compaction goes on.
+#[test]
+fn glrs_compact_warns_when_the_flush_cannot_write_its_notes() {
+    let (ts, server) = setup(true);
+    // Not even root can create a folder in /proc.
+    let id = three_long_turns(&ts, &server, std::path::Path::new("/proc"));
+    server.push(text_reply(BRIEF, 10));
+    let out = ts.cmd("glrs-compact").env("OPENAI_API_KEY", OPENAI_KEY).arg(&id).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let err = stderr_of(&out);
+    assert!(
+        err.contains(&format!("glrs-compact: warning: {id}: memory flush skipped: /proc/memory is not writable")),
+        "{err}"
+    );
+    assert_eq!(server.model_requests().len(), 4, "three turns and the brief: no flush turn");
+    let (_, session) = ts.only_session();
+    let events = session["events"].as_array().unwrap();
+    let flush = events.iter().find(|e| e["type"] == "custom" && e["name"] == "memoryFlush").unwrap();
+    assert_eq!(flush["data"], json!({"compactionCount": 0, "skipped": "cwd not writable"}));
+    assert_eq!(events.last().unwrap()["type"], "compacted");
+}
+
 /// SPEC 7: the flush never stops the compaction it precedes. A flush that
 /// overflows the window ends with its error recorded; it does not start an
 /// overflow compaction of its own (a child glrs-compact that would wait for
