@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::support;
 use crate::support::mock::{MockServer, Reply};
+use crate::support::procs;
 use crate::support::sse::*;
 use crate::support::*;
 use serde_json::{Value, json};
@@ -354,14 +355,6 @@ fn the_repl_asks_and_takes_y_a_and_n() {
     assert_eq!(tools[3].1, "denied by the user, who said: use notes.md instead");
 }
 
-/// Whether process `pid` is gone (or a zombie, which runs nothing).
-fn gone(pid: &str) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')),
-    }
-}
-
 /// Esc during `bash` kills its whole process group: a grandchild started
 /// with `&` does not survive, and the turn ends with an interrupted result.
 #[test]
@@ -373,24 +366,17 @@ fn esc_during_bash_leaves_no_process_behind() {
     support::pty::prompt(&mut p);
     p.send_line("start something long").unwrap();
     p.exp_string("bash  sleep 300").unwrap();
-    let started = std::time::Instant::now();
-    while !(cwd.join("bg.pid").exists() && cwd.join("sh.pid").exists()) {
-        assert!(started.elapsed().as_secs() < 15, "waited 15 s for the command to write its pids");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    std::thread::sleep(std::time::Duration::from_millis(100));
-    let pids: Vec<String> =
-        ["bg.pid", "sh.pid"].iter().map(|f| std::fs::read_to_string(cwd.join(f)).unwrap().trim().to_string()).collect();
-    assert!(pids.iter().all(|pid| !gone(pid)), "both run before Esc");
+    let limit = std::time::Duration::from_secs(15);
+    let pids = [
+        procs::wait_for_pids(&cwd.join("bg.pid"), limit, "the command's background sleep")[0],
+        procs::wait_for_pids(&cwd.join("sh.pid"), limit, "the command's shell")[0],
+    ];
+    assert!(pids.iter().all(|pid| procs::alive(*pid)), "both run before Esc");
     p.send("\x1b").unwrap();
     p.flush().unwrap();
     p.exp_string("interrupted").unwrap();
     support::pty::prompt(&mut p);
-    let stopped = std::time::Instant::now();
-    while !pids.iter().all(|pid| gone(pid)) {
-        assert!(stopped.elapsed().as_secs() < 5, "waited 5 s for {pids:?} to be killed");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    procs::wait_until_gone(&pids, std::time::Duration::from_secs(5), "the command's processes after Esc");
     p.send_line("/quit").unwrap();
     p.exp_eof().unwrap();
     let tools = tool_entries(&ts);

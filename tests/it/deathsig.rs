@@ -4,9 +4,10 @@
 //! waiting for its `apiKeyCommand` leaves that no more.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::support::mock::{MockServer, Reply};
+use crate::support::procs::{alive, wait_for_pids, wait_until_gone};
 use crate::support::sse::*;
 use crate::support::*;
 use serde_json::json;
@@ -17,26 +18,6 @@ fn mcp_server_exe() -> PathBuf {
     let path = debug.join("examples").join("mcp_test_server");
     assert!(path.exists(), "{} is missing: `cargo build --example mcp_test_server`", path.display());
     path
-}
-
-/// The first pid written to `file`, once it has been (bounded).
-fn first_pid(file: &Path) -> i32 {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Some(pid) = std::fs::read_to_string(file).ok().and_then(|t| t.split_whitespace().next()?.parse().ok()) {
-            return pid;
-        }
-        assert!(Instant::now() < deadline, "nothing wrote a pid to {}", file.display());
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Whether `pid` is a live process (a zombie is not).
-fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
-        Err(_) => false,
-    }
 }
 
 /// Kills whatever is left at the end, pass or fail.
@@ -77,16 +58,14 @@ fn a_sigkilled_chat_leaves_neither_its_mcp_server_nor_its_bash_command_running()
         .stderr(std::process::Stdio::null());
     let mut chat = cmd.spawn().unwrap();
     let mut reap = Reap(vec![chat.id() as i32]);
-    let children = [first_pid(&mcp_pids), first_pid(&bash_pid)];
+    let limit = Duration::from_secs(30);
+    let children =
+        [wait_for_pids(&mcp_pids, limit, "the MCP server")[0], wait_for_pids(&bash_pid, limit, "the bash command")[0]];
     reap.0.extend(children);
     assert!(children.iter().all(|p| alive(*p)), "both running while the chat is");
     chat.kill().unwrap();
     chat.wait().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while children.iter().any(|p| alive(*p)) {
-        assert!(Instant::now() < deadline, "still running after the chat was SIGKILLed: {children:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until_gone(&children, Duration::from_secs(10), "the MCP server and the bash command of the SIGKILLed chat");
 }
 
 #[cfg(target_os = "linux")]
@@ -110,14 +89,10 @@ fn a_sigkilled_chat_leaves_no_api_key_command_running() {
         .stderr(std::process::Stdio::null());
     let mut chat = cmd.spawn().unwrap();
     let mut reap = Reap(vec![chat.id() as i32]);
-    let pid = first_pid(&key_pid);
+    let pid = wait_for_pids(&key_pid, Duration::from_secs(30), "the key command")[0];
     reap.0.push(pid);
     assert!(alive(pid), "the key command runs while the chat waits for it");
     chat.kill().unwrap();
     chat.wait().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while alive(pid) {
-        assert!(Instant::now() < deadline, "the key command {pid} still runs after the chat was SIGKILLed");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until_gone(&[pid], Duration::from_secs(10), "the key command of the SIGKILLed chat");
 }

@@ -6,9 +6,10 @@
 //! started outlives the chat.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::support::mock::{MockServer, Reply};
+use crate::support::procs::{alive, wait_for_pids, wait_until_gone};
 use crate::support::sse::*;
 use crate::support::*;
 use serde_json::{Value, json};
@@ -88,33 +89,10 @@ fn tool_entries(ts: &TestStore) -> Vec<(String, String, bool)> {
         .collect()
 }
 
-/// The pids a test server wrote, once it has.
-fn read_pids(file: &Path) -> Vec<i32> {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Ok(text) = std::fs::read_to_string(file) {
-            return text.split_whitespace().map(|p| p.parse().unwrap()).collect();
-        }
-        assert!(Instant::now() < deadline, "the MCP test server never wrote {}", file.display());
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Whether `pid` is a live process (a zombie waiting to be reaped is not).
-fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
-        Err(_) => false,
-    }
-}
-
-fn assert_gone(pids: &[i32], what: &str) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while pids.iter().any(|p| alive(*p)) {
-        assert!(Instant::now() < deadline, "{what}: still running: {pids:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
+/// How long a test server may take to start and write its pids.
+const STARTING: Duration = Duration::from_secs(20);
+/// How long its processes may take to end once they should.
+const ENDING: Duration = Duration::from_secs(10);
 
 #[test]
 fn a_server_tool_is_offered_and_called_and_its_result_reaches_the_next_request() {
@@ -140,7 +118,8 @@ fn a_server_tool_is_offered_and_called_and_its_result_reaches_the_next_request()
     assert_eq!(entries[1], ("mcp__t__fail".into(), "failed: on purpose".into(), true), "isError: an error result");
 
     // The server and the process it started are gone with the chat.
-    assert_gone(&read_pids(&pids), "the MCP server and its child after the chat exited");
+    let started = wait_for_pids(&pids, STARTING, "the MCP test server");
+    wait_until_gone(&started, ENDING, "the MCP server and its child after the chat exited");
 }
 
 #[test]
@@ -187,10 +166,10 @@ fn a_server_killed_mid_session_turns_its_next_call_into_an_error_result() {
         }
     });
     server.wait_for_model_requests(1, "the first model request");
-    let pid = read_pids(&pids)[0];
+    let pid = wait_for_pids(&pids, STARTING, "the MCP test server")[0];
     // SAFETY: a plain signal to the test server's pid.
     unsafe { libc::kill(pid, libc::SIGKILL) };
-    assert_gone(&[pid], "the killed server");
+    wait_until_gone(&[pid], ENDING, "the killed server");
     let out = chat.join().unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
     assert_eq!(stdout_of(&out), "noted\n");
@@ -257,11 +236,11 @@ fn mcp_in_the_repl_lists_servers_their_state_and_tools_and_quitting_stops_them()
     p.exp_string("mcp__t__echo  Send the text back").unwrap();
     p.exp_string("mcp__t__fail  Always fail").unwrap();
     crate::support::pty::prompt(&mut p);
-    let started = read_pids(&pids);
+    let started = wait_for_pids(&pids, STARTING, "the MCP test server");
     assert!(started.iter().all(|p| alive(*p)), "running while the chat is");
     p.send_line("/quit").unwrap();
     p.exp_eof().unwrap();
-    assert_gone(&started, "the MCP server and its child after /quit");
+    wait_until_gone(&started, ENDING, "the MCP server and its child after /quit");
 }
 
 #[test]
@@ -271,10 +250,10 @@ fn sigterm_at_the_prompt_stops_the_servers_too() {
     let (ts, _server) = setup(json!({"t": stdio_server(Some(&pids), &["--spawn-child"])}));
     let mut p = crate::support::pty::chat(&ts, &["-m", "openai/gpt-4.1"], &[], false);
     crate::support::pty::prompt(&mut p);
-    let started = read_pids(&pids);
+    let started = wait_for_pids(&pids, STARTING, "the MCP test server");
     p.process_mut().signal(rexpect::process::Signal::SIGTERM).unwrap();
     p.exp_eof().unwrap();
-    assert_gone(&started, "the MCP server and its child after SIGTERM");
+    wait_until_gone(&started, ENDING, "the MCP server and its child after SIGTERM");
 }
 
 #[test]
@@ -341,9 +320,9 @@ fn a_server_still_in_its_handshake_is_stopped_when_the_chat_ends() {
     let (ts, _server) = setup(json!({"mute": {"command": "sh", "args": ["-c", script]}}));
     let mut p = crate::support::pty::chat(&ts, &["-m", "openai/gpt-4.1"], &[], false);
     crate::support::pty::prompt(&mut p);
-    let started = read_pids(&pids);
+    let started = wait_for_pids(&pids, STARTING, "the MCP test server");
     assert!(alive(started[0]), "starting while the prompt is shown: start-up did not wait for it");
     p.send_line("/quit").unwrap();
     p.exp_eof().unwrap();
-    assert_gone(&started, "a server in its handshake after /quit");
+    wait_until_gone(&started, ENDING, "a server in its handshake after /quit");
 }

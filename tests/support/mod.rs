@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod mock;
+pub mod procs;
 pub mod pty;
 pub mod sse;
 

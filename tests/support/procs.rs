@@ -1,0 +1,48 @@
+//! Processes a test started indirectly (an MCP server, a `bash` tool's
+//! command): learning their pids from the file they write, and checking
+//! they are running or gone. Every wait is bounded and names what it
+//! waited for.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Whether `pid` is a live process (a zombie, which runs nothing and only
+/// waits to be reaped, is not).
+pub fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+/// The pids written to `file` (separated by white space), once it holds at
+/// least one and nothing else: a shell's `echo $$ > file` creates the file
+/// before it writes, so an empty file means "not yet". Fails the test after
+/// `limit`, naming `what` should have written them.
+pub fn wait_for_pids(file: &Path, limit: Duration, what: &str) -> Vec<i32> {
+    let deadline = Instant::now() + limit;
+    loop {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        let pids: Option<Vec<i32>> = text.split_whitespace().map(|p| p.parse().ok()).collect();
+        match pids {
+            Some(pids) if !pids.is_empty() => return pids,
+            _ => assert!(
+                Instant::now() < deadline,
+                "waited {limit:?} for {what} to write its pids to {} (it holds {text:?})",
+                file.display()
+            ),
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Wait (at most `limit`) until none of `pids` is running; fails the test
+/// naming `what` they are.
+pub fn wait_until_gone(pids: &[i32], limit: Duration, what: &str) {
+    let deadline = Instant::now() + limit;
+    while pids.iter().any(|p| alive(*p)) {
+        let left: Vec<i32> = pids.iter().copied().filter(|p| alive(*p)).collect();
+        assert!(Instant::now() < deadline, "waited {limit:?} for {what} to end: still running: {left:?} of {pids:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
