@@ -18,11 +18,6 @@ fn setup(flush: bool) -> (TestStore, MockServer) {
     (ts, server)
 }
 
-/// A user message of about 150 tokens.
-fn long(text: &str) -> String {
-    format!("{text} {}", "lorem ipsum ".repeat(50))
-}
-
 /// Three one-shot turns of long text in `project`, each answered "ok" at a
 /// 100-token prompt, all in one session: its id.
 fn three_long_turns(ts: &TestStore, server: &MockServer, project: &std::path::Path) -> String {

@@ -32,11 +32,6 @@ fn setup_with(hooks: Value, disabled: &[&str]) -> (TestStore, MockServer) {
     (ts, server)
 }
 
-/// A user message of about 150 tokens.
-fn long(text: &str) -> String {
-    format!("{text} {}", "lorem ipsum ".repeat(50))
-}
-
 /// The JSON events a hook appended, one a line, to `name` in the test's folder.
 fn events(ts: &TestStore, name: &str) -> Vec<Value> {
     let text = std::fs::read_to_string(ts.dir.path().join(name)).unwrap_or_default();

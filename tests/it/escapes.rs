@@ -149,7 +149,7 @@ fn flush_config(ts: &TestStore, server: &MockServer) {
 fn three_turns(ts: &TestStore, server: &MockServer, project: &Path) -> String {
     for n in 0..3 {
         server.push(Reply::sse(openai_text(&["ok"], 100, 5, 0)));
-        let text = format!("turn {n} {}", "lorem ipsum ".repeat(50));
+        let text = long(&format!("turn {n}"));
         let mut args = vec!["-m", "openai/gpt-4.1", "-p", &text];
         if n > 0 {
             args.push("--continue");

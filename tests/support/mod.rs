@@ -320,3 +320,8 @@ pub fn small_window(ts: &TestStore, server: &mock::MockServer, flush: bool) {
 pub fn text_reply(text: &str, prompt: u64) -> mock::Reply {
     mock::Reply::sse(sse::openai_text(&[text], prompt, 5, 0))
 }
+
+/// A user message of about 150 tokens: `text` and 600 characters of filler.
+pub fn long(text: &str) -> String {
+    format!("{text} {}", "lorem ipsum ".repeat(50))
+}
