@@ -9,28 +9,17 @@
 // A benchmark is not product code: a failed step should stop it loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "../tests/support/mock.rs"]
-#[allow(dead_code)]
-mod mock;
-#[path = "../tests/support/sse.rs"]
-#[allow(dead_code)]
-mod sse;
+mod common;
 
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use mock::{MockServer, Reply};
+use serde_json::json;
 
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
+use common::mock::{MockServer, Reply};
+use common::{chat_cmd, glrs_cmd, median, ms, sse};
 
 /// Time to the first stdout byte, and to the end, of a command.
 fn timed(mut cmd: Command) -> (Duration, Duration) {
@@ -43,18 +32,6 @@ fn timed(mut cmd: Command) -> (Duration, Duration) {
     std::io::copy(&mut stdout, &mut std::io::sink()).expect("read");
     assert!(child.wait().expect("wait").success(), "{cmd:?} failed");
     (ttfb, start.elapsed())
-}
-
-fn chat_cmd(home: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_glrs-chat"));
-    cmd.args(["-p", "hello", "-m", "openai/gpt-4.1"])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("OPENAI_API_KEY", "sk-bench");
-    cmd
 }
 
 fn curl_cmd(server: &MockServer) -> Command {
@@ -75,18 +52,13 @@ fn reply(pieces: &[String], delay_ms: u64) -> Reply {
 }
 
 fn main() {
-    if std::env::args().any(|a| a == "--list") {
+    if common::listing() {
         return;
     }
-    let runs: usize = std::env::var("GLRS_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(31);
+    let runs = common::runs(31);
     let home = tempfile::tempdir().expect("tempdir");
     let server = MockServer::start();
-    std::fs::create_dir_all(home.path().join("config/glrs")).expect("mkdir");
-    std::fs::write(
-        home.path().join("config/glrs/config.json"),
-        format!(r#"{{"providers": {{"openai": {{"baseUrl": "{}/v1"}}}}}}"#, server.url()),
-    )
-    .expect("config");
+    common::write_config(home.path(), &json!({"providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}}}));
 
     // 1. One-shot latency: a short answer in 5 events, 2 ms apart.
     let short: Vec<String> = ["Hello", ", ", "world", "!", " Bye."].iter().map(|s| s.to_string()).collect();
@@ -126,15 +98,8 @@ fn main() {
 
 /// Time from sending a prompt in the REPL to the whole reply being shown.
 fn repl_time(home: &Path) -> Duration {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_glrs-chat"));
-    cmd.args(["-m", "openai/gpt-4.1"])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("OPENAI_API_KEY", "sk-bench")
-        .env("TERM", "xterm-256color");
+    let mut cmd = glrs_cmd(env!("CARGO_BIN_EXE_glrs-chat"), home);
+    cmd.args(["-m", "openai/gpt-4.1"]).env("TERM", "xterm-256color");
     let options = rexpect::reader::Options::new().timeout_ms(Some(60_000));
     let mut p = rexpect::session::spawn_with_options(cmd, options).expect("pty");
     p.exp_string("% > ").expect("prompt");

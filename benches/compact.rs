@@ -8,24 +8,22 @@
 // A benchmark is not product code: a failed step should stop it loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::time::{Duration, Instant};
+mod common;
 
+use std::time::Instant;
+
+use common::{median, ms};
 use glrs::compact::{artifact, brief, plan};
 use glrs::provider::{Message, Request, openai};
 use glrs::store::{Append, Entry, ToolCall};
 use glrs::{Paths, Store};
 use serde_json::json;
 
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
 fn main() {
-    if std::env::args().any(|a| a == "--list") {
+    if common::listing() {
         return;
     }
-    let runs: usize = std::env::var("GLRS_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(11);
+    let runs = common::runs(11);
     let dir = tempfile::tempdir().expect("tempdir");
     let paths = Paths::from_vars(Some(dir.path().into()), None, None, Some(dir.path().into())).expect("paths");
     let store = Store::new(paths);
@@ -122,10 +120,6 @@ fn main() {
     }
     let (r, p) = (median(read_once[2..].to_vec()), median(prepare[2..].to_vec()));
     println!("session\t{:.1} MB\t{} estimated tokens", bytes as f64 / 1e6, tokens);
-    println!("read the file once\t{:.1} ms", r.as_secs_f64() * 1e3);
-    println!(
-        "prepare a compaction\t{:.1} ms\t{:.1}x reading (target under 300 ms)",
-        p.as_secs_f64() * 1e3,
-        p.as_secs_f64() / r.as_secs_f64()
-    );
+    println!("read the file once\t{:.1} ms", ms(r));
+    println!("prepare a compaction\t{:.1} ms\t{:.1}x reading (target under 300 ms)", ms(p), ms(p) / ms(r));
 }

@@ -13,14 +13,14 @@
 // A benchmark is not product code: a failed step should stop it loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn setting(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
+use common::{median, ms, setting};
 
 /// Deterministic sizes: uniform around the average, a few big ones.
 fn sizes(count: u64, avg: u64, big: u64, big_size: u64) -> Vec<u64> {
@@ -93,10 +93,8 @@ fn run_once(cmd: &mut Command) -> Duration {
     took
 }
 
-fn median(cmd: &mut Command, runs: u64) -> Duration {
-    let mut times: Vec<Duration> = (0..runs).map(|_| run_once(cmd)).collect();
-    times.sort();
-    times[times.len() / 2]
+fn median_run(cmd: &mut Command, runs: u64) -> Duration {
+    median((0..runs).map(|_| run_once(cmd)).collect())
 }
 
 fn ls_cmd(data: &Path) -> Command {
@@ -121,21 +119,17 @@ struct Measured {
 fn measure(data: &Path, runs: u64) -> Measured {
     let _ = std::fs::remove_file(data.join("glrs/sessions").join(glrs::store::listing::INDEX_FILE));
     let cold = run_once(&mut ls_cmd(data));
-    let warm = median(&mut ls_cmd(data), runs);
-    let baseline = median(&mut stat_cmd(data), runs);
+    let warm = median_run(&mut ls_cmd(data), runs);
+    let baseline = median_run(&mut stat_cmd(data), runs);
     let bytes = std::fs::read_dir(data.join("glrs/sessions"))
         .map(|d| d.flatten().filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum())
         .unwrap_or(0);
     Measured { cold, warm, baseline, bytes }
 }
 
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
 fn main() -> std::io::Result<()> {
-    if std::env::args().any(|a| a == "--list") {
-        return Ok(()); // `cargo test --benches` asks for a list; nothing to run then.
+    if common::listing() {
+        return Ok(());
     }
     let count = setting("GLRS_BENCH_SESSIONS", 10_000);
     let avg = setting("GLRS_BENCH_AVG_KB", 200) * 1024;

@@ -16,36 +16,18 @@
 // A benchmark is not product code: a failed step should stop it loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "../tests/support/mock.rs"]
-#[allow(dead_code, missing_docs)]
-mod mock;
-#[path = "../tests/support/sse.rs"]
-#[allow(dead_code, missing_docs)]
-mod sse;
+mod common;
 
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::mock::{MockServer, Reply};
+use common::{median_of, ms, sse};
 use glrs::store::{Append, Entry, SessionFile};
 use glrs::{Paths, SessionId, Store};
-use mock::{MockServer, Reply};
 use serde_json::json;
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-fn runs_of(runs: usize, mut f: impl FnMut() -> Duration) -> Duration {
-    f(); // warm-up
-    median((0..runs).map(|_| f()).collect())
-}
 
 /// Run a command, its output read to the end through a pipe.
 fn run(cmd: &mut Command) -> Duration {
@@ -129,22 +111,19 @@ struct Case {
 }
 
 fn main() {
-    if std::env::args().any(|a| a == "--list") {
-        return; // `cargo test --benches` asks for a list; nothing to run then.
+    if common::listing() {
+        return;
     }
-    let runs: usize = std::env::var("GLRS_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(15);
+    let runs = common::runs(15);
     let home = tempfile::tempdir_in(Path::new(env!("CARGO_MANIFEST_DIR")).join("target")).expect("tempdir");
     let data = home.path().join("data");
     let paths = Paths::from_vars(Some(data.clone()), None, None, Some(home.path().to_path_buf())).unwrap();
     let store = Store::new(paths);
     let server = MockServer::start();
-    std::fs::create_dir_all(home.path().join("config/glrs")).unwrap();
-    std::fs::write(
-        home.path().join("config/glrs/config.json"),
-        json!({"providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}}, "memoryFlush": {"enabled": false}})
-            .to_string(),
-    )
-    .unwrap();
+    common::write_config(
+        home.path(),
+        &json!({"providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}}, "memoryFlush": {"enabled": false}}),
+    );
 
     let mut cases = Vec::new();
     for (label, size) in [("100 MB", 100usize << 20), ("100 KB", 100 << 10)] {
@@ -160,21 +139,15 @@ fn main() {
             "chat" => env!("CARGO_BIN_EXE_glrs-chat"),
             _ => env!("CARGO_BIN_EXE_glrs-sessions"),
         };
-        let mut cmd = Command::new(exe);
-        cmd.env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", home.path())
-            .env("XDG_DATA_HOME", &data)
-            .env("XDG_CONFIG_HOME", home.path().join("config"))
-            .env("OPENAI_API_KEY", "sk-bench");
-        cmd
+        // Its data folder is `data`, the store's.
+        common::glrs_cmd(exe, home.path())
     };
 
     println!("measure (median of {runs})\t100 MB\t100 KB\tbaseline\tresult");
     // 1. A resumed one-shot turn.
     let mut turn = Vec::new();
     for case in &cases {
-        turn.push(runs_of(runs, || {
+        turn.push(median_of(runs, || {
             server.push(Reply::sse(sse::openai_text(&["Noted."], 200, 2, 0)));
             run(program("chat").args(["--resume", case.id.as_str(), "-p", "continue"]))
         }));
@@ -190,7 +163,7 @@ fn main() {
     let note = "x".repeat(1000);
     let mut append = Vec::new();
     for case in &cases {
-        append.push(runs_of(runs * 4, || {
+        append.push(median_of(runs * 4, || {
             let change = Append::new().entry(&Entry::Notice { at: glrs::time::now(), text: note.clone() }).unwrap();
             let start = Instant::now();
             store.append(&case.id, change).unwrap();
@@ -199,7 +172,7 @@ fn main() {
     }
     let plain = home.path().join("plain.log");
     let line = vec![b'x'; 1024];
-    let baseline = runs_of(runs * 4, || {
+    let baseline = median_of(runs * 4, || {
         let start = Instant::now();
         let mut f = std::fs::OpenOptions::new().create(true).append(true).open(&plain).unwrap();
         f.write_all(&line).unwrap();
@@ -218,10 +191,10 @@ fn main() {
     for (what, args) in [("show --tail 5", &["show", "--tail", "5"][..]), ("status", &["status"][..])] {
         let mut times = Vec::new();
         for case in &cases {
-            times.push(runs_of(runs, || run(program("sessions").args(args).arg(case.id.as_str()))));
+            times.push(median_of(runs, || run(program("sessions").args(args).arg(case.id.as_str()))));
         }
         let path = store.session_path(&cases[0].id);
-        let cat = runs_of(runs, || run(Command::new("cat").arg(&path)));
+        let cat = median_of(runs, || run(Command::new("cat").arg(&path)));
         println!(
             "{what}\t{:.1} ms\t{:.1} ms\t{:.1} ms (cat of the 100 MB file)\t{:.2}x (target within 5x)",
             ms(times[0]),
@@ -260,9 +233,9 @@ fn main() {
         run(cmd)
     };
     ls(program("sessions").arg("ls")); // builds the index
-    let warm = runs_of(runs, || ls(program("sessions").arg("ls")));
+    let warm = median_of(runs, || ls(program("sessions").arg("ls")));
     let sessions_dir = many.join("glrs/sessions");
-    let find = runs_of(runs, || {
+    let find = median_of(runs, || {
         run(Command::new("find").arg(&sessions_dir).args([
             "-maxdepth",
             "1",

@@ -10,35 +10,15 @@
 //! Run: `cargo bench --bench stream` (`GLRS_BENCH_RUNS`, default 5).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "../tests/support/mock.rs"]
-#[allow(dead_code)]
-mod mock;
-#[path = "../tests/support/sse.rs"]
-#[allow(dead_code)]
-mod sse;
+mod common;
 
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use mock::{MockServer, Reply};
+use serde_json::json;
 
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn chat_cmd(home: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_glrs-chat"));
-    cmd.args(["-p", "hello", "-m", "openai/gpt-4.1"])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("OPENAI_API_KEY", "sk-bench");
-    cmd
-}
+use common::mock::{MockServer, Reply};
+use common::{chat_cmd, median, ms, sse};
 
 fn curl_cmd(server: &MockServer) -> Command {
     let mut cmd = Command::new("curl");
@@ -75,21 +55,16 @@ fn reply(pieces: &[String]) -> Reply {
 }
 
 fn main() {
-    if std::env::args().any(|a| a == "--list") {
+    if common::listing() {
         return;
     }
-    let runs: usize = std::env::var("GLRS_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(5);
+    let runs = common::runs(5);
     let home = tempfile::tempdir().expect("tempdir");
     let server = MockServer::start();
-    std::fs::create_dir_all(home.path().join("config/glrs")).expect("mkdir");
-    std::fs::write(
-        home.path().join("config/glrs/config.json"),
-        format!(
-            r#"{{"memoryFlush": {{"enabled": false}}, "providers": {{"openai": {{"baseUrl": "{}/v1"}}}}}}"#,
-            server.url()
-        ),
-    )
-    .expect("config");
+    common::write_config(
+        home.path(),
+        &json!({"memoryFlush": {"enabled": false}, "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}}}),
+    );
 
     // 1. One 16 MB line.
     let line = vec!["y".repeat(16 << 20)];
@@ -103,9 +78,9 @@ fn main() {
     let (g, c) = (median(glrs), median(curl));
     println!(
         "one 16 MB SSE line, median of {runs}\tglrs-chat -p {:.0} ms\tcurl {:.0} ms\tratio {:.1}",
-        g.as_secs_f64() * 1e3,
-        c.as_secs_f64() * 1e3,
-        g.as_secs_f64() / c.as_secs_f64()
+        ms(g),
+        ms(c),
+        ms(g) / ms(c)
     );
 
     // 2. A 100 MB reply in 64 KB events.

@@ -12,11 +12,14 @@
 // A benchmark is not product code: a failed step should stop it loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicBool;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use common::time;
 use glrs::provider::Cancel;
 use glrs::store::ToolCall;
 use glrs::tools::permissions::{Answer, Asker, Question};
@@ -24,26 +27,9 @@ use glrs::tools::search::{GrepQuery, grep};
 use glrs::tools::{Permissions, Registry, Situation, ToolContext};
 use serde_json::json;
 
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
+/// A figure as this benchmark prints it: `1.23 ms`.
 fn ms(d: Duration) -> String {
-    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
-}
-
-fn time(runs: usize, mut f: impl FnMut()) -> Duration {
-    f(); // warm the page cache
-    median(
-        (0..runs)
-            .map(|_| {
-                let t = Instant::now();
-                f();
-                t.elapsed()
-            })
-            .collect(),
-    )
+    format!("{:.2} ms", common::ms(d))
 }
 
 /// A tree of `dirs` × `files` source-like files (about 3 KB each), a rare
@@ -74,10 +60,10 @@ impl Asker for Never {
 }
 
 fn main() {
-    if std::env::args().any(|a| a == "--list") {
+    if common::listing() {
         return;
     }
-    let runs: usize = std::env::var("GLRS_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(11);
+    let runs = common::runs(11);
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().join("tree");
     generate(&root, 100, 100);
