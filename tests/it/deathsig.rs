@@ -3,22 +3,13 @@
 //! call (`sleep 300`) under way, `kill -9` of the chat ends both; and one
 //! waiting for its `apiKeyCommand` leaves that no more.
 
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::support::mock::{MockServer, Reply};
-use crate::support::procs::{alive, wait_for_pids, wait_until_gone};
+use crate::support::procs::{alive, mcp_test_server, wait_for_pids, wait_until_gone};
 use crate::support::sse::*;
 use crate::support::*;
 use serde_json::json;
-
-fn mcp_server_exe() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let debug = exe.parent().and_then(Path::parent).unwrap();
-    let path = debug.join("examples").join("mcp_test_server");
-    assert!(path.exists(), "{} is missing: `cargo build --example mcp_test_server`", path.display());
-    path
-}
 
 /// Kills whatever is left at the end, pass or fail.
 struct Reap(Vec<i32>);
@@ -46,7 +37,7 @@ fn a_sigkilled_chat_leaves_neither_its_mcp_server_nor_its_bash_command_running()
         "memoryFlush": {"enabled": false},
         "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}},
         "retry": {"attempts": 1, "baseDelayMs": 10},
-        "mcpServers": {"t": {"command": mcp_server_exe(), "env": {"MCP_TEST_PIDS": mcp_pids}}},
+        "mcpServers": {"t": {"command": mcp_test_server(), "env": {"MCP_TEST_PIDS": mcp_pids}}},
     }));
     let command = format!("echo $$ > '{}'; exec sleep 300", bash_pid.display());
     server.push(Reply::sse(openai_tool_call("call_0", "bash", &[&json!({"command": command}).to_string()])));

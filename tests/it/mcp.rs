@@ -5,27 +5,14 @@
 //! with errors, HTTP servers work, `/mcp` lists them, and nothing a server
 //! started outlives the chat.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use crate::support::mock::{MockServer, Reply};
-use crate::support::procs::{alive, wait_for_pids, wait_until_gone};
+use crate::support::procs::{alive, mcp_test_server, wait_for_pids, wait_until_gone};
 use crate::support::sse::*;
 use crate::support::*;
 use serde_json::{Value, json};
-
-/// The test server, which `cargo test` builds beside the test binary.
-fn server_exe() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let debug = exe.parent().and_then(Path::parent).unwrap();
-    let path = debug.join("examples").join("mcp_test_server");
-    assert!(
-        path.exists(),
-        "{} is missing: `cargo test` builds it; alone, run `cargo build --example mcp_test_server`",
-        path.display()
-    );
-    path
-}
 
 /// A store whose config points the model at `server` and has `mcp` as its
 /// `mcpServers`.
@@ -43,7 +30,7 @@ fn setup(mcp: Value) -> (TestStore, MockServer) {
 }
 
 fn stdio_server(pids: Option<&Path>, args: &[&str]) -> Value {
-    let mut server = json!({"command": server_exe(), "args": args});
+    let mut server = json!({"command": mcp_test_server(), "args": args});
     if let Some(pids) = pids {
         server["env"] = json!({"MCP_TEST_PIDS": pids});
     }
@@ -192,7 +179,7 @@ impl Drop for Killed {
 #[test]
 fn a_streamable_http_server_is_reached_with_its_headers() {
     use std::io::BufRead;
-    let mut child = std::process::Command::new(server_exe())
+    let mut child = std::process::Command::new(mcp_test_server())
         .arg("--http")
         .stdout(std::process::Stdio::piped())
         .stdin(std::process::Stdio::null())
@@ -301,7 +288,7 @@ fn the_readme_mcp_example_is_a_valid_config() {
 
 #[test]
 fn the_first_request_waits_for_a_slow_server_and_says_so() {
-    let exe = server_exe();
+    let exe = mcp_test_server();
     let slow = format!("sleep 2; exec '{}'", exe.display());
     let (ts, server) = setup(json!({"slow": {"command": "sh", "args": ["-c", slow]}}));
     server.push(Reply::sse(openai_text(&["ready"], 10, 1, 0)));

@@ -1,9 +1,9 @@
 //! Processes a test started indirectly (an MCP server, a `bash` tool's
 //! command): learning their pids from the file they write, and checking
-//! they are running or gone. Every wait is bounded and names what it
+//! they are running or gone; and where the MCP test server is. Every wait is bounded and names what it
 //! waited for.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// Whether `pid` is a live process (a zombie, which runs nothing and only
@@ -45,4 +45,18 @@ pub fn wait_until_gone(pids: &[i32], limit: Duration, what: &str) {
         assert!(Instant::now() < deadline, "waited {limit:?} for {what} to end: still running: {left:?} of {pids:?}");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// The MCP test server (`examples/mcp_test_server.rs`), which `cargo test`
+/// builds beside the test binary.
+pub fn mcp_test_server() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let debug = exe.parent().and_then(Path::parent).expect("the target profile folder");
+    let path = debug.join("examples").join("mcp_test_server");
+    assert!(
+        path.exists(),
+        "{} is missing: `cargo test` builds it; alone, run `cargo build --example mcp_test_server`",
+        path.display()
+    );
+    path
 }
