@@ -61,9 +61,7 @@ fn an_overflow_compaction_could_not_fix_runs_no_memory_flush() {
 
 #[test]
 fn the_prompt_fill_is_of_the_window_compaction_plans_against() {
-    let ts = TestStore::new();
-    let server = MockServer::start();
-    ts.config_for(&server);
+    let (ts, server) = store_and_server();
     // gpt-4.1's window is 1,047,576 tokens; compaction plans against
     // compactWindow (256,000): 25,600 tokens is 10%, not 2%.
     server.push(Reply::sse(openai_text(&["ok"], 25_595, 5, 0)));

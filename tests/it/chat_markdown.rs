@@ -6,7 +6,7 @@
 use rexpect::reader::Options;
 use rexpect::session::{PtySession, spawn_with_options};
 
-use crate::support::mock::{MockServer, Reply};
+use crate::support::mock::Reply;
 use crate::support::sse::*;
 use crate::support::*;
 
@@ -51,9 +51,7 @@ fn quit(mut p: PtySession) {
 
 #[test]
 fn a_long_paragraph_is_wrapped_and_styled_and_so_is_the_replay() {
-    let ts = TestStore::new();
-    let server = MockServer::start();
-    ts.config_for(&server);
+    let (ts, server) = store_and_server();
     server.push(Reply::slow_sse(openai_text(PIECES, 10, 40, 0), 20));
 
     let mut p = chat(&ts, &["-m", "openai/gpt-4.1"], &[]);

@@ -4,21 +4,14 @@
 
 use std::time::Instant;
 
-use crate::support::mock::{MockServer, Reply};
+use crate::support::mock::Reply;
 use crate::support::sse::*;
 use crate::support::*;
 use serde_json::json;
 
-fn setup() -> (TestStore, MockServer) {
-    let ts = TestStore::new();
-    let server = MockServer::start();
-    ts.config_for(&server);
-    (ts, server)
-}
-
 #[test]
 fn openai_text_streams_to_stdout_and_is_recorded() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     server.push(Reply::sse(openai_text(&["Hel", "lo, ", "world"], 120, 7, 100)));
     let out = ts.chat().args(["-p", "say hello", "--model", "openai/gpt-4.1"]).output().unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
@@ -59,7 +52,7 @@ fn openai_text_streams_to_stdout_and_is_recorded() {
 
 #[test]
 fn tool_calls_split_across_chunks_get_a_result_and_no_orphans() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     server.push(Reply::sse(openai_tool_call("0", "read_file", &["", "{\"pa", "th\": \"src/", "main.rs\"}"])));
     server.push(Reply::sse(openai_text(&["No such tool."], 80, 4, 0)));
     let out = ts.chat().args(["-p", "read src/main.rs", "-m", "openai/gpt-4.1"]).output().unwrap();
@@ -86,7 +79,7 @@ fn tool_calls_split_across_chunks_get_a_result_and_no_orphans() {
 
 #[test]
 fn resume_replays_the_history_and_json_output_is_whole() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     server.push(Reply::sse(openai_text(&["first answer"], 10, 2, 0)));
     let out = ts.chat().args(["-p", "one", "-m", "openai/gpt-4.1"]).output().unwrap();
     assert!(out.status.success());
@@ -111,7 +104,7 @@ fn resume_replays_the_history_and_json_output_is_whole() {
 
 #[test]
 fn continue_picks_the_newest_session_here_and_stdin_is_a_prompt() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     server.push(Reply::sse(openai_text(&["a"], 1, 1, 0)));
     ts.chat().args(["-m", "openai/gpt-4.1"]).write_stdin("from stdin\n").assert().success().stdout("a\n");
     server.push(Reply::sse(openai_text(&["b"], 1, 1, 0)));
@@ -127,7 +120,7 @@ fn continue_picks_the_newest_session_here_and_stdin_is_a_prompt() {
 
 #[test]
 fn a_positional_prompt_works_like_p_and_stdin_is_attached_after_it() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     server.push(Reply::sse(openai_text(&["short"], 1, 1, 0)));
     ts.chat()
         .args(["-m", "openai/gpt-4.1", "summarise this"])
@@ -158,7 +151,7 @@ fn a_positional_prompt_works_like_p_and_stdin_is_attached_after_it() {
 
 #[test]
 fn a_429_is_retried_after_retry_after_and_a_500_with_backoff() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     server.push(Reply::json(429, r#"{"error":{"message":"slow down"}}"#).with_header("retry-after", "1"));
     server.push(Reply::json(500, r#"{"error":{"message":"oops"}}"#));
     server.push(Reply::sse(openai_text(&["finally"], 1, 1, 0)));
@@ -170,7 +163,7 @@ fn a_429_is_retried_after_retry_after_and_a_500_with_backoff() {
 
 #[test]
 fn one_attempt_is_said_in_the_singular() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     let url = server.url();
     ts.config(json!({"providers": {"openai": {"baseUrl": format!("{url}/v1")}}, "retry": {"attempts": 1}}));
     server.push(Reply::json(503, r#"{"error":{"message":"overloaded"}}"#));
@@ -181,7 +174,7 @@ fn one_attempt_is_said_in_the_singular() {
 
 #[test]
 fn a_provider_that_keeps_failing_ends_with_a_clear_error_and_a_valid_session() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     for _ in 0..3 {
         server.push(Reply::json(503, r#"{"error":{"message":"overloaded"}}"#));
     }
@@ -227,7 +220,7 @@ fn a_provider_that_keeps_failing_ends_with_a_clear_error_and_a_valid_session() {
 
 #[test]
 fn a_context_overflow_is_its_own_kind_of_error() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     server.push(Reply::sse(openai_text(&["ok"], 1, 1, 0)));
     ts.chat().args(["-p", "small", "-m", "openai/gpt-4o"]).assert().success();
     let (id, _) = ts.only_session();
@@ -250,7 +243,7 @@ fn a_context_overflow_is_its_own_kind_of_error() {
 
 #[test]
 fn a_cut_stream_keeps_what_arrived() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     let events = openai_text(&["The answer ", "is forty", "-two"], 10, 5, 0);
     server.push(Reply::cut_sse(events, 3));
     let out = ts.chat().args(["-p", "q", "-m", "openai/gpt-4.1"]).output().unwrap();
@@ -272,7 +265,7 @@ fn a_cut_stream_keeps_what_arrived() {
 
 #[test]
 fn a_plain_json_answer_to_a_streaming_request_works() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     let body = json!({
         "id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4o-mini-2024-07-18",
         "choices": [{"index": 0, "message": {"role": "assistant", "content": null, "tool_calls": [{"id": "call_TTY8", "type": "function", "function": {"name": "lookup_population", "arguments": "{\"country\":\"Crumpet\"}"}}], "refusal": null}, "finish_reason": "tool_calls"}],
@@ -289,7 +282,7 @@ fn a_plain_json_answer_to_a_streaming_request_works() {
 
 #[test]
 fn anthropic_thinking_and_tool_use_round_trip() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     server.push(Reply::sse(anthropic_tool_use("toolu_01", "fixed_version", &["{\"for", "mat\": \"short\"}"])));
     server.push(Reply::sse(anthropic_thinking_text(
         &["The tool ", "failed."],
@@ -351,7 +344,7 @@ fn anthropic_thinking_and_tool_use_round_trip() {
 
 #[test]
 fn a_session_open_elsewhere_is_refused_with_the_holder_and_a_hint() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     server.push(Reply::sse(openai_text(&["a"], 1, 1, 0)));
     ts.chat().args(["-p", "x", "-m", "openai/gpt-4.1"]).assert().success();
     let (id, _) = ts.only_session();
@@ -366,7 +359,7 @@ fn a_session_open_elsewhere_is_refused_with_the_holder_and_a_hint() {
 
 #[test]
 fn keys_can_come_from_a_command() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     ts.config(json!({"providers": {"openai": {"baseUrl": format!("{}/v1", server.url()), "apiKeyCommand": "echo sk-from-a-command"}}}));
     server.push(Reply::sse(openai_text(&["ok"], 1, 1, 0)));
     ts.cmd("glrs-chat").args(["-p", "x", "-m", "openai/gpt-4.1"]).assert().success();
@@ -375,7 +368,7 @@ fn keys_can_come_from_a_command() {
 
 #[test]
 fn custom_openai_compatible_providers_and_the_ollama_auto_pick() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     ts.config(json!({
         "providers": {
             "local": {"type": "openai", "baseUrl": format!("{}/v1", server.url())},
@@ -450,7 +443,7 @@ fn config_and_argument_errors_name_what_is_wrong() {
 
 #[test]
 fn glrs_is_the_front_door() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     server.push(Reply::sse(openai_text(&["via glrs"], 1, 1, 0)));
     ts.cmd("glrs")
         .env("OPENAI_API_KEY", OPENAI_KEY)
@@ -471,7 +464,7 @@ fn glrs_is_the_front_door() {
 
 #[test]
 fn azure_uses_its_deployment_url_and_key_header() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     ts.config(json!({"providers": {"azure": {"endpoint": server.url(), "apiVersion": "2024-10-21"}}}));
     server.push(Reply::sse(openai_text(&["from azure"], 1, 1, 0)));
     ts.cmd("glrs-chat")
@@ -489,7 +482,7 @@ fn azure_uses_its_deployment_url_and_key_header() {
 
 #[test]
 fn ctrl_c_cancels_a_retry_wait_and_keeps_the_session_valid() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     server.push(Reply::json(429, r#"{"error":{"message":"busy"}}"#).with_header("retry-after", "30"));
     let child = ts
         .std_cmd(env!("CARGO_BIN_EXE_glrs-chat"))
@@ -536,7 +529,7 @@ fn glrs_finds_programs_on_path_when_they_are_not_beside_it() {
 #[test]
 fn a_model_that_always_calls_a_tool_is_stopped_at_max_steps_per_turn() {
     // Issue 14: a server that always calls a tool gave 913 model calls in 15 s.
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     ts.config(json!({
         "memoryFlush": {"enabled": false},
         "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}},
@@ -562,7 +555,7 @@ fn a_model_that_always_calls_a_tool_is_stopped_at_max_steps_per_turn() {
 
 #[test]
 fn an_untitled_legacy_session_keeps_its_own_title_when_resumed() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     let first = r#"{"type":"user","at":"2026-11-01T10:00:01.000Z","text":"\nplan the migration\nin detail"}"#;
     let reply = r#"{"type":"assistant","at":"2026-11-01T10:00:02.000Z","text":"ok","model":"openai/gpt-4.1","toolCalls":[],"stopReason":"stop"}"#;
     let legacy = ts.write_fixed_in(&ts.legacy_dir(), "abcd0001", "2026-11-01T10:00:02.000Z", "/w", &[first, reply]);

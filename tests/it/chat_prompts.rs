@@ -13,9 +13,7 @@ const U1: &str = r#"{"type":"user","at":"2026-11-01T10:00:01.000Z","text":"same 
 
 #[test]
 fn the_picker_says_no_entry_marks_forks_and_ctrl_c_exits_130() {
-    let ts = TestStore::new();
-    let server = MockServer::start();
-    ts.config_for(&server);
+    let (ts, _server) = store_and_server();
     ts.write_fixed("aaaa0001", "2026-11-02T10:00:00.000Z", "/w", &[U1]);
     let fork = r#"{"schema":2,"id":"bbbb0002","createdAt":"2026-11-03T10:00:00.000Z","updatedAt":"2026-11-03T10:00:00.000Z","cwd":"/w","parent":{"id":"aaaa0001","entry":1},"events":[
 {"type":"user","at":"2026-11-01T10:00:01.000Z","text":"same title"}

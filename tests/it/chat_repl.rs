@@ -5,18 +5,11 @@
 //! rexpect reads the terminal byte by byte as Latin-1, so expectations here
 //! match ASCII text only.
 
-use crate::support::mock::{MockServer, Reply};
+use crate::support::mock::Reply;
 use crate::support::sse::*;
 use crate::support::*;
 use rexpect::session::PtySession;
 use serde_json::json;
-
-fn setup() -> (TestStore, MockServer) {
-    let ts = TestStore::new();
-    let server = MockServer::start();
-    ts.config_for(&server);
-    (ts, server)
-}
 
 fn repl(ts: &TestStore, args: &[&str]) -> PtySession {
     crate::support::pty::chat(ts, args, &[], false)
@@ -38,7 +31,7 @@ fn words(n: usize) -> Vec<String> {
 
 #[test]
 fn a_reply_streams_and_the_way_back_is_printed() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     server.push(Reply::slow_sse(openai_text(&["Hello", " from", " the", " mock"], 10, 4, 0), 30));
     let mut p = repl(&ts, &["-m", "openai/gpt-4.1"]);
     p.exp_regex("session [0-9a-f]{8} .* /help for commands").unwrap();
@@ -56,7 +49,7 @@ fn a_reply_streams_and_the_way_back_is_printed() {
 }
 
 fn stop_with(key: &str) {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     let pieces = words(60);
     let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
     server.push(Reply::slow_sse(openai_text(&refs, 10, 60, 0), 60));
@@ -89,7 +82,7 @@ fn esc_stops_a_long_reply_too() {
 
 #[test]
 fn a_line_typed_during_a_turn_joins_it_as_a_steer() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     let pieces = words(12);
     let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
     server.push(Reply::slow_sse(openai_text(&refs, 10, 12, 0), 80));
@@ -113,7 +106,7 @@ fn a_line_typed_during_a_turn_joins_it_as_a_steer() {
 
 #[test]
 fn resume_shows_the_history_and_a_second_chat_is_refused() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     server.push(Reply::sse(openai_text(&["first answer"], 10, 2, 0)));
     ts.chat().args(["-p", "the first question", "-m", "openai/gpt-4.1"]).assert().success();
     let (id, _) = ts.only_session();
@@ -142,7 +135,7 @@ fn resume_shows_the_history_and_a_second_chat_is_refused() {
 
 #[test]
 fn a_change_on_disk_is_picked_up_before_the_next_call() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     server.push(Reply::sse(openai_text(&["one"], 10, 2, 0)));
     server.push(Reply::sse(openai_text(&["two"], 10, 2, 0)));
     let mut p = repl(&ts, &["-m", "openai/gpt-4.1"]);
@@ -169,7 +162,7 @@ fn a_change_on_disk_is_picked_up_before_the_next_call() {
 
 #[test]
 fn slash_commands_tab_completion_and_multi_line_input() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     let mut p = repl(&ts, &["-m", "openai/gpt-4.1"]);
     prompt(&mut p);
     p.send("/he\t").unwrap();
@@ -219,7 +212,7 @@ fn slash_commands_tab_completion_and_multi_line_input() {
 
 #[test]
 fn the_picker_resume_command_history_and_no_color() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     server.push(Reply::sse(openai_text(&["older answer"], 10, 2, 0)));
     ts.chat().args(["-p", "an older session", "-m", "openai/gpt-4.1"]).assert().success();
     let (old, _) = ts.only_session();
@@ -267,7 +260,7 @@ fn repl_no_color(ts: &TestStore) -> PtySession {
 
 #[test]
 fn fork_and_new_from_the_repl_with_a_key() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     server.push(Reply::sse(openai_text(&["first reply"], 10, 2, 0)));
     let mut p = repl(&ts, &["-m", "openai/gpt-4.1", "--key", "work"]);
     prompt(&mut p);
@@ -310,7 +303,7 @@ fn fork_and_new_from_the_repl_with_a_key() {
 
 #[test]
 fn export_writes_the_transcript_beside_the_chat() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     server.push(Reply::sse(openai_text(&["Exported ", "reply."], 10, 4, 0)));
     let mut p = repl(&ts, &["-m", "openai/gpt-4.1"]);
     prompt(&mut p);
@@ -349,7 +342,7 @@ fn session_files(ts: &TestStore) -> Vec<String> {
 
 #[test]
 fn starting_and_quitting_leaves_no_session_and_no_lock_file() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     let mut p = repl(&ts, &["-m", "openai/gpt-4.1"]);
     prompt(&mut p);
     let open = session_files(&ts);

@@ -9,13 +9,6 @@ use glrs::SessionId;
 use glrs::store::{Append, Entry, ToolCall};
 use serde_json::{Value, json};
 
-fn setup() -> (TestStore, MockServer) {
-    let ts = TestStore::new();
-    let server = MockServer::start();
-    ts.config_for(&server);
-    (ts, server)
-}
-
 const BRIEF: &str =
     "fixed three failing auth tests\n## Goal\nmake `npm test` pass\n## Progress\n### Done\n- redirect fixed";
 
@@ -88,7 +81,7 @@ fn session_json(ts: &TestStore, id: &SessionId) -> Value {
 
 #[test]
 fn a_compaction_lands_a_brief_and_an_artifact_and_moves_the_boundary() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     let id = big_session(&ts, 20, "openai/gpt-4.1", 50_000);
     server.push(Reply::sse(openai_text(&[BRIEF], 9_000, 200, 0)));
     let out = ts
@@ -173,7 +166,7 @@ fn grouped(n: u64) -> String {
 
 #[test]
 fn a_second_compaction_folds_in_the_previous_brief() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     let id = big_session(&ts, 12, "openai/gpt-4.1", 30_000);
     server.push(Reply::sse(openai_text(&[BRIEF], 1, 1, 0)));
     ts.cmd("glrs-compact").env("OPENAI_API_KEY", OPENAI_KEY).arg(id.as_str()).assert().success();
@@ -195,7 +188,7 @@ fn a_second_compaction_folds_in_the_previous_brief() {
 
 #[test]
 fn a_failed_empty_or_killed_compaction_writes_nothing() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     let id = big_session(&ts, 12, "openai/gpt-4.1", 30_000);
     let before = ts.snapshot();
     server.push(Reply::json(400, r#"{"error":{"message":"model not found"}}"#));
@@ -236,7 +229,7 @@ fn a_failed_empty_or_killed_compaction_writes_nothing() {
 
 #[test]
 fn a_write_racing_a_compaction_is_kept_and_a_replaced_file_aborts() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     let id = big_session(&ts, 12, "openai/gpt-4.1", 30_000);
     let slow = |server: &MockServer| {
         let mut events = openai_text(&[BRIEF], 1, 1, 0);
@@ -296,7 +289,7 @@ fn spawn_compact(ts: &TestStore, id: &SessionId) -> std::process::Child {
 
 #[test]
 fn nothing_to_compact_and_the_compact_model_window_check() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     let small = ts.session("/w", &[user("hi"), notice("n")]);
     ts.cmd("glrs-compact")
         .env("OPENAI_API_KEY", OPENAI_KEY)
@@ -336,7 +329,7 @@ fn nothing_to_compact_and_the_compact_model_window_check() {
 
 #[test]
 fn a_part_too_large_for_one_request_is_summarised_in_pieces_and_merged() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     ts.config(json!({
         "keepRecentTokens": 2000,
         "memoryFlush": {"enabled": false},
@@ -368,7 +361,7 @@ fn a_part_too_large_for_one_request_is_summarised_in_pieces_and_merged() {
 
 #[test]
 fn all_compacts_exactly_those_over_their_trigger_and_skips_open_ones() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     let over_a = big_session(&ts, 12, "openai/gpt-4.1", 300_000);
     let under = big_session(&ts, 12, "openai/gpt-4.1", 1_000);
     let open = big_session(&ts, 12, "openai/gpt-4.1", 300_000);
@@ -412,7 +405,7 @@ fn all_compacts_exactly_those_over_their_trigger_and_skips_open_ones() {
 
 #[test]
 fn glrs_artifacts_lists_reads_annotates_and_removes() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     let id = big_session(&ts, 12, "openai/gpt-4.1", 30_000);
     server.push(Reply::sse(openai_text(&[BRIEF], 1, 1, 0)));
     ts.cmd("glrs-compact").env("OPENAI_API_KEY", OPENAI_KEY).arg(id.as_str()).assert().success();
@@ -473,7 +466,7 @@ fn glrs_artifacts_lists_reads_annotates_and_removes() {
 
 #[test]
 fn all_shows_a_progress_bar_only_on_a_terminal() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     let ids: Vec<SessionId> = (0..2).map(|_| big_session(&ts, 12, "openai/gpt-4.1", 300_000)).collect();
     for _ in 0..2 {
         server.push(Reply::slow_sse(openai_text(&[BRIEF], 1, 1, 0), 60));

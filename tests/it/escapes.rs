@@ -112,8 +112,7 @@ fn a_linked_artifact_is_never_read_back() {
 
 #[test]
 fn a_linked_open_lock_is_not_truncated_and_a_linked_session_is_not_read() {
-    let (ts, server) = (TestStore::new(), MockServer::start());
-    ts.config_for(&server);
+    let (ts, server) = store_and_server();
     let id = ts.session("/w", &[user("hi")]);
     let victim = ts.dir.path().join("victim");
     std::fs::write(&victim, "precious").unwrap();

@@ -9,13 +9,6 @@ use crate::support::sse::*;
 use crate::support::*;
 use serde_json::json;
 
-fn setup() -> (TestStore, MockServer) {
-    let ts = TestStore::new();
-    let server = MockServer::start();
-    ts.config_for(&server);
-    (ts, server)
-}
-
 fn read_session(ts: &TestStore, id: &str) -> serde_json::Value {
     let text = std::fs::read(ts.sessions_dir().join(format!("{id}.json"))).unwrap();
     serde_json::from_slice(&text).expect("the session is one JSON document")
@@ -23,7 +16,7 @@ fn read_session(ts: &TestStore, id: &str) -> serde_json::Value {
 
 #[test]
 fn append_adds_custom_entries_and_notices_that_never_reach_the_model() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     let id = ts.session("/tmp", &[user("hello")]);
     let id = id.as_str();
 
@@ -68,7 +61,7 @@ fn append_adds_custom_entries_and_notices_that_never_reach_the_model() {
 
 #[test]
 fn append_refuses_bad_input_naming_what_is_wrong_and_writes_nothing() {
-    let (ts, _server) = setup();
+    let (ts, _server) = store_and_server();
     let id = ts.session("/tmp", &[user("hello")]);
     let id = id.as_str();
     let before = ts.snapshot();
@@ -94,7 +87,7 @@ fn append_refuses_bad_input_naming_what_is_wrong_and_writes_nothing() {
 
 #[test]
 fn append_redacts_secrets_before_they_reach_the_file() {
-    let (ts, _server) = setup();
+    let (ts, _server) = store_and_server();
     let id = ts.session("/tmp", &[user("hello")]);
     let key = format!("sk-ant-api03-{}", "Q".repeat(40));
     let data = json!({"token": key}).to_string();
@@ -106,7 +99,7 @@ fn append_redacts_secrets_before_they_reach_the_file() {
 
 #[test]
 fn append_racing_a_live_chat_turn_keeps_both_in_a_valid_order() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     server.push(Reply::sse(openai_text(&["first"], 10, 1, 0)));
     let out = ts.chat().args(["-p", "start", "--model", "openai/gpt-4.1"]).output().unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
@@ -156,7 +149,7 @@ fn script(path: &std::path::Path, body: &str) {
 
 #[test]
 fn executable_tools_are_described_called_with_stdin_and_env_and_fail_as_error_results() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     let tools = ts.dir.path().join("config/glrs/tools");
     let proj = ts.dir.path().join("proj");
     std::fs::create_dir_all(&proj).unwrap();

@@ -10,13 +10,6 @@ use crate::support::mock::{MockServer, Reply, pairing_problem};
 use crate::support::sse::*;
 use crate::support::*;
 
-fn setup() -> (TestStore, MockServer) {
-    let ts = TestStore::new();
-    let server = MockServer::start();
-    ts.config_for(&server);
-    (ts, server)
-}
-
 /// The panic message of dropping `server`, if dropping it panicked.
 fn drop_panic(server: MockServer) -> Option<String> {
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(server)));
@@ -26,7 +19,7 @@ fn drop_panic(server: MockServer) -> Option<String> {
 
 #[test]
 fn one_reply_too_few_is_reported_and_not_retried() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     // A tool turn takes two model calls; only the first is scripted.
     server.push(Reply::sse(openai_tool_call("c1", "no_such_tool", &["", "{}"])));
     let out = ts.chat().args(["-p", "go", "-m", "openai/gpt-4.1"]).output().unwrap();
@@ -44,7 +37,7 @@ fn one_reply_too_few_is_reported_and_not_retried() {
 
 #[test]
 fn a_reply_never_used_is_reported_by_number() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     server.push(Reply::sse(openai_text(&["one"], 1, 1, 0)));
     server.push(Reply::sse(openai_text(&["never asked for"], 1, 1, 0)));
     ts.chat().args(["-p", "go", "-m", "openai/gpt-4.1"]).assert().success().stdout("one\n");
@@ -57,7 +50,7 @@ fn a_reply_never_used_is_reported_by_number() {
 
 #[test]
 fn a_clean_run_reports_nothing() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     server.push(Reply::sse(anthropic_tool_use("toolu_1", "no_such_tool", &["{}"])));
     server.push(Reply::sse(anthropic_text(&["done"])));
     let out = ts.chat().args(["-p", "go", "-m", "anthropic/claude-sonnet-4-5"]).output().unwrap();

@@ -178,13 +178,6 @@ fn fork_works_on_an_open_session_that_keeps_changing_and_on_a_legacy_one() {
 
 // ---- keys and resets ----
 
-fn setup() -> (TestStore, MockServer) {
-    let ts = TestStore::new();
-    let server = MockServer::start();
-    ts.config_for(&server);
-    (ts, server)
-}
-
 fn keyed(ts: &TestStore, server: &MockServer, key: &str, reply: &str) -> (String, String) {
     server.push(Reply::sse(openai_text(&[reply], 10, 2, 0)));
     let out = ts.chat().env("TZ", "UTC").args(["--key", key, "-p", "hello", "-m", "openai/gpt-4.1"]).output().unwrap();
@@ -213,7 +206,7 @@ fn with_reset(ts: &TestStore, server: &MockServer, reset: Value) {
 
 #[test]
 fn a_key_continues_its_session_until_the_daily_reset() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     let hour = (jiff::Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC).hour() + 12) % 24;
     with_reset(&ts, &server, json!({"mode": "daily", "atHour": hour}));
     let (first, _) = keyed(&ts, &server, "work", "one");
@@ -241,7 +234,7 @@ fn a_key_continues_its_session_until_the_daily_reset() {
 
 #[test]
 fn idle_and_manual_resets() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     with_reset(&ts, &server, json!({"mode": "idle", "idleMinutes": 30}));
     let (first, _) = keyed(&ts, &server, "cron:nightly", "a");
     age(&ts, &first, Duration::from_secs(5 * 60));
@@ -258,7 +251,7 @@ fn idle_and_manual_resets() {
 
 #[test]
 fn a_new_keyed_session_can_start_from_a_parent_within_the_limit() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     ts.config(
         json!({"parentForkMaxTokens": 1000, "tools": {"enabled": false}, "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}}}),
     );

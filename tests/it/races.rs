@@ -10,16 +10,9 @@ use glrs::SessionId;
 use glrs::store::Entry;
 use serde_json::Value;
 
-use crate::support::mock::{MockServer, Reply};
+use crate::support::mock::Reply;
 use crate::support::sse::*;
 use crate::support::*;
-
-fn setup() -> (TestStore, MockServer) {
-    let ts = TestStore::new();
-    let server = MockServer::start();
-    ts.config_for(&server);
-    (ts, server)
-}
 
 const BRIEF: &str = "worked on the parser\n## Goal\nfix `src/parse.rs`";
 
@@ -96,7 +89,7 @@ fn a_compaction_killed_at_any_sync_or_rename_leaves_both_or_neither() {
     let calls = "rename,renameat,renameat2,fsync,fdatasync";
     let mut outcomes = Vec::new();
     for when in 1..=6 {
-        let (ts, server) = setup();
+        let (ts, server) = store_and_server();
         let id = big_session(&ts);
         server.push(Reply::sse(openai_text(&[BRIEF], 9_000, 200, 0)));
         let out = ts
@@ -137,7 +130,7 @@ fn a_compaction_killed_at_any_sync_or_rename_leaves_both_or_neither() {
 
 #[test]
 fn two_compactions_at_once_land_one_brief() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     let id = big_session(&ts);
     server
         .push(Reply::slow_sse(openai_text(&["worked on ", "the parser\n", "## Goal\n", "fix it"], 9_000, 200, 0), 300));
@@ -167,7 +160,7 @@ fn two_compactions_at_once_land_one_brief() {
 
 #[test]
 fn four_chats_for_one_key_at_once_make_one_session() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     let pieces: Vec<String> = (0..10).map(|i| format!("w{i} ")).collect();
     let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
     server.push(Reply::slow_sse(openai_text(&refs, 10, 10, 0), 200));

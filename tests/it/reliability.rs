@@ -14,13 +14,6 @@ use crate::support::sse::*;
 use crate::support::*;
 use serde_json::Value;
 
-fn setup() -> (TestStore, MockServer) {
-    let ts = TestStore::new();
-    let server = MockServer::start();
-    ts.config_for(&server);
-    (ts, server)
-}
-
 /// `glrs-chat ARGS` as a std command (keys set, this store only).
 fn chat_cmd(ts: &TestStore, program: &str, args: &[&str]) -> Command {
     let mut cmd = ts.std_cmd(program);
@@ -68,7 +61,7 @@ fn session_of(ts: &TestStore, id: &str) -> Value {
 /// saved tool step: the next turn's request is valid, though the ids repeat
 /// across turns; SIGTERM and SIGHUP also keep what arrived, and exit 128+N.
 fn killed_during_the_next_model_call(signal: &str) {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     // Turn 1: a tool call `call_0` and its result.
     server.push(Reply::sse(openai_tool_call("call_0", "lookup", &["{}"])));
     server.push(Reply::sse(openai_text(&["first done"], 20, 2, 0)));
@@ -243,7 +236,7 @@ fn first_turn(ts: &TestStore, server: &MockServer) -> String {
 
 #[test]
 fn a_turn_on_a_full_disk_is_never_dropped_silently() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     let Some(disk) = Tmpfs::mount(&ts.data_home(), "2m") else { return };
     let id = first_turn(&ts, &server);
     let filler = disk.fill();
@@ -256,7 +249,7 @@ fn a_turn_on_a_full_disk_is_never_dropped_silently() {
 
 #[test]
 fn a_turn_whose_fsync_fails_is_recovered() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     if !strace_available() {
         return;
     }
@@ -269,7 +262,7 @@ fn a_turn_whose_fsync_fails_is_recovered() {
 
 #[test]
 fn a_turn_whose_rename_fails_is_recovered() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     if !strace_available() {
         return;
     }
@@ -311,7 +304,7 @@ fn import_ok(ts: &TestStore, path: &str) {
 
 #[test]
 fn the_repl_saves_once_more_before_new_and_ctrl_d_and_says_where_the_turn_went() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     if !strace_available() {
         return;
     }
@@ -342,7 +335,7 @@ fn the_repl_saves_once_more_before_new_and_ctrl_d_and_says_where_the_turn_went()
 
 #[test]
 fn sigterm_in_the_repl_stops_the_turn_saves_and_exits() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     let pieces: Vec<String> = (0..60).map(|i| format!("word{i} ")).collect();
     let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
     server.push(Reply::slow_sse(openai_text(&refs, 10, 60, 0), 60));
@@ -387,7 +380,7 @@ fn chat_pid(ts: &TestStore) -> String {
 /// SIGTERM or SIGHUP at the prompt after a failed save: like Ctrl-D, one
 /// more attempt, then the recovery file, said plainly, and exit 1.
 fn signal_at_the_prompt_after_a_failed_save(signal: &str) {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     if !strace_available() {
         return;
     }
@@ -429,7 +422,7 @@ fn user_messages(request: &crate::support::mock::Captured) -> Vec<String> {
 /// user's message) keeps that message in the context on resume.
 #[test]
 fn a_first_turn_killed_before_its_turn_entry_keeps_its_message_on_resume() {
-    let (ts, server) = setup();
+    let (ts, server) = store_and_server();
     server.push(Reply::sse(openai_tool_call("call_0", "lookup", &["{}"])));
     let pieces: Vec<String> = (0..40).map(|i| format!("w{i} ")).collect();
     let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();

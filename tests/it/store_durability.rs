@@ -363,9 +363,7 @@ fn pin_whose_folder_sync_fails_is_applied_and_exits_0() {
 
 #[test]
 fn a_chat_whose_folder_sync_fails_writes_each_entry_once() {
-    let ts = TestStore::new();
-    let server = crate::support::mock::MockServer::start();
-    ts.config_for(&server);
+    let (ts, server) = store_and_server();
     for _ in 0..2 {
         server.push(crate::support::mock::Reply::sse(crate::support::sse::openai_text(&["noted"], 10, 2, 0)));
     }

@@ -3,7 +3,7 @@
 //! in the REPL or in `glrs-sessions show`/`grep`; glrs's own styling stays.
 //! Piped output keeps the data as it is.
 
-use crate::support::mock::{MockServer, Reply};
+use crate::support::mock::Reply;
 use crate::support::sse::*;
 use crate::support::*;
 
@@ -19,9 +19,7 @@ fn assert_harmless(out: &str) {
 
 #[test]
 fn the_repl_shows_escape_sequences_instead_of_obeying_them() {
-    let ts = TestStore::new();
-    let server = MockServer::start();
-    ts.config_for(&server);
+    let (ts, server) = store_and_server();
     server.push(Reply::sse(openai_text(&["# Title\n", HOSTILE, "\n"], 10, 4, 0)));
     let mut p = crate::support::pty::chat(&ts, &["-m", "openai/gpt-4.1"], &[], true);
     crate::support::pty::prompt(&mut p);

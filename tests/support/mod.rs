@@ -325,3 +325,12 @@ pub fn text_reply(text: &str, prompt: u64) -> mock::Reply {
 pub fn long(text: &str) -> String {
     format!("{text} {}", "lorem ipsum ".repeat(50))
 }
+
+/// A fresh store whose config points at a fresh mock server (`config_for`),
+/// and the server.
+pub fn store_and_server() -> (TestStore, mock::MockServer) {
+    let ts = TestStore::new();
+    let server = mock::MockServer::start();
+    ts.config_for(&server);
+    (ts, server)
+}
