@@ -18,22 +18,6 @@ fn setup(flush: bool) -> (TestStore, MockServer) {
     (ts, server)
 }
 
-/// Three one-shot turns of long text in `project`, each answered "ok" at a
-/// 100-token prompt, all in one session: its id.
-fn three_long_turns(ts: &TestStore, server: &MockServer, project: &std::path::Path) -> String {
-    for n in 0..3 {
-        server.push(text_reply("ok", 100));
-        let mut args = vec!["-m", "openai/gpt-4.1"];
-        if n > 0 {
-            args.push("--continue");
-        }
-        let text = long(&format!("turn {n}"));
-        args.extend(["-p", &text]);
-        assert!(ts.chat().current_dir(project).args(&args).output().unwrap().status.success());
-    }
-    ts.only_session().0
-}
-
 fn oneshot(ts: &TestStore, args: &[&str]) -> std::process::Output {
     ts.chat().args(args).output().unwrap()
 }

@@ -142,22 +142,6 @@ fn flush_config(ts: &TestStore, server: &MockServer) {
     }));
 }
 
-/// Three one-shot turns of long text in `project` (which must outlive the
-/// session's use: a flush skips a cwd that is gone), each answered "ok" at a
-/// 100-token prompt, all in one session: its id.
-fn three_turns(ts: &TestStore, server: &MockServer, project: &Path) -> String {
-    for n in 0..3 {
-        server.push(Reply::sse(openai_text(&["ok"], 100, 5, 0)));
-        let text = long(&format!("turn {n}"));
-        let mut args = vec!["-m", "openai/gpt-4.1", "-p", &text];
-        if n > 0 {
-            args.push("--continue");
-        }
-        assert!(ts.chat().current_dir(project).args(&args).output().unwrap().status.success());
-    }
-    ts.only_session().0
-}
-
 #[test]
 fn the_memory_flush_never_creates_a_cwd_that_is_gone() {
     let (ts, server) = (TestStore::new(), MockServer::start());
@@ -183,7 +167,7 @@ fn a_chat_refused_during_glrs_compacts_flush_is_told_a_compaction_runs() {
     let (ts, server) = (TestStore::new(), MockServer::start());
     flush_config(&ts, &server);
     let project = tempfile::tempdir().unwrap();
-    let id = three_turns(&ts, &server, project.path());
+    let id = three_long_turns(&ts, &server, project.path());
     // The flush answers slowly: the session is held meanwhile.
     server.push(Reply::slow_sse(openai_text(&["NO_", "RE", "PLY", ""], 100, 5, 0), 400));
     server.push(Reply::sse(openai_text(&["worked on it\n## Goal\nx"], 10, 5, 0)));
@@ -210,7 +194,7 @@ fn a_session_held_by_glrs_compacts_flush_is_said_to_be_compacting_everywhere() {
     let (ts, server) = (TestStore::new(), MockServer::start());
     flush_config(&ts, &server);
     let project = tempfile::tempdir().unwrap();
-    let id = three_turns(&ts, &server, project.path());
+    let id = three_long_turns(&ts, &server, project.path());
     // Over its trigger (3,000 of a 4,000 window), so `--all` looks at it.
     let sid = glrs::SessionId::parse(&id).unwrap();
     ts.store

@@ -334,3 +334,20 @@ pub fn store_and_server() -> (TestStore, mock::MockServer) {
     ts.config_for(&server);
     (ts, server)
 }
+
+/// Three one-shot turns of long text in `project`, each answered "ok" at a
+/// 100-token prompt, all in one session: its id. `project` must outlive the
+/// session's use: a memory flush skips a cwd that is gone.
+pub fn three_long_turns(ts: &TestStore, server: &mock::MockServer, project: &Path) -> String {
+    for n in 0..3 {
+        server.push(text_reply("ok", 100));
+        let mut args = vec!["-m", "openai/gpt-4.1"];
+        if n > 0 {
+            args.push("--continue");
+        }
+        let text = long(&format!("turn {n}"));
+        args.extend(["-p", &text]);
+        assert!(ts.chat().current_dir(project).args(&args).output().unwrap().status.success());
+    }
+    ts.only_session().0
+}
