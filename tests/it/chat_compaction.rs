@@ -9,8 +9,6 @@ use crate::support::*;
 use rexpect::session::PtySession;
 use serde_json::{Value, json};
 
-const BRIEF: &str = "worked on the parser\n## Goal\nfix `src/parse.rs`";
-
 fn setup(flush: bool) -> (TestStore, MockServer) {
     let ts = TestStore::new();
     let server = MockServer::start();

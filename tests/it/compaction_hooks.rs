@@ -11,8 +11,6 @@ use crate::support::pty::prompt;
 use crate::support::*;
 use serde_json::{Value, json};
 
-const BRIEF: &str = "worked on the parser\n## Goal\nfix `src/parse.rs`";
-
 /// A 4,000-token window for gpt-4.1 (the trigger is 3,000 tokens) and the hooks.
 fn setup(hooks: Value) -> (TestStore, MockServer) {
     setup_with(hooks, &[])

@@ -14,8 +14,6 @@ use crate::support::mock::Reply;
 use crate::support::sse::*;
 use crate::support::*;
 
-const BRIEF: &str = "worked on the parser\n## Goal\nfix `src/parse.rs`";
-
 /// A session of 20 turns of about 2,500 tokens each: plenty to compact.
 fn big_session(ts: &TestStore) -> SessionId {
     let mut entries = Vec::new();

@@ -190,6 +190,9 @@ impl TestStore {
     }
 }
 
+/// A brief as the model writes one, for compactions the tests script.
+pub const BRIEF: &str = "worked on the parser\n## Goal\nfix `src/parse.rs`";
+
 pub const OPENAI_KEY: &str = "sk-test-0penai-SECRET-7f3a";
 pub const ANTHROPIC_KEY: &str = "sk-ant-test-SECRET-91c2";
 
