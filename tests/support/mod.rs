@@ -196,7 +196,6 @@ pub const BRIEF: &str = "worked on the parser\n## Goal\nfix `src/parse.rs`";
 pub const OPENAI_KEY: &str = "sk-test-0penai-SECRET-7f3a";
 pub const ANTHROPIC_KEY: &str = "sk-ant-test-SECRET-91c2";
 
-/// The `type`s of a session's entries, in order.
 /// Move a session's `updatedAt` back by `ago`, as another program (or a
 /// long lunch) would.
 pub fn age(ts: &TestStore, id: &SessionId, ago: std::time::Duration) {
@@ -209,6 +208,7 @@ pub fn age(ts: &TestStore, id: &SessionId, ago: std::time::Duration) {
         .unwrap();
 }
 
+/// The `type`s of a session's entries, in order.
 pub fn entry_types(session: &serde_json::Value) -> Vec<String> {
     session["events"]
         .as_array()
