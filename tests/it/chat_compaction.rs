@@ -491,9 +491,7 @@ fn compact_typed_during_a_turn_runs_in_the_background_and_loses_nothing() {
     let (ts, server) = setup(false);
     server.push(text_reply("first answer", 500));
     server.push(text_reply("second answer", 600));
-    let pieces: Vec<String> = (0..15).map(|i| format!("w{i} ")).collect();
-    let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
-    server.push(Reply::slow_sse(openai_text(&refs, 600, 15, 0), 100));
+    server.push(slow_words("w", 15, 600, 100));
     server.push(text_reply(BRIEF, 10));
     server.push(text_reply("third answer", 300));
     let mut p = repl_after(&ts, &["first answer", "second answer"]);

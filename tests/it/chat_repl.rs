@@ -25,10 +25,6 @@ fn quit(mut p: PtySession) -> String {
     rest
 }
 
-fn words(n: usize) -> Vec<String> {
-    (0..n).map(|i| format!("word{i} ")).collect()
-}
-
 #[test]
 fn a_reply_streams_and_the_way_back_is_printed() {
     let (ts, server) = store_and_server();
@@ -50,9 +46,7 @@ fn a_reply_streams_and_the_way_back_is_printed() {
 
 fn stop_with(key: &str) {
     let (ts, server) = store_and_server();
-    let pieces = words(60);
-    let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
-    server.push(Reply::slow_sse(openai_text(&refs, 10, 60, 0), 60));
+    server.push(slow_words("word", 60, 10, 60));
     let mut p = repl(&ts, &["-m", "openai/gpt-4.1"]);
     prompt(&mut p);
     p.send_line("count slowly").unwrap();
@@ -83,9 +77,7 @@ fn esc_stops_a_long_reply_too() {
 #[test]
 fn a_line_typed_during_a_turn_joins_it_as_a_steer() {
     let (ts, server) = store_and_server();
-    let pieces = words(12);
-    let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
-    server.push(Reply::slow_sse(openai_text(&refs, 10, 12, 0), 80));
+    server.push(slow_words("word", 12, 10, 80));
     server.push(Reply::sse(openai_text(&["Cats, then."], 30, 3, 0)));
     let mut p = repl(&ts, &["-m", "openai/gpt-4.1"]);
     prompt(&mut p);

@@ -106,9 +106,7 @@ fn append_racing_a_live_chat_turn_keeps_both_in_a_valid_order() {
     let (id, _) = ts.only_session();
 
     // The turn's answer streams slowly; the custom entry lands meanwhile.
-    let pieces: Vec<String> = (0..20).map(|i| format!("w{i} ")).collect();
-    let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
-    server.push(Reply::slow_sse(openai_text(&refs, 10, 20, 0), 50));
+    server.push(slow_words("w", 20, 10, 50));
     let chat = ts
         .std_cmd(env!("CARGO_BIN_EXE_glrs-chat"))
         .env("OPENAI_API_KEY", OPENAI_KEY)
@@ -136,7 +134,8 @@ fn append_racing_a_live_chat_turn_keeps_both_in_a_valid_order() {
     let custom_at = types.iter().position(|t| t == "custom").unwrap();
     assert!(custom_at >= 4, "{types:?}");
     assert_eq!(session["events"][custom_at]["data"], json!({"run": 7}));
-    assert_eq!(session["events"][types.len() - 3]["text"].as_str().map(str::trim_end), Some(refs.concat().trim_end()));
+    let streamed: String = (0..20).map(|i| format!("w{i} ")).collect();
+    assert_eq!(session["events"][types.len() - 3]["text"].as_str().map(str::trim_end), Some(streamed.trim_end()));
 }
 
 /// Write an executable shell script.

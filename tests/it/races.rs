@@ -159,9 +159,7 @@ fn two_compactions_at_once_land_one_brief() {
 #[test]
 fn four_chats_for_one_key_at_once_make_one_session() {
     let (ts, server) = store_and_server();
-    let pieces: Vec<String> = (0..10).map(|i| format!("w{i} ")).collect();
-    let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
-    server.push(Reply::slow_sse(openai_text(&refs, 10, 10, 0), 200));
+    server.push(slow_words("w", 10, 10, 200));
     let children: Vec<_> = (0..4)
         .map(|_| {
             ts.std_cmd(env!("CARGO_BIN_EXE_glrs-chat"))

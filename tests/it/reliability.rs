@@ -70,9 +70,7 @@ fn killed_during_the_next_model_call(signal: &str) {
     let (id, _) = ts.only_session();
     // Turn 2: `call_0` again, then a slow answer during which it is killed.
     server.push(Reply::sse(openai_tool_call("call_0", "lookup", &["{}"])));
-    let pieces: Vec<String> = (0..40).map(|i| format!("w{i} ")).collect();
-    let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
-    server.push(Reply::slow_sse(openai_text(&refs, 20, 40, 0), 100));
+    server.push(slow_words("w", 40, 20, 100));
     let mut child = chat_cmd(&ts, CHAT, &["--resume", &id, "-p", "two"]).spawn().unwrap();
     wait_until("the model call after the tool step", || server.model_requests().len() >= 4);
     std::thread::sleep(Duration::from_millis(700));
@@ -336,9 +334,7 @@ fn the_repl_saves_once_more_before_new_and_ctrl_d_and_says_where_the_turn_went()
 #[test]
 fn sigterm_in_the_repl_stops_the_turn_saves_and_exits() {
     let (ts, server) = store_and_server();
-    let pieces: Vec<String> = (0..60).map(|i| format!("word{i} ")).collect();
-    let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
-    server.push(Reply::slow_sse(openai_text(&refs, 10, 60, 0), 60));
+    server.push(slow_words("word", 60, 10, 60));
     let mut p = crate::support::pty::chat(&ts, &["-m", "openai/gpt-4.1"], &[], false);
     repl_prompt(&mut p);
     p.send_line("count slowly").unwrap();
@@ -424,9 +420,7 @@ fn user_messages(request: &crate::support::mock::Captured) -> Vec<String> {
 fn a_first_turn_killed_before_its_turn_entry_keeps_its_message_on_resume() {
     let (ts, server) = store_and_server();
     server.push(Reply::sse(openai_tool_call("call_0", "lookup", &["{}"])));
-    let pieces: Vec<String> = (0..40).map(|i| format!("w{i} ")).collect();
-    let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
-    server.push(Reply::slow_sse(openai_text(&refs, 20, 40, 0), 100));
+    server.push(slow_words("w", 40, 20, 100));
     let mut child = chat_cmd(&ts, CHAT, &["-m", "openai/gpt-4.1", "-p", "remember 4217"]).spawn().unwrap();
     wait_until("the model call after the tool step", || server.model_requests().len() >= 2);
     std::thread::sleep(Duration::from_millis(500));

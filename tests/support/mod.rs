@@ -324,6 +324,15 @@ pub fn text_reply(text: &str, prompt: u64) -> mock::Reply {
     mock::Reply::sse(sse::openai_text(&[text], prompt, 5, 0))
 }
 
+/// A slow OpenAI stream of the `n` pieces `{word}0 `, `{word}1 `, … (one
+/// event each, `delay_ms` apart) reporting a `prompt`-token prompt: a turn
+/// still streaming while the test acts.
+pub fn slow_words(word: &str, n: usize, prompt: u64, delay_ms: u64) -> mock::Reply {
+    let pieces: Vec<String> = (0..n).map(|i| format!("{word}{i} ")).collect();
+    let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    mock::Reply::slow_sse(sse::openai_text(&refs, prompt, n as u64, 0), delay_ms)
+}
+
 /// A user message of about 150 tokens: `text` and 600 characters of filler.
 pub fn long(text: &str) -> String {
     format!("{text} {}", "lorem ipsum ".repeat(50))
