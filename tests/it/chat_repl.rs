@@ -8,6 +8,7 @@
 use crate::support::mock::Reply;
 use crate::support::sse::*;
 use crate::support::*;
+use rexpect::process::WaitStatus;
 use rexpect::session::PtySession;
 use serde_json::json;
 
@@ -21,7 +22,7 @@ fn quit(mut p: PtySession) -> String {
     p.send_line("/quit").unwrap();
     let rest = p.exp_eof().expect("exit after /quit");
     let status = p.process().wait().unwrap();
-    assert!(format!("{status:?}").contains("Exited(") && format!("{status:?}").ends_with(", 0)"), "{status:?}");
+    assert!(matches!(status, WaitStatus::Exited(_, 0)), "{status:?}");
     rest
 }
 
@@ -114,7 +115,7 @@ fn resume_shows_the_history_and_a_second_chat_is_refused() {
     second.exp_string(&format!("glrs-fork {id}")).unwrap();
     second.exp_eof().unwrap();
     let status = second.process().wait().unwrap();
-    assert!(format!("{status:?}").ends_with(", 4)"), "{status:?}");
+    assert!(matches!(status, WaitStatus::Exited(_, 4)), "{status:?}");
 
     server.push(Reply::sse(openai_text(&["second answer"], 20, 2, 0)));
     p.send_line("the second question").unwrap();
