@@ -31,6 +31,7 @@ pub mod paths;
 pub mod programs;
 pub mod provider;
 pub mod prune;
+pub mod reaper;
 pub mod redact;
 pub mod store;
 pub mod time;

@@ -3,7 +3,8 @@
 //! written (so the order is exact and a huge output never sits in memory).
 //! When the command ends, times out or is stopped (Esc drops the call),
 //! the whole group is killed: nothing it started in the background
-//! survives the call, let alone the chat. Output past the limits keeps its
+//! survives the call, let alone the chat (even a SIGKILLed one:
+//! `crate::reaper`). Output past the limits keeps its
 //! last part and names the file holding all of it (0600).
 
 use std::io::{Read as _, Seek, SeekFrom};
@@ -27,8 +28,19 @@ pub const MAX_TIMEOUT: u64 = 600;
 const READ_WHOLE: u64 = 4 * 1024 * 1024;
 
 /// Kills a process group when dropped: the call ended, timed out, or was
-/// dropped because the user pressed Esc.
-pub struct GroupKill(pub i32);
+/// dropped because the user pressed Esc. While it lives the group is
+/// guarded by [`crate::reaper`], which kills it if the chat is SIGKILLed.
+pub struct GroupKill(i32);
+
+impl GroupKill {
+    /// Take charge of group `pgid` (no group when it is not positive).
+    pub fn new(pgid: i32) -> Self {
+        if pgid > 0 {
+            crate::reaper::guard(pgid);
+        }
+        GroupKill(pgid)
+    }
+}
 
 impl Drop for GroupKill {
     fn drop(&mut self) {
@@ -38,6 +50,8 @@ impl Drop for GroupKill {
             unsafe {
                 libc::killpg(self.0, libc::SIGKILL);
             }
+            // After the kill: the number may be reused once it is gone.
+            crate::reaper::release(self.0);
         }
     }
 }
@@ -153,7 +167,7 @@ pub async fn run_process(spawn: &Spawn<'_>, timeout: Duration, output_dir: &Path
             return Err(format!("cannot run {shown} in {}: {e}", spawn.cwd.display()));
         }
     };
-    let _group = GroupKill(child.id().and_then(|id| i32::try_from(id).ok()).unwrap_or(0));
+    let _group = GroupKill::new(child.id().and_then(|id| i32::try_from(id).ok()).unwrap_or(0));
     let pipe = child.stdin.take();
     let run = async {
         if let (Some(bytes), Some(mut pipe)) = (spawn.stdin, pipe) {
