@@ -1,15 +1,41 @@
 //! A SIGKILLed glrs-chat leaves no child behind (Linux `PR_SET_PDEATHSIG`,
 //! `src/deathsig.rs`): with an MCP stdio server running and a `bash` tool
-//! call (`sleep 300`) under way, `kill -9` of the chat ends both; and one
-//! waiting for its `apiKeyCommand` leaves that no more.
+//! call (`sleep 300`) under way, `kill -9` of the chat ends both; one
+//! waiting for its `apiKeyCommand` leaves that no more; and what a `bash`
+//! command started in the background (a grandchild, out of the kernel's
+//! reach) is killed by the chat's watchdog (`src/reaper.rs`), which then
+//! exits too.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::support::mock::{MockServer, Reply};
 use crate::support::procs::{alive, mcp_test_server, wait_for_pids, wait_until_gone};
 use crate::support::sse::*;
 use crate::support::*;
 use serde_json::json;
+
+/// The pid of `parent`'s watchdog child (`glrs-reaper`), once it has one
+/// (bounded).
+fn watchdog_of(parent: u32) -> i32 {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let found = std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+            .find(|pid: &i32| {
+                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+                // Field 4, after the parenthesised name (which may hold spaces).
+                let ppid = stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().nth(1));
+                let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                ppid == Some(parent.to_string().as_str()) && cmdline.split(|b| *b == 0).next() == Some(b"glrs-reaper")
+            });
+        if let Some(pid) = found {
+            return pid;
+        }
+        assert!(Instant::now() < deadline, "glrs-chat {parent} started no glrs-reaper child within 30 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
 
 /// Kills whatever is left at the end, pass or fail.
 struct Reap(Vec<i32>);
@@ -86,4 +112,44 @@ fn a_sigkilled_chat_leaves_no_api_key_command_running() {
     chat.kill().unwrap();
     chat.wait().unwrap();
     wait_until_gone(&[pid], Duration::from_secs(10), "the key command of the SIGKILLed chat");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_sigkilled_chat_leaves_nothing_its_bash_command_started_in_the_background() {
+    let dir = tempfile::tempdir().unwrap();
+    let sleep_pid = dir.path().join("sleep-pid");
+    let ts = TestStore::new();
+    let server = MockServer::start();
+    ts.config(json!({
+        "memoryFlush": {"enabled": false},
+        "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}},
+        "retry": {"attempts": 1, "baseDelayMs": 10},
+    }));
+    // The sleep is bash's child: the kernel's parent-death signal reaches
+    // bash, not it.
+    let command = format!("sleep 300 & echo $! > '{}'; wait", sleep_pid.display());
+    server.push(Reply::sse(openai_tool_call("call_0", "bash", &[&json!({"command": command}).to_string()])));
+    let mut cmd = ts.std_cmd(env!("CARGO_BIN_EXE_glrs-chat"));
+    cmd.env("OPENAI_API_KEY", OPENAI_KEY)
+        .args(["-m", "openai/gpt-4.1", "--allow-all", "-p", "sleep"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut chat = cmd.spawn().unwrap();
+    let mut reap = Reap(vec![chat.id() as i32]);
+    let sleep = wait_for_pids(&sleep_pid, Duration::from_secs(30), "the bash command's backgrounded sleep")[0];
+    reap.0.push(sleep);
+    let watchdog = watchdog_of(chat.id());
+    reap.0.push(watchdog);
+    assert!(alive(sleep), "the backgrounded sleep runs while the chat does");
+    let killed = Instant::now();
+    chat.kill().unwrap();
+    chat.wait().unwrap();
+    wait_until_gone(
+        &[sleep, watchdog],
+        Duration::from_secs(10),
+        "the backgrounded sleep and the watchdog of the SIGKILLed chat",
+    );
+    eprintln!("sleep and watchdog gone {:?} after the SIGKILL", killed.elapsed());
 }
