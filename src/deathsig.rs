@@ -10,10 +10,10 @@
 //!   runtime (tokio's `Command::spawn` forks on the calling thread, never on a
 //!   blocking-pool thread). Never from a short-lived thread such as the REPL's
 //!   key watcher or a `spawn_blocking` task.
-//! - It reaches only direct children. A bash command's own children (its
-//!   grandchildren) are stopped by the process-group kill on orderly exits and
-//!   signals only; after a SIGKILL of glrs-chat they lose their parent's
-//!   signal but not their own (bash, killed, closes their pipes).
+//! - It reaches only direct children, and fork clears it. A bash command's
+//!   own children (its grandchildren) are out of its reach: they run in the
+//!   command's process group, which `crate::reaper`'s watchdog kills when
+//!   the chat dies, however it dies.
 
 /// Mark `cmd` so its child is SIGKILLed when the calling thread (see the
 /// module doc: it must live as long as the chat) exits. Linux only; a no-op
