@@ -313,6 +313,10 @@ impl Drop for OpenLock {
     /// session and the journal emptied (best effort: a later writer or
     /// `cleanup` does it otherwise), while the open lock is still held.
     /// Then, for a session never saved, the lock file goes, still held.
+    /// Last, the lock is released explicitly: a child forked meanwhile (a
+    /// tool, before its exec) shares the open file, and closing ours alone
+    /// would leave the lock held, refusing the next chat, until its copy
+    /// closes too.
     fn drop(&mut self) {
         let journal = self.path.with_extension("journal");
         if super::journal::is_active(&journal) {
@@ -320,6 +324,7 @@ impl Drop for OpenLock {
             let _ = super::journal::checkpoint_now(&session, &journal, &lock);
         }
         remove_on_release(&self.path, &self.file, &self.keep_if);
+        let _ = self.file.unlock();
     }
 }
 

@@ -88,6 +88,20 @@ fn asking_who_holds_the_open_lock_never_refuses_a_starter() {
 }
 
 #[test]
+fn leaving_releases_the_open_lock_though_a_forked_child_shares_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("3f9a1c2b.open");
+    let held = OpenLock::try_acquire(&path, "3f9a1c2b").unwrap();
+    // A child forked before its exec holds a copy of the descriptor: the
+    // same open file, so the same lock.
+    let child_copy = held.file.try_clone().unwrap();
+    drop(held);
+    assert_eq!(OpenLock::holder(&path).unwrap(), None);
+    OpenLock::try_acquire(&path, "3f9a1c2b").unwrap();
+    drop(child_copy);
+}
+
+#[test]
 fn a_refusal_waits_a_moment_for_the_winners_pid() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("3f9a1c2b.open");
