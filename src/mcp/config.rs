@@ -3,17 +3,29 @@
 //! `headers`), the shape other agents use (their optional `type` is
 //! accepted too, and so are their `${VAR}` and `${VAR:-default}`
 //! references to the environment, filled in when the server starts, so a
-//! token need not be written in the file). Checked when the config loads:
-//! a bad entry is an error naming its key (`mcpServers.fs.url`), never a
-//! server that fails later.
+//! token need not be written in the file), with two limits of either kind:
+//! `startupTimeoutSec` and `toolTimeoutSec`. Checked when the config
+//! loads: a bad entry is an error naming its key (`mcpServers.fs.url`),
+//! never a server that fails later.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use anyhow::{Result, bail};
 use serde::Deserialize;
 
 /// Headers the MCP transport sets itself: a server's `headers` may not.
 const RESERVED_HEADERS: &[&str] = &["accept", "mcp-session-id", "mcp-protocol-version", "last-event-id"];
+
+/// How long a server may take to start and list its tools, unless its
+/// `startupTimeoutSec` says otherwise.
+pub const START_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long one tool call may take, unless `toolTimeoutSec` says otherwise.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(600);
+/// The most `startupTimeoutSec` may be: a chat's first request waits that long.
+const MAX_START_SECS: f64 = 600.0;
+/// The most `toolTimeoutSec` may be (an hour; Esc still stops a call).
+const MAX_CALL_SECS: f64 = 3600.0;
 
 /// One `mcpServers.<name>` entry, as written.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -38,6 +50,11 @@ pub struct ServerConfig {
     /// `headers`: sent with every HTTP request (`Authorization`, …).
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    /// `startupTimeoutSec`: how long it may take to start and list its
+    /// tools (default 30).
+    pub startup_timeout_sec: Option<f64>,
+    /// `toolTimeoutSec`: how long one of its tool calls may take (default 600).
+    pub tool_timeout_sec: Option<f64>,
 }
 
 /// How glrs reaches a server.
@@ -70,6 +87,19 @@ pub struct Server {
     pub name: String,
     /// How to reach it.
     pub transport: Transport,
+    /// How long it may take to start and list its tools.
+    pub startup_timeout: Duration,
+    /// How long one tool call may take.
+    pub tool_timeout: Duration,
+}
+
+/// `value` of `key` as a duration: seconds, more than 0 and at most `max`.
+fn seconds(key: &str, value: Option<f64>, default: Duration, max: f64) -> Result<Duration> {
+    match value {
+        None => Ok(default),
+        Some(secs) if secs > 0.0 && secs <= max => Ok(Duration::from_secs_f64(secs)),
+        Some(secs) => bail!("{key}: must be a number of seconds more than 0 and at most {max}, got {secs}"),
+    }
 }
 
 /// Whether `name` can be a server name: it becomes part of tool names,
@@ -85,6 +115,10 @@ impl ServerConfig {
         if !valid_name(name) {
             bail!("{key}: a server name is 1 to 32 letters, digits, _ or - (it becomes part of tool names)");
         }
+        let startup_timeout =
+            seconds(&format!("{key}.startupTimeoutSec"), self.startup_timeout_sec, START_TIMEOUT, MAX_START_SECS)?;
+        let tool_timeout =
+            seconds(&format!("{key}.toolTimeoutSec"), self.tool_timeout_sec, CALL_TIMEOUT, MAX_CALL_SECS)?;
         let http = match (self.kind.as_deref(), &self.command, &self.url) {
             (Some("stdio"), _, _) => false,
             (Some("http" | "streamable-http" | "streamableHttp"), _, _) => true,
@@ -127,6 +161,8 @@ impl ServerConfig {
             return Ok(Server {
                 name: name.to_string(),
                 transport: Transport::Http { url: url.clone(), headers: self.headers.clone() },
+                startup_timeout,
+                tool_timeout,
             });
         }
         let Some(command) = &self.command else { bail!("{key}.command: required for a stdio server") };
@@ -151,6 +187,8 @@ impl ServerConfig {
                 env: self.env.clone(),
                 cwd: self.cwd.clone(),
             },
+            startup_timeout,
+            tool_timeout,
         })
     }
 }
@@ -204,7 +242,7 @@ impl Server {
                 Transport::Http { url: one("url", url)?, headers: map("headers", headers)? }
             }
         };
-        Ok(Server { name: self.name.clone(), transport })
+        Ok(Server { transport, ..self.clone() })
     }
 }
 
@@ -240,6 +278,20 @@ mod tests {
     }
 
     #[test]
+    fn limits_default_and_are_set_per_server() {
+        let servers = parse(
+            r#"{"a": {"command": "x"},
+                "b": {"url": "http://h", "startupTimeoutSec": 2.5, "toolTimeoutSec": 3600}}"#,
+        )
+        .unwrap();
+        assert_eq!((servers[0].startup_timeout, servers[0].tool_timeout), (START_TIMEOUT, CALL_TIMEOUT));
+        assert_eq!(servers[1].startup_timeout, Duration::from_millis(2500));
+        assert_eq!(servers[1].tool_timeout, Duration::from_secs(3600));
+        let expanded = servers[1].expanded(&|_| None).unwrap();
+        assert_eq!(expanded.startup_timeout, Duration::from_millis(2500), "kept when variables are filled in");
+    }
+
+    #[test]
     fn variables_are_filled_in_when_a_server_starts() {
         let servers = parse(
             r#"{"web": {"url": "https://${HOST}/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
@@ -270,6 +322,14 @@ mod tests {
             (r#"{"mcpServers": {"fs": {"comand": "x"}}}"#, "mcpServers.fs.comand: unknown field"),
             (r#"{"mcpServers": {"fs": {"command": "x", "args": "-y"}}}"#, "mcpServers.fs.args: invalid type"),
             (r#"{"mcpServers": {"fs": {"url": "h"}}}"#, "mcpServers.fs.url: must be an http"),
+            (
+                r#"{"mcpServers": {"fs": {"command": "x", "toolTimeoutSec": "5"}}}"#,
+                "mcpServers.fs.toolTimeoutSec: invalid",
+            ),
+            (
+                r#"{"mcpServers": {"fs": {"command": "x", "toolTimeoutSec": 0}}}"#,
+                "mcpServers.fs.toolTimeoutSec: must be",
+            ),
         ] {
             let err = format!("{:#}", crate::config::Config::parse(text).unwrap_err());
             assert!(err.contains(expected), "{text}: {err}");
@@ -292,6 +352,10 @@ mod tests {
             (r#"{"fs": {"command": " "}}"#, "mcpServers.fs.command: must not be empty"),
             (r#"{"my fs": {"command": "x"}}"#, "mcpServers.my fs: a server name"),
             (r#"{"fs": {"command": "x", "env": {"A=B": "c"}}}"#, "mcpServers.fs.env.A=B"),
+            (r#"{"fs": {"command": "x", "toolTimeoutSec": 0}}"#, "mcpServers.fs.toolTimeoutSec: must be a number"),
+            (r#"{"fs": {"command": "x", "toolTimeoutSec": 3601}}"#, "mcpServers.fs.toolTimeoutSec: must be"),
+            (r#"{"fs": {"url": "http://h", "startupTimeoutSec": -1}}"#, "mcpServers.fs.startupTimeoutSec: must"),
+            (r#"{"fs": {"url": "http://h", "startupTimeoutSec": 601}}"#, "mcpServers.fs.startupTimeoutSec: must"),
         ];
         for (text, expected) in cases {
             let err = format!("{:#}", parse(text).unwrap_err());
