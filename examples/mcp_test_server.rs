@@ -1,6 +1,9 @@
 //! An MCP server for glrs's tests (SPEC 15), built with `rmcp`'s server
 //! side. Two tools: `echo` (answers `echo: TEXT`) and `fail` (answers an
-//! error result, `isError: true`).
+//! error result, `isError: true`). With `--more-tools` it lists two more:
+//! `sleep` (answers after SECONDS) and `grow`, which takes itself off its
+//! list, puts `late` on it (answers `late: TEXT`) and sends
+//! `notifications/tools/list_changed`.
 //!
 //! Modes:
 //! - no arguments: stdio, as `mcpServers.<name>.command` starts it;
@@ -13,12 +16,16 @@
 //! `cargo test` builds it (target/debug/examples/mcp_test_server).
 
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock, ServerCapabilities, ServerConfig};
-use rmcp::{ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
+use rmcp::model::{
+    CallToolResult, ContentBlock, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 struct EchoRequest {
@@ -32,11 +39,21 @@ struct FailRequest {
     reason: String,
 }
 
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct SleepRequest {
+    /// How long to take.
+    seconds: u64,
+}
+
 #[derive(Clone)]
 struct TestServer {
     tool_router: ToolRouter<Self>,
     /// The last `X-Test` header seen (HTTP mode).
     header: Arc<Mutex<Option<String>>>,
+    /// `--more-tools`: `sleep` and `grow` are listed.
+    more: bool,
+    /// `grow` was called: `late` is listed instead of `grow`.
+    grown: Arc<AtomicBool>,
 }
 
 #[tool_router]
@@ -53,18 +70,55 @@ impl TestServer {
     fn fail(&self, Parameters(FailRequest { reason }): Parameters<FailRequest>) -> CallToolResult {
         CallToolResult::error(vec![ContentBlock::text(format!("failed: {reason}"))])
     }
+
+    #[tool(description = "Answer after the given number of seconds")]
+    async fn sleep(&self, Parameters(SleepRequest { seconds }): Parameters<SleepRequest>) -> String {
+        tokio::time::sleep(std::time::Duration::from_secs(seconds)).await;
+        format!("slept {seconds} s")
+    }
+
+    #[tool(description = "Replace this tool with the tool 'late', and say so")]
+    async fn grow(&self, peer: Peer<RoleServer>) -> Result<String, ErrorData> {
+        self.grown.store(true, Ordering::SeqCst);
+        // Sent before the result, as a server that changes its tools
+        // while answering would.
+        peer.notify_tool_list_changed().await.map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok("grown: 'late' is listed now".to_string())
+    }
+
+    #[tool(description = "Send the text back, prefixed with 'late: '")]
+    fn late(&self, Parameters(EchoRequest { text }): Parameters<EchoRequest>) -> String {
+        format!("late: {text}")
+    }
 }
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for TestServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build())
+    }
+
+    /// The router's tools, less those not listed now.
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let grown = self.grown.load(Ordering::SeqCst);
+        let listed = |name: &str| match name {
+            "sleep" => self.more,
+            "grow" => self.more && !grown,
+            "late" => grown,
+            _ => true,
+        };
+        let tools = self.tool_router.list_all().into_iter().filter(|t| listed(&t.name)).collect();
+        Ok(ListToolsResult::with_all_items(tools))
     }
 }
 
 impl TestServer {
-    fn new(header: Arc<Mutex<Option<String>>>) -> TestServer {
-        TestServer { tool_router: Self::tool_router(), header }
+    fn new(header: Arc<Mutex<Option<String>>>, more: bool) -> TestServer {
+        TestServer { tool_router: Self::tool_router(), header, more, grown: Arc::default() }
     }
 }
 
@@ -87,8 +141,9 @@ async fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let _child = write_pids(args.iter().any(|a| a == "--spawn-child"))?;
     let header: Arc<Mutex<Option<String>>> = Arc::default();
+    let more = args.iter().any(|a| a == "--more-tools");
     if !args.iter().any(|a| a == "--http") {
-        let running = TestServer::new(header).serve(rmcp::transport::stdio()).await?;
+        let running = TestServer::new(header, more).serve(rmcp::transport::stdio()).await?;
         running.waiting().await?;
         return Ok(());
     }
@@ -96,7 +151,7 @@ async fn main() -> anyhow::Result<()> {
     use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
     let for_sessions = header.clone();
     let service: StreamableHttpService<TestServer, LocalSessionManager> = StreamableHttpService::new(
-        move || Ok(TestServer::new(for_sessions.clone())),
+        move || Ok(TestServer::new(for_sessions.clone(), more)),
         Default::default(),
         StreamableHttpServerConfig::default().with_sse_keep_alive(None),
     );

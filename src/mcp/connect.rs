@@ -2,7 +2,9 @@
 //! stdin and stdout (in a process group of its own, so everything it
 //! starts can be stopped together, and so a Ctrl-C typed in the terminal
 //! reaches glrs and not the servers), or streamable HTTP. The server's
-//! stderr is kept, its last lines only, to say why it failed.
+//! stderr is kept, its last lines only, to say why it failed. Either
+//! transport counts the server's list-changed notifications
+//! ([`super::changes`]).
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::Path;
@@ -16,10 +18,11 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::AsyncBufReadExt;
 
+use super::changes::{Counted, Listener, Refresh};
 use super::config::{Server, Transport};
 
 /// A connected client.
-pub type Client = RunningService<RoleClient, ClientConfig>;
+pub(super) type Client = RunningService<RoleClient, Listener>;
 
 /// How many lines of a server's stderr are kept.
 const TAIL_LINES: usize = 20;
@@ -64,7 +67,7 @@ impl Tail {
     }
 }
 
-fn client_config() -> ClientConfig {
+pub(super) fn client_config() -> ClientConfig {
     ClientConfig::new(ClientCapabilities::default(), Implementation::new("glrs", env!("CARGO_PKG_VERSION")))
 }
 
@@ -78,26 +81,40 @@ fn server_cwd(cwd: &Path, configured: Option<&str>) -> std::path::PathBuf {
 
 /// Start or reach `server` and complete the MCP handshake. `group` is set
 /// as soon as a child process exists, so it can be stopped even if the
-/// handshake never ends. Must run inside the tokio runtime that will keep
-/// the client's tasks.
-pub async fn connect(server: &Server, cwd: &Path, tail: &Tail, group: &Mutex<Option<i32>>) -> Result<Client, String> {
+/// handshake never ends. `listener` hears the server's notifications.
+/// Must run inside the tokio runtime that will keep the client's tasks.
+pub(super) async fn connect(
+    server: &Server,
+    cwd: &Path,
+    tail: &Tail,
+    group: &Mutex<Option<i32>>,
+    listener: Listener,
+    refresh: Arc<Refresh>,
+) -> Result<Client, String> {
     let server = server.expanded(&|name| std::env::var(name).ok())?;
     match &server.transport {
         Transport::Stdio { command, args, env, cwd: dir } => {
-            stdio(command, args, env, &server_cwd(cwd, dir.as_deref()), tail, group).await
+            let dir = server_cwd(cwd, dir.as_deref());
+            let process = stdio(command, args, env, &dir, tail, group)?;
+            let transport = Counted { inner: process, refresh };
+            listener.serve(transport).await.map_err(|e| format!("the MCP handshake failed: {e}"))
         }
-        Transport::Http { url, headers } => http(url, headers).await,
+        Transport::Http { url, headers } => {
+            let transport = Counted { inner: http(url, headers)?, refresh };
+            listener.serve(transport).await.map_err(|e| format!("cannot reach {url}: {e}"))
+        }
     }
 }
 
-async fn stdio(
+/// Start a stdio server's process.
+fn stdio(
     command: &str,
     args: &[String],
     env: &BTreeMap<String, String>,
     dir: &Path,
     tail: &Tail,
     group: &Mutex<Option<i32>>,
-) -> Result<Client, String> {
+) -> Result<TokioChildProcess, String> {
     let mut cmd = tokio::process::Command::new(command);
     cmd.args(args).envs(env).current_dir(dir).process_group(0);
     // A server in its own group escapes every signal but our own stops, so
@@ -130,10 +147,14 @@ async fn stdio(
             tail.reading.store(false, std::sync::atomic::Ordering::SeqCst);
         });
     }
-    client_config().serve(process).await.map_err(|e| format!("the MCP handshake failed: {e}"))
+    Ok(process)
 }
 
-async fn http(url: &str, headers: &BTreeMap<String, String>) -> Result<Client, String> {
+/// A streamable HTTP transport to `url`.
+fn http(
+    url: &str,
+    headers: &BTreeMap<String, String>,
+) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
     let mut custom = HashMap::new();
     for (name, value) in headers {
         // Checked when the config loaded.
@@ -143,6 +164,5 @@ async fn http(url: &str, headers: &BTreeMap<String, String>) -> Result<Client, S
         custom.insert(name, value);
     }
     let config = StreamableHttpClientTransportConfig::with_uri(url.to_string()).custom_headers(custom);
-    let transport = StreamableHttpClientTransport::from_config(config);
-    client_config().serve(transport).await.map_err(|e| format!("cannot reach {url}: {e}"))
+    Ok(StreamableHttpClientTransport::from_config(config))
 }

@@ -6,15 +6,20 @@
 //! [`Servers::start`] starts them all at once on a thread of their own, so
 //! the chat's start-up does not wait for them: the first model request
 //! does (the registry's `settle`), and only as long as one is still
-//! starting, each bounded by [`START_TIMEOUT`]. A server that fails to
-//! start, or dies later, is reported once ([`Servers::news`]) and left
-//! out; calls to a dead server's tools are error results. [`Servers::stop`]
+//! starting, each bounded by its `startupTimeoutSec`. A server that says
+//! its tools changed has them listed again ([`changes`]), and the next
+//! model request offers the new list. A server that fails to start, or
+//! dies later, is reported once ([`Servers::news`]) and left out; calls
+//! to a dead server's tools are error results. A streamable HTTP server
+//! has no process to watch: it is found dead when a call or a listing
+//! cannot reach it. [`Servers::stop`]
 //! (also on drop, and [`stop_all_processes`] on paths that exit at once)
 //! ends every server with everything it started: each stdio server runs in
 //! a process group of its own.
 //!
 //! Programs other than `glrs-chat` never call [`Servers::start`].
 
+mod changes;
 pub mod config;
 mod connect;
 mod tool;
@@ -28,13 +33,8 @@ use rmcp::Peer;
 use rmcp::service::{RoleClient, RunningServiceCancellationToken};
 
 use crate::provider::ToolSpec;
-pub use config::{Server, ServerConfig, Transport};
+pub use config::{CALL_TIMEOUT, START_TIMEOUT, Server, ServerConfig, Transport};
 pub use tool::{McpTool, result_text, tool_name};
-
-/// How long one server may take to start and list its tools.
-pub const START_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long one tool call may take.
-pub const CALL_TIMEOUT: Duration = Duration::from_secs(600);
 /// How long stopped servers get to exit before they are killed.
 const STOP_GRACE: Duration = Duration::from_secs(1);
 
@@ -88,6 +88,9 @@ struct Entry {
     cancel: Option<RunningServiceCancellationToken>,
     group: Arc<Mutex<Option<i32>>>,
     tail: connect::Tail,
+    refresh: Arc<changes::Refresh>,
+    /// Tools left out because their names clash, already reported.
+    left_out: Vec<String>,
 }
 
 /// What the servers' thread and the chat share.
@@ -205,16 +208,73 @@ impl Shared {
         let stopping = self.stopping.load(Ordering::SeqCst);
         let why = if stopping { "stopped with the chat".to_string() } else { with_stderr(why, tail) };
         let mut name = String::new();
+        let mut told = false;
         self.set(index, |e| {
             name = e.server.name.clone();
-            e.state = State::Stopped(why.clone());
+            // Found dead already ([`Shared::lost`]), and reported then.
+            told = matches!(e.state, State::Stopped(_));
+            if !told {
+                e.state = State::Stopped(why.clone());
+            }
             e.peer = None;
             e.cancel = None;
         });
-        if !stopping {
+        if !stopping && !told {
             self.tell(format!("MCP server {name} stopped: {why}; calls to its tools are errors now"));
         }
         stop_group(group);
+    }
+
+    /// A running server was found unreachable (a call or a listing failed
+    /// on its transport): stop it, and report it once.
+    fn lost(&self, index: usize, why: String) {
+        let mut name = None;
+        self.set(index, |e| {
+            if e.state == State::Running {
+                name = Some(e.server.name.clone());
+                e.state = State::Stopped(why.clone());
+                e.peer = None;
+                if let Some(cancel) = e.cancel.take() {
+                    cancel.cancel();
+                }
+            }
+        });
+        if let Some(name) = name
+            && !self.stopping.load(Ordering::SeqCst)
+        {
+            self.tell(format!("MCP server {name} stopped: {why}; calls to its tools are errors now"));
+        }
+    }
+
+    /// `listed` as offered, each tool once: a name that clashes once
+    /// shortened is left out, and reported the first time.
+    fn offer(&self, index: usize, listed: Vec<rmcp::model::Tool>) -> Vec<ServerTool> {
+        let (server, mut reported) = match self.entries.lock() {
+            Ok(entries) => match entries.get(index) {
+                Some(e) => (e.server.name.clone(), e.left_out.clone()),
+                None => return Vec::new(),
+            },
+            Err(_) => return Vec::new(),
+        };
+        let mut tools = Vec::new();
+        let mut taken: Vec<String> = Vec::new();
+        for t in listed {
+            let spec = tool::spec(&server, &t);
+            if taken.contains(&spec.name) {
+                if !reported.contains(&t.name.to_string()) {
+                    reported.push(t.name.to_string());
+                    self.tell(format!(
+                        "MCP server {server}: tool {:?} left out: its name is the same as another's once shortened to {}",
+                        t.name, spec.name
+                    ));
+                }
+                continue;
+            }
+            taken.push(spec.name.clone());
+            tools.push(ServerTool { name: t.name.to_string(), spec });
+        }
+        self.set(index, |e| e.left_out = reported);
+        tools
     }
 }
 
@@ -238,15 +298,19 @@ fn stop_group(group: &Mutex<Option<i32>>) {
 
 /// Start one server and watch it until it ends.
 async fn run_server(shared: Arc<Shared>, index: usize, server: Server, cwd: PathBuf) {
-    let (tail, group) = match shared.entries.lock() {
+    let (tail, group, refresh) = match shared.entries.lock() {
         Ok(entries) => match entries.get(index) {
-            Some(e) => (e.tail.clone(), e.group.clone()),
+            Some(e) => (e.tail.clone(), e.group.clone(), e.refresh.clone()),
             None => return,
         },
         Err(_) => return,
     };
-    let started = tokio::time::timeout(START_TIMEOUT, async {
-        let client = connect::connect(&server, &cwd, &tail, &group).await?;
+    // A list-changed notification during start-up is handled once this
+    // first listing is in place.
+    let first = refresh.one_at_a_time.lock().await;
+    let listener = changes::Listener { shared: shared.clone(), index };
+    let started = tokio::time::timeout(server.startup_timeout, async {
+        let client = connect::connect(&server, &cwd, &tail, &group, listener, refresh.clone()).await?;
         let has_tools = client.peer_info().is_none_or(|info| info.capabilities.tools.is_some());
         let tools = if has_tools {
             client.list_all_tools().await.map_err(|e| format!("listing its tools failed: {e}"))?
@@ -263,24 +327,15 @@ async fn run_server(shared: Arc<Shared>, index: usize, server: Server, cwd: Path
             return shared.failed(index, why, &tail, &group);
         }
         Err(_) => {
-            let why = format!("it did not start within {} s", START_TIMEOUT.as_secs());
+            let why = format!(
+                "it did not start within {} s (mcpServers.{}.startupTimeoutSec)",
+                server.startup_timeout.as_secs_f64(),
+                server.name
+            );
             return shared.failed(index, why, &tail, &group);
         }
     };
-    let mut tools = Vec::new();
-    let mut taken: Vec<String> = Vec::new();
-    for t in listed {
-        let spec = tool::spec(&server.name, &t);
-        if taken.contains(&spec.name) {
-            shared.tell(format!(
-                "MCP server {}: tool {:?} left out: its name is the same as another's once shortened to {}",
-                server.name, t.name, spec.name
-            ));
-            continue;
-        }
-        taken.push(spec.name.clone());
-        tools.push(ServerTool { name: t.name.to_string(), spec });
-    }
+    let tools = shared.offer(index, listed);
     let peer = client.peer().clone();
     let cancel = client.cancellation_token();
     shared.set(index, |e| {
@@ -289,6 +344,7 @@ async fn run_server(shared: Arc<Shared>, index: usize, server: Server, cwd: Path
         e.peer = Some(peer);
         e.cancel = Some(cancel);
     });
+    drop(first);
     if shared.stopping.load(Ordering::SeqCst) {
         let _ = client.cancel().await;
         return shared.ended(index, String::new(), &tail, &group);
@@ -317,6 +373,8 @@ impl Servers {
                 cancel: None,
                 group: Arc::default(),
                 tail: connect::Tail::default(),
+                refresh: Arc::default(),
+                left_out: Vec::new(),
             })
             .collect();
         let shared = Arc::new(Shared {
@@ -357,30 +415,55 @@ impl Servers {
         })
     }
 
-    fn starting(&self) -> bool {
-        self.shared.entries.lock().is_ok_and(|e| e.iter().any(|e| e.state == State::Starting))
+    /// A server is still starting, or listing its changed tools.
+    fn busy(&self) -> bool {
+        self.shared.entries.lock().is_ok_and(|e| {
+            e.iter().any(|e| e.state == State::Starting || (e.state == State::Running && e.refresh.pending()))
+        })
     }
 
-    /// Wait until no server is still starting (each start is bounded by
-    /// [`START_TIMEOUT`]).
+    /// How long [`Servers::ready`] may wait: the longest start-up (a
+    /// listing is bounded by it too), and a little.
+    fn ready_bound(&self) -> Duration {
+        let longest = self.shared.entries.lock().ok().and_then(|e| e.iter().map(|e| e.server.startup_timeout).max());
+        longest.unwrap_or(START_TIMEOUT) + Duration::from_secs(5)
+    }
+
+    /// Wait until no server is still starting or listing its changed tools
+    /// (each bounded by its `startupTimeoutSec`).
     pub async fn ready(&self) {
         let mut changed = self.shared.changed.subscribe();
         let wait = async {
-            while self.starting() {
+            while self.busy() {
                 if changed.changed().await.is_err() {
                     return;
                 }
             }
         };
-        let _ = tokio::time::timeout(START_TIMEOUT + Duration::from_secs(5), wait).await;
+        if tokio::time::timeout(self.ready_bound(), wait).await.is_err() {
+            self.give_up_refreshes();
+        }
+    }
+
+    /// A refresh outlived every bound (its handler never ran): stop
+    /// waiting for it, so later requests do not wait again.
+    fn give_up_refreshes(&self) {
+        if let Ok(entries) = self.shared.entries.lock() {
+            for e in entries.iter() {
+                e.refresh.caught_up(e.refresh.heard());
+            }
+        }
     }
 
     /// The same as [`Servers::ready`], for a thread outside any runtime
     /// (the REPL's `/mcp`): the servers run on their own thread.
     pub fn wait_ready(&self) {
-        let deadline = Instant::now() + START_TIMEOUT + Duration::from_secs(5);
-        while self.starting() && Instant::now() < deadline {
+        let deadline = Instant::now() + self.ready_bound();
+        while self.busy() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
+        }
+        if self.busy() {
+            self.give_up_refreshes();
         }
     }
 
@@ -395,6 +478,13 @@ impl Servers {
             }
         }
         out
+    }
+
+    /// Whether `name` is the name of one of these servers' tools (offered
+    /// now or not).
+    pub fn owns(&self, name: &str) -> bool {
+        let Ok(entries) = self.shared.entries.lock() else { return false };
+        entries.iter().any(|e| name.starts_with(&tool_name(&e.server.name, "")))
     }
 
     fn clone_handle(&self) -> Handle {
@@ -472,5 +562,24 @@ impl Handle {
     /// Whether `server` is still running.
     fn running(&self, server: &str) -> bool {
         self.0.entries.lock().is_ok_and(|e| e.iter().any(|e| e.server.name == server && e.state == State::Running))
+    }
+
+    /// How long one call to `server` may take.
+    fn tool_timeout(&self, server: &str) -> Duration {
+        let entries = self.0.entries.lock().ok();
+        let found = entries.as_ref().and_then(|e| e.iter().find(|e| e.server.name == server));
+        found.map_or(CALL_TIMEOUT, |e| e.server.tool_timeout)
+    }
+
+    /// A call to `server` failed on its transport: a streamable HTTP
+    /// server, which has no process to watch, is then taken for dead
+    /// (a stdio server's end is seen when its process exits).
+    fn unreachable(&self, server: &str, why: String) {
+        let index = self.0.entries.lock().ok().and_then(|e| {
+            e.iter().position(|e| e.server.name == server && matches!(e.server.transport, Transport::Http { .. }))
+        });
+        if let Some(index) = index {
+            self.0.lost(index, why);
+        }
     }
 }

@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::{CALL_TIMEOUT, Handle};
+use super::Handle;
 use crate::provider::ToolSpec;
 use crate::tools::{Tool, ToolContext, ToolFuture, ToolOutput, limits};
 
@@ -75,12 +75,16 @@ impl Tool for McpTool {
                 params = params.with_arguments(arguments);
             }
             let server = &self.server;
-            match tokio::time::timeout(CALL_TIMEOUT, peer.call_tool(params)).await {
+            let timeout = self.handle.tool_timeout(server);
+            match tokio::time::timeout(timeout, peer.call_tool(params)).await {
                 Err(_) => ToolOutput::error(format!(
-                    "the MCP server {server} did not answer within {} s",
-                    CALL_TIMEOUT.as_secs()
+                    "the MCP server {server} did not answer within {} s (mcpServers.{server}.toolTimeoutSec)",
+                    timeout.as_secs_f64()
                 )),
                 Ok(Err(e)) => {
+                    if matches!(e, rmcp::ServiceError::TransportSend(_) | rmcp::ServiceError::TransportClosed) {
+                        self.handle.unreachable(server, format!("a call could not reach it: {e}"));
+                    }
                     let gone = if self.handle.running(server) { "" } else { "; the server is not running" };
                     ToolOutput::error(format!("the MCP server {server} failed the call: {e}{gone}"))
                 }

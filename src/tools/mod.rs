@@ -231,10 +231,11 @@ impl Registry {
         self.servers.as_ref()
     }
 
-    /// Before a model call: wait for MCP servers still starting (each is
-    /// bounded; `cancel` stops the wait), add the tools of those that
-    /// started, and return what to tell the user (servers that failed or
-    /// stopped, each once).
+    /// Before a model call: wait for MCP servers still starting or listing
+    /// changed tools (each is bounded; `cancel` stops the wait), offer
+    /// their tools as they are now (added, changed in place, removed), and
+    /// return what to tell the user (servers that failed or stopped, each
+    /// once).
     pub async fn settle(&mut self, cancel: &Cancel) -> Vec<String> {
         let Some(servers) = self.servers.clone() else { return Vec::new() };
         if !self.offering.none {
@@ -243,9 +244,12 @@ impl Registry {
                 () = cancel.cancelled() => {}
                 () = servers.ready() => {}
             }
-            for tool in servers.tools() {
-                if self.get(tool.name()).is_none() {
-                    self.tools.push(tool);
+            let now = servers.tools();
+            self.tools.retain(|t| !servers.owns(t.name()) || now.iter().any(|n| n.name() == t.name()));
+            for tool in now {
+                match self.tools.iter_mut().find(|t| t.name() == tool.name()) {
+                    Some(slot) => *slot = tool,
+                    None => self.tools.push(tool),
                 }
             }
         }

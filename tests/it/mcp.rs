@@ -1,12 +1,14 @@
 //! MCP servers (SPEC 15), with a server built from `rmcp`'s server side
-//! (`examples/mcp_test_server.rs`: tools `echo` and `fail`): its tools are
-//! offered and called through the permissions, a server that fails to
-//! start is reported and the chat goes on, one killed mid-session answers
-//! with errors, HTTP servers work, `/mcp` lists them, and nothing a server
-//! started outlives the chat.
+//! (`examples/mcp_test_server.rs`: tools `echo` and `fail`, and with
+//! `--more-tools` `sleep` and `grow`): its tools are offered and called
+//! through the permissions, a server that fails to start is reported and
+//! the chat goes on, one killed mid-session answers with errors, HTTP
+//! servers work (and one that goes away is found dead), `/mcp` lists them,
+//! the per-server limits hold, tools a server adds are offered from the
+//! next request on, and nothing a server started outlives the chat.
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::support::mock::{MockServer, Reply};
 use crate::support::procs::{alive, mcp_test_server, wait_for_pids, wait_until_gone};
@@ -176,8 +178,8 @@ impl Drop for Killed {
     }
 }
 
-#[test]
-fn a_streamable_http_server_is_reached_with_its_headers() {
+/// The test server in HTTP mode, and its URL once it printed its port.
+fn http_server() -> (Killed, String) {
     use std::io::BufRead;
     let mut child = std::process::Command::new(mcp_test_server())
         .arg("--http")
@@ -186,15 +188,21 @@ fn a_streamable_http_server_is_reached_with_its_headers() {
         .spawn()
         .unwrap();
     let stdout = child.stdout.take().unwrap();
-    let _guard = Killed(child);
+    let guard = Killed(child);
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut line = String::new();
         let _ = std::io::BufReader::new(stdout).read_line(&mut line);
         let _ = tx.send(line);
     });
-    let port: u16 = rx.recv_timeout(Duration::from_secs(20)).unwrap().trim().parse().unwrap();
-    let url = format!("http://127.0.0.1:{port}/mcp");
+    let line = rx.recv_timeout(Duration::from_secs(20)).expect("the HTTP test server printing its port");
+    let port: u16 = line.trim().parse().unwrap();
+    (guard, format!("http://127.0.0.1:{port}/mcp"))
+}
+
+#[test]
+fn a_streamable_http_server_is_reached_with_its_headers() {
+    let (_guard, url) = http_server();
     // A header's ${VAR} is filled in from the environment.
     let (ts, server) = setup(json!({"web": {"url": url, "headers": {"X-Test": "from ${MCP_TEST_WORD}"}}}));
     call(&server, 1, "mcp__web__echo", json!({"text": "over http"}));
@@ -312,4 +320,81 @@ fn a_server_still_in_its_handshake_is_stopped_when_the_chat_ends() {
     p.send_line("/quit").unwrap();
     p.exp_eof().unwrap();
     wait_until_gone(&started, ENDING, "a server in its handshake after /quit");
+}
+
+#[test]
+fn a_bad_limit_fails_at_load_naming_its_key() {
+    for (key, value) in
+        [("toolTimeoutSec", json!(0)), ("startupTimeoutSec", json!(601)), ("toolTimeoutSec", json!("9"))]
+    {
+        let mut entry = stdio_server(None, &[]);
+        entry[key] = value.clone();
+        let (ts, _server) = setup(json!({ "t": entry }));
+        let out = one_shot(&ts, &["-p", "hi"]);
+        assert!(!out.status.success(), "{key}: {value}");
+        let err = stderr_of(&out);
+        assert!(err.contains(&format!("mcpServers.t.{key}")), "{key}: {value}: {err}");
+    }
+}
+
+#[test]
+fn a_call_past_tool_timeout_sec_is_an_error_result_naming_the_limit() {
+    let mut entry = stdio_server(None, &["--more-tools"]);
+    entry["toolTimeoutSec"] = json!(0.5);
+    let (ts, server) = setup(json!({ "t": entry }));
+    call(&server, 1, "mcp__t__sleep", json!({"seconds": 60}));
+    server.push(Reply::sse(openai_text(&["gave up"], 10, 1, 0)));
+    let started = Instant::now();
+    let out = one_shot(&ts, &["--allow", "mcp__t__*", "-p", "nap"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(started.elapsed() < Duration::from_secs(30), "the call was cut at its limit, not the sleep's end");
+    let result = &tool_results(&server, 1)[0];
+    assert_eq!(result, "the MCP server t did not answer within 0.5 s (mcpServers.t.toolTimeoutSec)");
+    assert!(tool_entries(&ts)[0].2, "an error result");
+}
+
+#[test]
+fn tools_a_server_adds_and_removes_are_offered_from_the_next_request_on() {
+    let (ts, server) = setup(json!({"t": stdio_server(None, &["--more-tools"])}));
+    // `grow` takes itself off the list and puts `late` on it, then answers.
+    call(&server, 1, "mcp__t__grow", json!({}));
+    call(&server, 2, "mcp__t__late", json!({"text": "new"}));
+    server.push(Reply::sse(openai_text(&["done"], 10, 1, 0)));
+    let out = one_shot(&ts, &["--allow", "mcp__t__*", "-p", "grow"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(offered(&server, 0), ["mcp__t__echo", "mcp__t__fail", "mcp__t__grow", "mcp__t__sleep"]);
+    assert_eq!(tool_results(&server, 1), ["grown: 'late' is listed now"]);
+    assert_eq!(
+        offered(&server, 1),
+        ["mcp__t__echo", "mcp__t__fail", "mcp__t__sleep", "mcp__t__late"],
+        "the request right after the notification: grow gone, late offered"
+    );
+    assert_eq!(tool_results(&server, 2)[1], "late: new");
+}
+
+#[test]
+fn an_http_server_that_goes_away_is_reported_once_and_its_tools_answer_errors() {
+    let (mut guard, url) = http_server();
+    let (ts, server) = setup(json!({"web": {"url": url}}));
+    // Slow enough that the server is gone before the call is made.
+    let events = openai_tool_call("call_1", "mcp__web__echo", &[r#"{"text": "#, r#""gone?"}"#]);
+    server.push(Reply::slow_sse(events, 400));
+    call(&server, 2, "mcp__web__echo", json!({"text": "again"}));
+    server.push(Reply::sse(openai_text(&["noted"], 10, 1, 0)));
+    let chat = std::thread::spawn({
+        let mut cmd = ts.std_cmd(env!("CARGO_BIN_EXE_glrs-chat"));
+        cmd.env("OPENAI_API_KEY", OPENAI_KEY).args(["-m", "openai/gpt-4.1", "--allow-all", "-p", "go"]);
+        move || run_bounded(&mut cmd, Duration::from_secs(60), "glrs-chat with an HTTP server that goes away")
+    });
+    server.wait_for_model_requests(1, "the first model request");
+    guard.0.kill().unwrap();
+    guard.0.wait().unwrap();
+    let out = chat.join().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(stdout_of(&out), "noted\n");
+    let entries = tool_entries(&ts);
+    assert!(entries[0].2 && entries[0].1.contains("the MCP server web failed the call"), "{entries:?}");
+    assert!(entries[1].2 && entries[1].1.contains("the MCP server web is not running (stopped: "), "{entries:?}");
+    let err = stderr_of(&out);
+    assert_eq!(err.matches("MCP server web stopped").count(), 1, "reported once: {err}");
 }
