@@ -50,3 +50,15 @@ fn show_and_grep_on_a_terminal_escape_but_pipes_keep_the_data() {
     let piped = ts.sessions().args(["show", &id]).output().unwrap();
     assert!(stdout_of(&piped).contains(HOSTILE));
 }
+
+#[test]
+fn ls_on_a_terminal_escapes_titles_but_pipes_keep_the_data() {
+    let ts = TestStore::new();
+    ts.session("/tmp", &[user(HOSTILE)]);
+    let listed = crate::support::pty::run_raw(&ts, env!("CARGO_BIN_EXE_glrs-sessions"), &["ls"]);
+    assert_harmless(&listed);
+    assert!(listed.contains("marker-end"), "{listed:?}");
+    // Piped: the bytes as stored (tabs and line breaks aside).
+    let piped = ts.sessions().args(["ls", "--format", "title"]).output().unwrap();
+    assert_eq!(stdout_of(&piped), format!("{HOSTILE}\n"));
+}

@@ -8,7 +8,7 @@ use anyhow::Result;
 use unicode_width::UnicodeWidthStr;
 
 use super::{LsArgs, PROGRAM};
-use crate::output::{field, stdout_is_terminal};
+use crate::output::{field, stdout_is_terminal, terminal_safe};
 use crate::store::Store;
 use crate::store::listing::{self, Summary};
 
@@ -181,7 +181,9 @@ pub fn run(store: &Store, args: &LsArgs, out: &mut dyn Write) -> Result<i32> {
                         .map(|c| {
                             line.clear();
                             c.write(&mut line, s, &title);
-                            String::from_utf8_lossy(&line).into_owned()
+                            // Titles and folders are text from sessions: on a
+                            // terminal their control sequences are shown, not obeyed.
+                            terminal_safe(&String::from_utf8_lossy(&line)).into_owned()
                         })
                         .collect()
                 })
