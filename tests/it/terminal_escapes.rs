@@ -62,3 +62,11 @@ fn ls_on_a_terminal_escapes_titles_but_pipes_keep_the_data() {
     let piped = ts.sessions().args(["ls", "--format", "title"]).output().unwrap();
     assert_eq!(stdout_of(&piped), format!("{HOSTILE}\n"));
 }
+
+#[test]
+fn status_on_a_terminal_escapes_the_title() {
+    let ts = TestStore::new();
+    let id = ts.session("/tmp", &[user(HOSTILE)]).to_string();
+    let status = crate::support::pty::run_raw(&ts, env!("CARGO_BIN_EXE_glrs-sessions"), &["status", &id]);
+    assert_harmless(&status);
+}

@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::StatusArgs;
-use crate::output::{field, stdout_is_terminal};
+use crate::output::{field, stdout_is_terminal, terminal_safe};
 use crate::store::{Entry, Parsed, Store};
 
 /// Totals over a session's `usage` entries.
@@ -201,7 +201,9 @@ fn write_plain(out: &mut dyn Write, s: &Status) -> Result<()> {
     rows.push(("openBy", open));
     for (name, value) in rows {
         if terminal {
-            writeln!(out, "{name:<17} {value}")?;
+            // Titles, keys and folders are text from the session file:
+            // shown, never obeyed, on a terminal.
+            writeln!(out, "{name:<17} {}", terminal_safe(&value))?;
         } else {
             writeln!(out, "{name}\t{}", field(&value))?;
         }
