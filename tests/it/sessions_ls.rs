@@ -304,3 +304,26 @@ fn format_chooses_columns_and_a_terminal_gets_aligned_columns() {
         }
     }
 }
+
+#[test]
+fn tree_lists_every_session_even_when_parents_form_a_cycle() {
+    let ts = TestStore::new();
+    let with_parent = |id: &str, updated: &str, parent: &str| {
+        let text = format!(
+            r#"{{"schema":2,"id":"{id}","createdAt":"2026-11-01T10:00:00.000Z","updatedAt":"{updated}","cwd":"/w","parent":{{"id":"{parent}","entry":1}},"events":[{U1}],"contextTokens":10}}"#
+        );
+        ts.write_raw(&ts.sessions_dir(), id, &text);
+    };
+    // Hand-edited lineage: two sessions each the other's parent, one its
+    // own parent, and a fork under one of the cycle.
+    with_parent("aaaa0001", "2026-11-02T10:00:00.000Z", "aaaa0002");
+    with_parent("aaaa0002", "2026-11-03T10:00:00.000Z", "aaaa0001");
+    with_parent("aaaa0003", "2026-11-04T10:00:00.000Z", "aaaa0003");
+    with_parent("aaaa0004", "2026-11-05T10:00:00.000Z", "aaaa0001");
+    ts.write_fixed("bbbb0001", "2026-11-01T10:00:00.000Z", "/w", &[U1]);
+    let out = ts.sessions().args(["ls", "--tree", "--format", "id"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let mut ids: Vec<String> = stdout_of(&out).lines().map(str::to_string).collect();
+    ids.sort();
+    assert_eq!(ids, ["aaaa0001", "aaaa0002", "aaaa0003", "aaaa0004", "bbbb0001"], "{}", stdout_of(&out));
+}
