@@ -292,3 +292,16 @@ fn a_rewrite_keeps_unknown_fields_and_entry_types() {
         ["schema", "id", "createdAt", "updatedAt", "cwd", "future", "pinned", "events", "contextTokens", "trailer"]
     );
 }
+
+#[test]
+fn status_totals_never_overflow_on_huge_usage_counts() {
+    let ts = TestStore::new();
+    let huge = r#"{"type":"usage","at":"2026-11-01T10:00:04.000Z","model":"openai/gpt-4.1","inputTokens":18446744073709551615,"outputTokens":18446744073709551615,"cacheReadTokens":18446744073709551615,"cacheWriteTokens":18446744073709551615}"#;
+    ts.write_fixed("aaaa0001", "2026-11-02T10:00:00.000Z", "/w", &[U1, huge, huge]);
+    let out = ts.sessions().args(["status", "aaaa0001", "--json"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let usage = &json_of(&out)["usage"];
+    assert_eq!(usage["modelCalls"], 2);
+    assert_eq!(usage["inputTokens"], u64::MAX, "saturated, not wrapped: {usage}");
+    assert_eq!(usage["cacheWriteTokens"], u64::MAX, "{usage}");
+}

@@ -89,11 +89,13 @@ pub fn run(store: &Store, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
                 cost_usd,
                 ..
             }) => {
+                // Counts come from the file: saturate rather than panic
+                // (debug) or wrap to a small, wrong total (release).
                 usage.calls += 1;
-                usage.input_tokens += input_tokens;
-                usage.output_tokens += output_tokens;
-                usage.cache_read_tokens += cache_read_tokens;
-                usage.cache_write_tokens += cache_write_tokens;
+                usage.input_tokens = usage.input_tokens.saturating_add(input_tokens);
+                usage.output_tokens = usage.output_tokens.saturating_add(output_tokens);
+                usage.cache_read_tokens = usage.cache_read_tokens.saturating_add(cache_read_tokens);
+                usage.cache_write_tokens = usage.cache_write_tokens.saturating_add(cache_write_tokens);
                 if let Some(cost) = cost_usd {
                     *usage.cost_usd.get_or_insert(0.0) += cost;
                 }
