@@ -82,6 +82,11 @@ pub fn run(args: Args) -> Result<i32> {
     if args.json && prompt.is_none() {
         return Err(UsageError("--json goes with a one-shot turn (-p PROMPT)".into()).into());
     }
+    // --allow rules are checked before anything is written: a keyed chat
+    // saves its new session (and --parent forks one) before the chat is
+    // set up, and a typo must not leave an empty session owning the key.
+    crate::tools::Permissions::new(&config.permissions.allow, &config.permissions.deny, &args.allow, args.allow_all)
+        .map_err(|e| UsageError(format!("{e:#}")))?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let explicit = args.model.as_deref().map(ModelRef::parse).transpose()?;
     // A resumed session keeps the system prompt in its header unless --system is given.

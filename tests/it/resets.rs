@@ -97,3 +97,17 @@ fn one_shot_mode_resets_the_same_way_and_says_why() {
     );
     assert_eq!(session_ids(&ts).len(), 2);
 }
+
+#[test]
+fn a_bad_allow_rule_with_a_key_creates_no_session_and_leaves_the_key_alone() {
+    let (ts, _server) = setup(json!({"mode": "manual"}));
+    let parent = ts.session("/tmp", &[user("the parent")]);
+    for args in [vec!["--key", "work"], vec!["--key", "work", "--parent", parent.as_str()]] {
+        let out =
+            ts.chat().args(&args).args(["-m", "openai/gpt-4.1", "--allow", ":nothing", "-p", "hi"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr_of(&out));
+        assert!(stderr_of(&out).contains("--allow \":nothing\""), "{}", stderr_of(&out));
+        assert_eq!(session_ids(&ts), [parent.to_string()], "{args:?}: no session made, no fork");
+        assert!(!ts.sessions_dir().join("keys.json").exists(), "{args:?}: the key names no session");
+    }
+}
