@@ -70,3 +70,15 @@ fn status_on_a_terminal_escapes_the_title() {
     let status = crate::support::pty::run_raw(&ts, env!("CARGO_BIN_EXE_glrs-sessions"), &["status", &id]);
     assert_harmless(&status);
 }
+
+#[test]
+fn keys_on_a_terminal_escape_key_names_but_pipes_keep_the_data() {
+    let ts = TestStore::new();
+    let id = ts.session("/tmp", &[user("hi")]);
+    let key = "hook:\x1b]0;pwned\x07";
+    ts.store.set_key(key, &id).unwrap();
+    let shown = crate::support::pty::run_raw(&ts, env!("CARGO_BIN_EXE_glrs-sessions"), &["keys"]);
+    assert_harmless(&shown);
+    let piped = ts.sessions().arg("keys").output().unwrap();
+    assert!(stdout_of(&piped).starts_with(&format!("{key}\t{id}\t")), "{}", stdout_of(&piped));
+}

@@ -9,7 +9,7 @@ use super::{CleanupArgs, KeysArgs, PROGRAM};
 use crate::config::Config;
 use crate::keys::ResetRule;
 use crate::maintenance::{self, Action, Policy};
-use crate::output::field;
+use crate::output::{field, shown, stdout_is_terminal};
 use crate::store::Store;
 
 #[derive(Debug, Serialize)]
@@ -41,8 +41,13 @@ pub fn keys(store: &Store, args: &KeysArgs, out: &mut dyn Write) -> Result<i32> 
         serde_json::to_writer_pretty(&mut *out, &rows)?;
         writeln!(out)?;
     } else {
+        // Keys and ids come from keys.json: one field each, and on a
+        // terminal their control sequences shown, not obeyed.
+        let terminal = stdout_is_terminal();
         for r in rows {
-            writeln!(out, "{}\t{}\t{}\t{}", field(&r.key), r.session, r.updated_at.unwrap_or_default(), r.next_reset)?;
+            let fields = [r.key, r.session, r.updated_at.unwrap_or_default(), r.next_reset];
+            let fields: Vec<String> = fields.iter().map(|f| shown(&field(f), terminal).into_owned()).collect();
+            writeln!(out, "{}", fields.join("\t"))?;
         }
     }
     Ok(0)
