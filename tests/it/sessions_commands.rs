@@ -305,3 +305,19 @@ fn status_totals_never_overflow_on_huge_usage_counts() {
     assert_eq!(usage["inputTokens"], u64::MAX, "saturated, not wrapped: {usage}");
     assert_eq!(usage["cacheWriteTokens"], u64::MAX, "{usage}");
 }
+
+#[test]
+fn keys_never_calls_an_unreadable_session_gone() {
+    let ts = TestStore::new();
+    let id = ts.session("/tmp", &[user("hi")]);
+    ts.store.set_key("work", &id).unwrap();
+    let path = ts.sessions_dir().join(format!("{id}.json"));
+    std::fs::write(&path, "{\"schema\":2,").unwrap();
+    let out = ts.sessions().args(["keys", "--json"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let row = &json_of(&out)[0];
+    assert_eq!(row["session"], id.as_str());
+    let next = row["nextReset"].as_str().unwrap();
+    assert!(!next.contains("gone"), "the session is there, only unreadable: {next}");
+    assert!(stderr_of(&out).contains(&path.display().to_string()), "the bad file is named: {}", stderr_of(&out));
+}

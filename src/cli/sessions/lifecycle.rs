@@ -29,11 +29,22 @@ pub fn keys(store: &Store, args: &KeysArgs, out: &mut dyn Write) -> Result<i32> 
     let mut rows = Vec::new();
     for (key, record) in store.keys()? {
         let at = crate::SessionId::parse(&record.session).ok().and_then(|id| store.locate(&id));
-        let updated =
-            at.and_then(|at| store.read(&at).ok()).and_then(|l| l.file.get_str("updatedAt").map(str::to_string));
-        let next = match updated.as_deref().and_then(|u| u.parse::<jiff::Timestamp>().ok()) {
-            Some(last) => rule.next(last),
-            None => "new session (its session is gone)".into(),
+        // Only the header is needed: the entries are found, not parsed. A
+        // session that is there but cannot be read is not "gone" (the
+        // chat would refuse it, not replace it): say so and name the file.
+        let (updated, next) = match at.map(|at| store.read_lines(&at)) {
+            None => (None, "new session (its session is gone)".to_string()),
+            Some(Err(err)) => {
+                crate::cli::warn(PROGRAM, &format!("key {key:?}: {err}"));
+                (None, "unknown (its session cannot be read)".to_string())
+            }
+            Some(Ok(file)) => {
+                let updated = file.get_str("updatedAt").map(str::to_string);
+                // As keys::decide reads it: a time that does not parse is
+                // the epoch.
+                let last = updated.as_deref().and_then(|u| u.parse::<jiff::Timestamp>().ok());
+                (updated, rule.next(last.unwrap_or(jiff::Timestamp::UNIX_EPOCH)))
+            }
         };
         rows.push(KeyRow { key, session: record.session, updated_at: updated, next_reset: next });
     }
