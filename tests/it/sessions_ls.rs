@@ -327,3 +327,16 @@ fn tree_lists_every_session_even_when_parents_form_a_cycle() {
     ids.sort();
     assert_eq!(ids, ["aaaa0001", "aaaa0002", "aaaa0003", "aaaa0004", "bbbb0001"], "{}", stdout_of(&out));
 }
+
+#[test]
+fn cwd_in_a_removed_folder_says_which_folder_it_could_not_read() {
+    let ts = TestStore::new();
+    let gone = ts.data_home().join("gone");
+    std::fs::create_dir_all(&gone).unwrap();
+    let script = format!("cd {} && rmdir {} && exec \"$0\" ls --cwd", gone.display(), gone.display());
+    let mut cmd = ts.std_cmd("sh");
+    cmd.args(["-c", &script, env!("CARGO_BIN_EXE_glrs-sessions")]);
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    assert!(stderr_of(&out).contains("current directory"), "{}", stderr_of(&out));
+}

@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::io::Write;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use unicode_width::UnicodeWidthStr;
 
 use super::{LsArgs, PROGRAM};
@@ -148,7 +148,12 @@ pub fn run(store: &Store, args: &LsArgs, out: &mut dyn Write) -> Result<i32> {
     for problem in &listing.problems {
         crate::cli::warn(PROGRAM, problem);
     }
-    let cwd = if args.cwd { Some(std::env::current_dir()?.to_string_lossy().into_owned()) } else { None };
+    let cwd = if args.cwd {
+        let dir = std::env::current_dir().context("--cwd: cannot read the current directory (removed?)")?;
+        Some(dir.to_string_lossy().into_owned())
+    } else {
+        None
+    };
     let chosen: Vec<&Summary> = listing
         .sessions
         .iter()
