@@ -82,6 +82,10 @@ pub fn run(args: Args) -> Result<i32> {
     if args.json && prompt.is_none() {
         return Err(UsageError("--json goes with a one-shot turn (-p PROMPT)".into()).into());
     }
+    // A key that is no name is a usage error (exit 2), like any bad argument.
+    if let Some(key) = &args.key {
+        crate::keys::check_key(key).map_err(|e| UsageError(format!("{e:#}")))?;
+    }
     // --allow rules are checked before anything is written: a keyed chat
     // saves its new session (and --parent forks one) before the chat is
     // set up, and a typo must not leave an empty session owning the key.

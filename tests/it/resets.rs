@@ -111,3 +111,14 @@ fn a_bad_allow_rule_with_a_key_creates_no_session_and_leaves_the_key_alone() {
         assert!(!ts.sessions_dir().join("keys.json").exists(), "{args:?}: the key names no session");
     }
 }
+
+#[test]
+fn an_invalid_key_is_a_usage_error() {
+    let (ts, _server) = setup(json!({"mode": "manual"}));
+    for key in ["", "  ", "two\nlines"] {
+        let out = ts.chat().args(["--key", key, "-m", "openai/gpt-4.1", "-p", "hi"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{key:?}: {}", stderr_of(&out));
+        assert!(stderr_of(&out).contains("invalid key"), "{}", stderr_of(&out));
+        assert!(!ts.sessions_dir().exists() || session_ids(&ts).is_empty(), "{key:?}");
+    }
+}
