@@ -5,67 +5,266 @@
 
 use std::collections::HashMap;
 
+use serde::Serialize;
+use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Value, json};
 
+use super::cache::{CacheTtl, Mark};
 use super::sse::Decoder;
-use super::{Delta, Message, Reasoning, Request, Response, Usage, openai::parse_arguments};
+use super::{Delta, Message, Reasoning, Request, Response, ToolSpec, Usage, openai::parse_arguments};
 use crate::message::ToolCall;
 
 /// Output tokens asked for; the model stops earlier when it is done.
 const MAX_TOKENS: u64 = 8192;
 
-/// The request body: consecutive messages of one role merged (tool results
-/// and a steer share one user message), empty text left out.
-pub fn request_body(request: &Request<'_>) -> Value {
-    let mut messages: Vec<(&str, Vec<Value>)> = Vec::new();
-    let mut push = |role: &'static str, block: Value| match messages.last_mut() {
-        Some((last, blocks)) if *last == role => blocks.push(block),
-        _ => messages.push((role, vec![block])),
-    };
-    for message in request.messages {
-        match message {
-            Message::User { content } => {
-                if !content.trim().is_empty() {
-                    push("user", json!({"type": "text", "text": content}));
-                }
-            }
-            Message::Assistant { content, reasoning, tool_calls } => {
-                for r in reasoning {
-                    if let Some(signature) = &r.signature {
-                        push("assistant", json!({"type": "thinking", "thinking": r.text, "signature": signature}));
-                    }
-                }
-                if !content.trim().is_empty() {
-                    push("assistant", json!({"type": "text", "text": content}));
-                }
-                for call in tool_calls {
-                    let input = if call.input.is_object() { call.input.clone() } else { json!({}) };
-                    push("assistant", json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input}));
-                }
-            }
-            Message::Tool { tool_call_id, content, is_error, .. } => {
-                let mut block = json!({"type": "tool_result", "tool_use_id": tool_call_id, "content": content});
-                if *is_error {
-                    block["is_error"] = json!(true);
-                }
-                push("user", block);
+/// The request body, thinking included (SPEC 16): consecutive messages of
+/// one role merged (tool results and a steer share one user message), empty
+/// text left out. Nothing is built: the returned value borrows the messages
+/// and is serialised straight into the buffer sent, so a 100 MB context is
+/// never copied into an intermediate `Value`.
+pub fn request_body<'a>(request: &Request<'a>) -> Body<'a> {
+    Body { request: *request, mark: None }
+}
+
+/// A Messages body, written from the borrowed request when serialised. Its
+/// shape: `model`, `max_tokens`, `messages`, `stream`, then `system`,
+/// `tools` and `thinking` when there are any.
+#[derive(Debug, Clone, Copy)]
+pub struct Body<'a> {
+    request: Request<'a>,
+    mark: Option<Mark>,
+}
+
+impl<'a> Body<'a> {
+    /// The same body with prompt-cache marks (SPEC 16, placed as `cache`
+    /// explains): the last tool, the system prompt, and the last block of
+    /// the newest two user-role messages. At most four.
+    pub fn cached(mut self, ttl: CacheTtl) -> Body<'a> {
+        self.mark = ttl.mark();
+        self
+    }
+}
+
+impl Serialize for Body<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let r = &self.request;
+        let thinking = r.thinking.budget();
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("model", r.model)?;
+        // The answer must still fit after the thinking.
+        map.serialize_entry("max_tokens", &thinking.map_or(MAX_TOKENS, |b| b.saturating_add(MAX_TOKENS)))?;
+        map.serialize_entry("messages", &Messages { messages: r.messages, mark: self.mark })?;
+        map.serialize_entry("stream", &true)?;
+        if let Some(text) = r.system {
+            match self.mark {
+                None => map.serialize_entry("system", text)?,
+                Some(mark) => map.serialize_entry(
+                    "system",
+                    &[Part { content: Content::Text { text }, cache_control: Some(mark) }],
+                )?,
             }
         }
+        if !r.tools.is_empty() {
+            map.serialize_entry("tools", &Tools(r.tools, self.mark))?;
+        }
+        if let Some(budget_tokens) = thinking {
+            map.serialize_entry("thinking", &Enabled { kind: "enabled", budget_tokens })?;
+        }
+        map.end()
     }
-    let messages: Vec<Value> =
-        messages.into_iter().map(|(role, content)| json!({"role": role, "content": content})).collect();
-    let mut body = json!({"model": request.model, "max_tokens": MAX_TOKENS, "messages": messages, "stream": true});
-    if let Some(system) = request.system {
-        body["system"] = json!(system);
+}
+
+#[derive(Serialize)]
+struct Enabled {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    budget_tokens: u64,
+}
+
+#[derive(Serialize)]
+struct Part<'a> {
+    #[serde(flatten)]
+    content: Content<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<Mark>,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Content<'a> {
+    Text {
+        text: &'a str,
+    },
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: Input<'a>,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        content: &'a str,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+    },
+}
+
+/// A tool call's input: an object as it is; anything else (input that
+/// never parsed) as `{}`, the only input the API takes.
+struct Input<'a>(&'a Value);
+
+impl Serialize for Input<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if self.0.is_object() { self.0.serialize(serializer) } else { serializer.serialize_map(Some(0))?.end() }
     }
-    if !request.tools.is_empty() {
-        body["tools"] = request
-            .tools
-            .iter()
-            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
-            .collect();
+}
+
+/// The role of the message a message's blocks go to; none when it sends
+/// nothing: blank user text, or an answer with no text, no tool call and
+/// only unsigned reasoning (another provider's, which the API refuses).
+fn role(message: &Message) -> Option<&'static str> {
+    match message {
+        Message::User { content } => (!content.trim().is_empty()).then_some("user"),
+        Message::Assistant { content, reasoning, tool_calls } => {
+            let sends =
+                reasoning.iter().any(|r| r.signature.is_some()) || !content.trim().is_empty() || !tool_calls.is_empty();
+            sends.then_some("assistant")
+        }
+        Message::Tool { .. } => Some("user"),
     }
-    body
+}
+
+/// Runs of consecutive messages whose blocks go to one role (messages that
+/// send nothing included): one API message each, with where it starts.
+fn runs(messages: &[Message]) -> impl Iterator<Item = (&'static str, usize, &[Message])> {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let (start, run_role) = messages.iter().enumerate().skip(at).find_map(|(i, m)| Some((i, role(m)?)))?;
+        let mut end = start + 1;
+        while messages.get(end).is_some_and(|m| role(m).is_none_or(|r| r == run_role)) {
+            end += 1;
+        }
+        at = end;
+        Some((run_role, start, &messages[start..end]))
+    })
+}
+
+/// The messages whose block is the last of the newest two user-role API
+/// messages, where the cache marks go: the newest writes this call's
+/// prefix, the one before is where the previous call's ended. A user-role
+/// message (user text, tool result) sends exactly one block.
+fn newest_user_messages(messages: &[Message]) -> [Option<usize>; 2] {
+    let mut found = [None, None];
+    let mut next_role = None;
+    let mut slots = found.iter_mut();
+    for (i, message) in messages.iter().enumerate().rev() {
+        let Some(role) = role(message) else { continue };
+        if role == "user" && next_role != Some(role) {
+            match slots.next() {
+                Some(slot) => *slot = Some(i),
+                None => break,
+            }
+        }
+        next_role = Some(role);
+    }
+    found
+}
+
+/// The `messages` array, written from the conversation as it is: no list
+/// of blocks is built.
+struct Messages<'a> {
+    messages: &'a [Message],
+    mark: Option<Mark>,
+}
+
+impl Serialize for Messages<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let marked = self.mark.map(|_| newest_user_messages(self.messages)).unwrap_or_default();
+        serializer.collect_seq(
+            runs(self.messages).map(|(role, first, messages)| Merged {
+                role,
+                content: Run { messages, first, marked, mark: self.mark },
+            }),
+        )
+    }
+}
+
+#[derive(Serialize)]
+struct Merged<'a> {
+    role: &'static str,
+    content: Run<'a>,
+}
+
+/// One API message's blocks.
+struct Run<'a> {
+    messages: &'a [Message],
+    /// The index of `messages[0]` in the conversation.
+    first: usize,
+    marked: [Option<usize>; 2],
+    mark: Option<Mark>,
+}
+
+impl Serialize for Run<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(None)?;
+        for (i, message) in self.messages.iter().enumerate() {
+            let cache_control = self.mark.filter(|_| self.marked.contains(&Some(self.first + i)));
+            let part = |content| Part { content, cache_control: None };
+            match message {
+                Message::User { content } => {
+                    if !content.trim().is_empty() {
+                        seq.serialize_element(&Part { content: Content::Text { text: content }, cache_control })?;
+                    }
+                }
+                Message::Assistant { content, reasoning, tool_calls } => {
+                    for r in reasoning {
+                        if let Some(signature) = &r.signature {
+                            seq.serialize_element(&part(Content::Thinking { thinking: &r.text, signature }))?;
+                        }
+                    }
+                    if !content.trim().is_empty() {
+                        seq.serialize_element(&part(Content::Text { text: content }))?;
+                    }
+                    for call in tool_calls {
+                        let input = Input(&call.input);
+                        seq.serialize_element(&part(Content::ToolUse { id: &call.id, name: &call.name, input }))?;
+                    }
+                }
+                Message::Tool { tool_call_id, content, is_error, .. } => {
+                    let content = Content::ToolResult { tool_use_id: tool_call_id, content, is_error: *is_error };
+                    seq.serialize_element(&Part { content, cache_control })?;
+                }
+            }
+        }
+        seq.end()
+    }
+}
+
+/// The tools; the last carries the cache mark, which caches them all.
+struct Tools<'a>(&'a [ToolSpec], Option<Mark>);
+
+impl Serialize for Tools<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let last = self.0.len().saturating_sub(1);
+        serializer.collect_seq(self.0.iter().enumerate().map(|(i, t)| Tool {
+            name: &t.name,
+            description: &t.description,
+            input_schema: &t.parameters,
+            cache_control: self.1.filter(|_| i == last),
+        }))
+    }
+}
+
+#[derive(Serialize)]
+struct Tool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<Mark>,
 }
 
 #[derive(Debug, Clone)]
@@ -321,13 +520,14 @@ mod tests {
             Message::Tool { tool_call_id: "t1".into(), name: "n".into(), content: "r".into(), is_error: false },
             Message::User { content: "steer".into() },
         ];
-        let body = request_body(&Request {
+        let body = serde_json::to_value(request_body(&Request {
             model: "m",
             system: None,
             messages: &messages,
             tools: &[],
             thinking: Default::default(),
-        });
+        }))
+        .unwrap();
         let m = body["messages"].as_array().unwrap();
         assert_eq!(m.len(), 3);
         assert_eq!(m[1]["content"], json!([{"type": "tool_use", "id": "t1", "name": "n", "input": {}}]));

@@ -1,5 +1,6 @@
-//! Prompt caching and thinking levels (SPEC 16), applied to a request body
-//! once the protocol module has built it.
+//! Prompt caching and thinking levels (SPEC 16): what they mean for a
+//! request. The protocol modules write the marks and parameters as they
+//! serialise a body.
 //!
 //! Caching: Anthropic reads a cached prefix when the request marks where it
 //! ends (`cache_control`), at most four marks a request. glrs marks the
@@ -10,7 +11,7 @@
 //! models behind an OpenAI-compatible server (OpenRouter) take the same
 //! marks on content parts of the system and user messages.
 
-use serde_json::{Value, json};
+use serde::Serialize;
 
 /// The API's limit on cache breakpoints in one request.
 pub const MAX_BREAKPOINTS: usize = 4;
@@ -19,11 +20,22 @@ pub const MAX_BREAKPOINTS: usize = 4;
 // module); what they mean for a request is here.
 pub use crate::config::{CacheTtl, Thinking};
 
+/// A cache breakpoint as sent: `{"type": "ephemeral"}`, with `"ttl": "1h"`
+/// for the longer lifetime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Mark {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ttl: Option<&'static str>,
+}
+
 impl CacheTtl {
-    fn mark(self) -> Option<Value> {
+    /// The mark this setting puts on a breakpoint; none when caching is off.
+    pub fn mark(self) -> Option<Mark> {
         match self {
-            CacheTtl::FiveMinutes => Some(json!({"type": "ephemeral"})),
-            CacheTtl::OneHour => Some(json!({"type": "ephemeral", "ttl": "1h"})),
+            CacheTtl::FiveMinutes => Some(Mark { kind: "ephemeral", ttl: None }),
+            CacheTtl::OneHour => Some(Mark { kind: "ephemeral", ttl: Some("1h") }),
             CacheTtl::Off => None,
         }
     }
@@ -75,95 +87,12 @@ pub fn is_openai_reasoning(model: &str) -> bool {
     id.starts_with("gpt-5") || (id.starts_with('o') && id[1..].starts_with(|c: char| c.is_ascii_digit()))
 }
 
-/// Mark up to four breakpoints on an Anthropic Messages body.
-pub fn mark_anthropic(body: &mut Value, ttl: CacheTtl) {
-    let Some(mark) = ttl.mark() else { return };
-    let mut used = 0;
-    if let Some(last) = body.get_mut("tools").and_then(Value::as_array_mut).and_then(|t| t.last_mut()) {
-        last["cache_control"] = mark.clone();
-        used += 1;
-    }
-    if let Some(system) = body.get("system").and_then(Value::as_str).map(str::to_string) {
-        body["system"] = json!([{"type": "text", "text": system, "cache_control": mark.clone()}]);
-        used += 1;
-    }
-    let Some(messages) = body.get_mut("messages").and_then(Value::as_array_mut) else { return };
-    let budget = (MAX_BREAKPOINTS - used).min(2);
-    let mut marked = 0;
-    for message in messages.iter_mut().rev() {
-        if marked == budget {
-            break;
-        }
-        if message["role"] != "user" {
-            continue;
-        }
-        if let Some(block) = message.get_mut("content").and_then(Value::as_array_mut).and_then(|c| c.last_mut()) {
-            block["cache_control"] = mark.clone();
-            marked += 1;
-        }
-    }
-}
-
-/// The same marks on an OpenAI-format body for a Claude model behind an
-/// OpenAI-compatible server: string contents of the system message and the
-/// newest two user messages become one text part carrying the mark.
-pub fn mark_openai_compatible(body: &mut Value, ttl: CacheTtl) {
-    let Some(mark) = ttl.mark() else { return };
-    let Some(messages) = body.get_mut("messages").and_then(Value::as_array_mut) else { return };
-    let part = |message: &mut Value| {
-        let Some(text) = message.get("content").and_then(Value::as_str).map(str::to_string) else { return false };
-        if text.is_empty() {
-            return false;
-        }
-        message["content"] = json!([{"type": "text", "text": text, "cache_control": mark.clone()}]);
-        true
-    };
-    let mut used = 0;
-    if let Some(system) = messages.first_mut().filter(|m| m["role"] == "system")
-        && part(system)
-    {
-        used += 1;
-    }
-    let budget = (MAX_BREAKPOINTS - used).min(2);
-    let mut marked = 0;
-    for message in messages.iter_mut().rev() {
-        if marked == budget {
-            break;
-        }
-        if (message["role"] == "user" || message["role"] == "tool") && part(message) {
-            marked += 1;
-        }
-    }
-}
-
-/// Thinking on an Anthropic body: `thinking` with the level's budget, and
-/// `max_tokens` raised so the answer still fits after the thinking.
-pub fn think_anthropic(body: &mut Value, level: Thinking) {
-    let Some(budget) = level.budget() else { return };
-    let answer = body.get("max_tokens").and_then(Value::as_u64).unwrap_or(8192);
-    body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
-    body["max_tokens"] = json!(budget.saturating_add(answer));
-}
-
-/// Thinking on an OpenAI-format body: `reasoning_effort` for OpenAI
-/// reasoning models; a Claude model behind OpenRouter gets its unified
-/// `reasoning.max_tokens`. Other models take no thinking parameter.
-pub fn think_openai(body: &mut Value, model: &str, level: Thinking) {
-    if level == Thinking::Off {
-        return;
-    }
-    if is_openai_reasoning(model) {
-        body["reasoning_effort"] = json!(level.name());
-    } else if is_claude(model)
-        && let Some(budget) = level.budget()
-    {
-        body["reasoning"] = json!({"max_tokens": budget});
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use serde_json::{Value, json};
+
     use super::*;
+    use crate::provider::{Message, Request, ToolSpec, anthropic, openai};
 
     fn count_marks(v: &Value) -> usize {
         match v {
@@ -173,30 +102,40 @@ mod tests {
         }
     }
 
+    fn value(body: impl Serialize) -> Value {
+        serde_json::to_value(body).unwrap()
+    }
+
     #[test]
     fn never_more_than_four_marks_and_none_when_off() {
-        let mut body = json!({
-            "system": "s",
-            "tools": [{"name": "a"}, {"name": "b"}],
-            "messages": [
-                {"role": "user", "content": [{"type": "text", "text": "1"}]},
-                {"role": "assistant", "content": [{"type": "text", "text": "2"}]},
-                {"role": "user", "content": [{"type": "text", "text": "3"}]},
-                {"role": "assistant", "content": [{"type": "text", "text": "4"}]},
-                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "x", "content": "5"}]},
-            ],
-        });
-        let mut off = body.clone();
-        mark_anthropic(&mut off, CacheTtl::Off);
+        let tool = |name: &str| ToolSpec { name: name.into(), description: String::new(), parameters: json!({}) };
+        let tools = [tool("a"), tool("b")];
+        let messages = [
+            Message::User { content: "1".into() },
+            Message::Assistant { content: "2".into(), reasoning: vec![], tool_calls: vec![] },
+            Message::User { content: "3".into() },
+            Message::Assistant { content: "4".into(), reasoning: vec![], tool_calls: vec![] },
+            Message::Tool { tool_call_id: "x".into(), name: "n".into(), content: "5".into(), is_error: false },
+        ];
+        let request = Request {
+            model: "claude-x",
+            system: Some("s"),
+            messages: &messages,
+            tools: &tools,
+            thinking: Thinking::Off,
+        };
+        let off = value(anthropic::request_body(&request).cached(CacheTtl::Off));
         assert_eq!(count_marks(&off), 0);
-        mark_anthropic(&mut body, CacheTtl::OneHour);
-        assert_eq!(count_marks(&body), 4);
+        let body = value(anthropic::request_body(&request).cached(CacheTtl::OneHour));
+        assert_eq!(count_marks(&body), MAX_BREAKPOINTS);
         assert_eq!(body["tools"][1]["cache_control"], json!({"type": "ephemeral", "ttl": "1h"}));
         assert!(body["tools"][0].get("cache_control").is_none());
         assert_eq!(body["system"][0]["text"], "s");
         assert!(body["messages"][4]["content"][0].get("cache_control").is_some());
         assert!(body["messages"][2]["content"][0].get("cache_control").is_some());
         assert!(body["messages"][0]["content"][0].get("cache_control").is_none());
+        let gpt = Request { model: "gpt-4.1", ..request };
+        assert_eq!(count_marks(&value(openai::request_body(&gpt).cached(CacheTtl::OneHour))), 0, "not a Claude model");
     }
 
     #[test]
@@ -210,11 +149,13 @@ mod tests {
         for m in ["gpt-4.1", "gpt-4o", "ollama3", "omni"] {
             assert!(!is_openai_reasoning(m), "{m}");
         }
-        let mut body = json!({"max_tokens": 8192});
-        think_anthropic(&mut body, Thinking::Low);
-        assert_eq!(body, json!({"max_tokens": 12192, "thinking": {"type": "enabled", "budget_tokens": 4000}}));
-        let mut body = json!({});
-        think_openai(&mut body, "gpt-4.1", Thinking::High);
-        assert_eq!(body, json!({}), "a model that refuses the parameter never gets it");
+        let request = Request { model: "m", system: None, messages: &[], tools: &[], thinking: Thinking::Low };
+        let body = value(anthropic::request_body(&request));
+        assert_eq!(
+            (&body["max_tokens"], &body["thinking"]),
+            (&json!(12192), &json!({"type": "enabled", "budget_tokens": 4000}))
+        );
+        let body = value(openai::request_body(&Request { model: "gpt-4.1", thinking: Thinking::High, ..request }));
+        assert_eq!(body.as_object().unwrap().len(), 4, "a model that refuses the parameter never gets it: {body}");
     }
 }

@@ -18,6 +18,11 @@ pub mod select;
 pub mod sse;
 pub mod sse_parse;
 pub mod types;
+mod wire;
+#[cfg(test)]
+mod wire_reference;
+#[cfg(test)]
+mod wire_tests;
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -299,12 +304,30 @@ impl Provider {
         on_delta: &mut (dyn FnMut(Delta) + Send),
         cancel: &Cancel,
     ) -> Result<Response, CallError> {
-        let body = self.request_body(request);
-        let url = self.url(request.model);
+        let body = self
+            .request_body(request)
+            .map_err(|e| CallError::Failed(format!("cannot write the request to {}: {e}", self.id)))?;
+        // The body is written once: each attempt sends the same buffer (a
+        // clone of the request shares it, nothing is copied).
+        let post = self
+            .client
+            .post(self.url(request.model))
+            .headers(self.headers())
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body)
+            .build();
         let mut attempt = 0;
         let response = loop {
             attempt += 1;
-            let sent = self.client.post(&url).headers(self.headers()).json(&body).send();
+            let sent = async {
+                match &post {
+                    Ok(post) => match post.try_clone() {
+                        Some(post) => self.client.execute(post).await.map_err(|e| error_chain(&e)),
+                        None => Err("the request cannot be sent twice".to_string()),
+                    },
+                    Err(e) => Err(error_chain(e)),
+                }
+            };
             let result = tokio::select! {
                 r = sent => Some(r),
                 () = tokio::time::sleep(self.timeout) => None,
@@ -334,7 +357,7 @@ impl Provider {
                     }
                     (wait, Some(status.as_u16()), message)
                 }
-                Some(Err(e)) => (None, None, self.scrub(&format!("cannot reach {}: {}", self.id, error_chain(&e)))),
+                Some(Err(chain)) => (None, None, self.scrub(&format!("cannot reach {}: {chain}", self.id))),
                 None => (None, None, format!("{} sent no answer for {} s", self.id, self.timeout.as_secs_f64())),
             };
             if attempt >= self.attempts {
@@ -367,24 +390,13 @@ impl Provider {
         result
     }
 
-    /// The body of a call: the protocol's own, then thinking and cache
-    /// breakpoints (SPEC 16).
-    pub fn request_body(&self, request: &Request<'_>) -> serde_json::Value {
+    /// The body of a call as sent: the protocol's own, thinking and cache
+    /// breakpoints included (SPEC 16), written straight from the borrowed
+    /// messages into one buffer.
+    pub fn request_body(&self, request: &Request<'_>) -> serde_json::Result<Vec<u8>> {
         match self.protocol {
-            Protocol::OpenAi => {
-                let mut body = openai::request_body(request);
-                cache::think_openai(&mut body, request.model, request.thinking);
-                if cache::is_claude(request.model) {
-                    cache::mark_openai_compatible(&mut body, self.cache);
-                }
-                body
-            }
-            Protocol::Anthropic => {
-                let mut body = anthropic::request_body(request);
-                cache::think_anthropic(&mut body, request.thinking);
-                cache::mark_anthropic(&mut body, self.cache);
-                body
-            }
+            Protocol::OpenAi => wire::write(request, &openai::request_body(request).cached(self.cache)),
+            Protocol::Anthropic => wire::write(request, &anthropic::request_body(request).cached(self.cache)),
         }
     }
 

@@ -9,62 +9,240 @@
 
 use std::collections::HashMap;
 
+use serde::Serialize;
+use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Value, json};
 
+use super::cache::{self, CacheTtl, Mark, Thinking};
 use super::sse::Decoder;
 use super::{Delta, Message, Reasoning, Request, Response, ToolSpec, Usage};
 use crate::message::ToolCall;
 
-/// The request body for a streamed call.
-pub fn request_body(request: &Request<'_>) -> Value {
-    let mut messages = Vec::with_capacity(request.messages.len() + 1);
-    if let Some(system) = request.system {
-        messages.push(json!({"role": "system", "content": system}));
-    }
-    for message in request.messages {
-        messages.push(match message {
-            Message::User { content } => json!({"role": "user", "content": content}),
-            Message::Assistant { content, tool_calls, .. } => {
-                let mut m = json!({"role": "assistant", "content": content});
-                if !tool_calls.is_empty() {
-                    if content.is_empty() {
-                        m["content"] = Value::Null;
-                    }
-                    m["tool_calls"] = tool_calls
-                        .iter()
-                        .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": arguments_text(&c.input)}}))
-                        .collect();
-                }
-                m
-            }
-            Message::Tool { tool_call_id, content, .. } => {
-                json!({"role": "tool", "tool_call_id": tool_call_id, "content": content})
-            }
-        });
-    }
-    let mut body = json!({
-        "model": request.model,
-        "messages": messages,
-        "stream": true,
-        "stream_options": {"include_usage": true},
-    });
-    if !request.tools.is_empty() {
-        body["tools"] = request.tools.iter().map(tool_json).collect();
-    }
-    body
+/// The request body for a streamed call, thinking included (SPEC 16).
+/// Nothing is built: the returned value borrows the messages and is
+/// serialised straight into the buffer sent, so a 100 MB context is never
+/// copied into an intermediate `Value`.
+pub fn request_body<'a>(request: &Request<'a>) -> Body<'a> {
+    Body { request: *request, mark: None }
 }
 
-fn tool_json(tool: &ToolSpec) -> Value {
-    json!({"type": "function", "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters}})
+/// A Chat Completions body, written from the borrowed request when
+/// serialised. Its shape: `model`, `messages`, `stream`, `stream_options`,
+/// then `tools` and the thinking parameter when there are any.
+#[derive(Debug, Clone, Copy)]
+pub struct Body<'a> {
+    request: Request<'a>,
+    /// The cache mark, for a Claude model behind an OpenAI-compatible
+    /// server only (`cache` explains the placement).
+    mark: Option<Mark>,
+}
+
+impl<'a> Body<'a> {
+    /// The same body with prompt-cache marks (SPEC 16) when the model is a
+    /// Claude model: the system prompt and the newest two user or tool
+    /// messages with text become one text part carrying the mark.
+    pub fn cached(mut self, ttl: CacheTtl) -> Body<'a> {
+        self.mark = ttl.mark().filter(|_| cache::is_claude(self.request.model));
+        self
+    }
+}
+
+impl Serialize for Body<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let r = &self.request;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("model", r.model)?;
+        map.serialize_entry("messages", &Messages(self))?;
+        map.serialize_entry("stream", &true)?;
+        map.serialize_entry("stream_options", &StreamOptions { include_usage: true })?;
+        if !r.tools.is_empty() {
+            map.serialize_entry("tools", &Tools(r.tools))?;
+        }
+        // Only models known to take a thinking parameter get one: others
+        // refuse the request.
+        if r.thinking != Thinking::Off {
+            if cache::is_openai_reasoning(r.model) {
+                map.serialize_entry("reasoning_effort", r.thinking.name())?;
+            } else if cache::is_claude(r.model)
+                && let Some(max_tokens) = r.thinking.budget()
+            {
+                map.serialize_entry("reasoning", &ReasoningBudget { max_tokens })?;
+            }
+        }
+        map.end()
+    }
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Serialize)]
+struct ReasoningBudget {
+    max_tokens: u64,
+}
+
+/// The `messages` array: the system prompt first, then the conversation.
+struct Messages<'b, 'a>(&'b Body<'a>);
+
+impl Serialize for Messages<'_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let Body { request: r, mark } = *self.0;
+        let marked = mark.map(|_| newest_with_text(r.messages)).unwrap_or_default();
+        let mark_at = |i: usize| mark.filter(|_| marked.contains(&Some(i)));
+        let mut seq = serializer.serialize_seq(Some(r.messages.len() + usize::from(r.system.is_some())))?;
+        if let Some(system) = r.system {
+            seq.serialize_element(&Said { role: "system", content: Content::new(system, mark) })?;
+        }
+        for (i, message) in r.messages.iter().enumerate() {
+            match message {
+                Message::User { content } => {
+                    seq.serialize_element(&Said { role: "user", content: Content::new(content, mark_at(i)) })?
+                }
+                Message::Assistant { content, tool_calls, .. } => seq.serialize_element(&Answer {
+                    role: "assistant",
+                    // With tool calls, empty text is sent as null.
+                    content: Some(content.as_str()).filter(|c| tool_calls.is_empty() || !c.is_empty()),
+                    tool_calls: Calls(tool_calls),
+                })?,
+                Message::Tool { tool_call_id, content, .. } => seq.serialize_element(&ToolResult {
+                    role: "tool",
+                    tool_call_id,
+                    content: Content::new(content, mark_at(i)),
+                })?,
+            }
+        }
+        seq.end()
+    }
+}
+
+/// Where the newest two cache marks go: the last two user or tool messages
+/// whose text is not empty (an empty text cannot carry a mark).
+fn newest_with_text(messages: &[Message]) -> [Option<usize>; 2] {
+    let mut found = messages.iter().enumerate().rev().filter(|(_, m)| match m {
+        Message::User { content } | Message::Tool { content, .. } => !content.is_empty(),
+        Message::Assistant { .. } => false,
+    });
+    [found.next().map(|(i, _)| i), found.next().map(|(i, _)| i)]
+}
+
+#[derive(Serialize)]
+struct Said<'a> {
+    role: &'static str,
+    content: Content<'a>,
+}
+
+#[derive(Serialize)]
+struct ToolResult<'a> {
+    role: &'static str,
+    tool_call_id: &'a str,
+    content: Content<'a>,
+}
+
+#[derive(Serialize)]
+struct Answer<'a> {
+    role: &'static str,
+    content: Option<&'a str>,
+    #[serde(skip_serializing_if = "Calls::is_empty")]
+    tool_calls: Calls<'a>,
+}
+
+/// A message's text: a string, or (marked for the cache) one text part
+/// carrying the mark.
+enum Content<'a> {
+    Text(&'a str),
+    Marked(&'a str, Mark),
+}
+
+impl<'a> Content<'a> {
+    fn new(text: &'a str, mark: Option<Mark>) -> Content<'a> {
+        match mark {
+            Some(mark) if !text.is_empty() => Content::Marked(text, mark),
+            _ => Content::Text(text),
+        }
+    }
+}
+
+impl Serialize for Content<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match *self {
+            Content::Text(text) => serializer.serialize_str(text),
+            Content::Marked(text, cache_control) => {
+                serializer.collect_seq([TextPart { kind: "text", text, cache_control }])
+            }
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct TextPart<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: &'a str,
+    cache_control: Mark,
+}
+
+struct Calls<'a>(&'a [ToolCall]);
+
+impl Calls<'_> {
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl Serialize for Calls<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(|c| Call {
+            id: &c.id,
+            kind: "function",
+            function: Function { name: &c.name, arguments: Arguments(&c.input) },
+        }))
+    }
+}
+
+#[derive(Serialize)]
+struct Call<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: Function<'a>,
+}
+
+#[derive(Serialize)]
+struct Function<'a> {
+    name: &'a str,
+    arguments: Arguments<'a>,
 }
 
 /// Tool input as the `arguments` string: input that never parsed is kept
-/// as the text the model sent.
-fn arguments_text(input: &Value) -> String {
-    match input {
-        Value::String(raw) => raw.clone(),
-        other => other.to_string(),
+/// as the text the model sent; other input is its JSON text, escaped as it
+/// is written (no intermediate string).
+struct Arguments<'a>(&'a Value);
+
+impl Serialize for Arguments<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Value::String(raw) => serializer.serialize_str(raw),
+            other => serializer.collect_str(other),
+        }
     }
+}
+
+struct Tools<'a>(&'a [ToolSpec]);
+
+impl Serialize for Tools<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        // A `ToolSpec` serialises as `{name, description, parameters}`.
+        serializer.collect_seq(self.0.iter().map(|function| Tool { kind: "function", function }))
+    }
+}
+
+#[derive(Serialize)]
+struct Tool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: &'a ToolSpec,
 }
 
 /// Parse a tool call's arguments; empty is `{}`, invalid JSON stays text.
@@ -325,13 +503,14 @@ mod tests {
             reasoning: vec![],
             tool_calls: vec![ToolCall { id: "c".into(), name: "n".into(), input: Value::String("{oops".into()) }],
         }];
-        let body = request_body(&Request {
+        let body = serde_json::to_value(request_body(&Request {
             model: "m",
             system: Some("s"),
             messages: &messages,
             tools: &[],
             thinking: Default::default(),
-        });
+        }))
+        .unwrap();
         assert_eq!(body["messages"][0], json!({"role": "system", "content": "s"}));
         assert_eq!(body["messages"][1]["tool_calls"][0]["function"]["arguments"], "{oops");
         assert!(body.get("tools").is_none());
