@@ -1,12 +1,15 @@
 //! Request bodies as sent: whole literal bodies for every kind of message,
-//! and byte-for-byte equality with the old `json!` builders
-//! (`wire_reference`) over generated contexts.
+//! byte-for-byte equality with the old `json!` builders (`wire_reference`)
+//! over generated contexts, and a memory guard: building the body holds
+//! about one copy of the context, where the old builders held two or more.
 
 use serde_json::{Value, json};
 
 use super::cache::{CacheTtl, Thinking};
 use super::wire_reference;
-use super::{Message, Protocol, Reasoning, Request, ToolSpec, anthropic, openai, wire};
+use super::{Message, Protocol, Provider, Reasoning, Request, ToolSpec, anthropic, openai, wire};
+use crate::alloc_probe::peak_during;
+use crate::config::Config;
 use crate::message::ToolCall;
 
 /// The body `Provider::request_body` sends, as bytes.
@@ -20,6 +23,13 @@ fn sent(protocol: Protocol, request: &Request<'_>, ttl: CacheTtl) -> Vec<u8> {
 
 fn sent_value(protocol: Protocol, request: &Request<'_>, ttl: CacheTtl) -> Value {
     serde_json::from_slice(&sent(protocol, request, ttl)).unwrap()
+}
+
+fn provider(protocol: Protocol, ttl: &str) -> Provider {
+    let kind = if protocol == Protocol::OpenAi { "openai" } else { "anthropic" };
+    let config =
+        format!(r#"{{"providers": {{"x": {{"type": "{kind}", "baseUrl": "http://127.0.0.1:9", "cache": "{ttl}"}}}}}}"#);
+    Provider::from_config(&Config::parse(&config).unwrap(), "x").unwrap()
 }
 
 fn tool(name: &str) -> ToolSpec {
@@ -280,5 +290,70 @@ fn bodies_match_the_old_builders_byte_for_byte() {
             // Same keys in the same order, same escapes: the same bytes.
             assert_eq!(String::from_utf8(new).unwrap(), old.to_string(), "case {case}, {protocol:?}");
         }
+    }
+}
+
+/// A context of about `bytes` bytes, shaped like a real session: turns of
+/// a question, a tool call, a file read back (code: newlines, quotes), and
+/// an answer. Returns the messages and their text's size.
+fn context(bytes: usize) -> (Vec<Message>, usize) {
+    let file = "    let name = \"value\"; // a line of code\n".repeat(150);
+    let mut messages = Vec::new();
+    let mut size = 0;
+    let mut n = 0;
+    while size < bytes {
+        let question = format!("step {n}: fix src/module{n}/lib.rs {}", "please ".repeat(20));
+        let answer = format!("Fixed module{n}. {}", "Details follow. ".repeat(10));
+        size += question.len() + file.len() + answer.len();
+        messages.push(Message::User { content: question });
+        messages.push(Message::Assistant {
+            content: "Reading it.".into(),
+            reasoning: vec![],
+            tool_calls: vec![call(&format!("c{n}"), json!({"path": format!("src/module{n}/lib.rs")}))],
+        });
+        messages.push(result(&format!("c{n}"), &file, false));
+        messages.push(Message::Assistant { content: answer.into(), reasoning: vec![], tool_calls: vec![] });
+        n += 1;
+    }
+    (messages, size)
+}
+
+/// The most bytes held at once while building the body, old and new, and
+/// the body's own size, as multiples of the context's size.
+fn peaks(protocol: Protocol, bytes: usize) -> (f64, f64, f64) {
+    let (messages, size) = context(bytes);
+    let tools = [tool("read")];
+    let request =
+        Request { model: "claude-x", system: Some("sys"), messages: &messages, tools: &tools, thinking: Thinking::Low };
+    let provider = provider(protocol, "5m");
+    // The old path: the `json!` value, then `.json(&body)`'s `to_vec`.
+    let (old, old_peak) =
+        peak_during(|| serde_json::to_vec(&wire_reference::body(protocol, &request, provider.cache)).unwrap());
+    let (new, new_peak) = peak_during(|| provider.request_body(&request).unwrap());
+    assert_eq!(old, new);
+    let ratio = |n: usize| n as f64 / size as f64;
+    (ratio(old_peak), ratio(new_peak), ratio(new.len()))
+}
+
+#[test]
+fn a_body_holds_one_copy_of_the_context_where_the_old_builders_held_two() {
+    for protocol in [Protocol::OpenAi, Protocol::Anthropic] {
+        let (old, new, _) = peaks(protocol, 8 << 20);
+        assert!(new < 1.2, "{protocol:?}: building the body held {new:.2} times the context");
+        // The guard catches the old builders.
+        assert!(old > 1.9, "{protocol:?}: the old builders held {old:.2} times the context");
+    }
+}
+
+/// The numbers for a 100 MB context: `cargo test --lib -- --ignored
+/// wire_tests::measure --nocapture`.
+#[test]
+#[ignore = "a measurement, not a check: 100 MB, several seconds"]
+fn measure_a_100_mb_context() {
+    for protocol in [Protocol::OpenAi, Protocol::Anthropic] {
+        let (old, new, body) = peaks(protocol, 100 << 20);
+        println!(
+            "{protocol:?}: peak while building the body: old {old:.2}x the context, new {new:.2}x (the body itself: {body:.2}x)"
+        );
     }
 }
