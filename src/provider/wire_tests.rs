@@ -345,8 +345,35 @@ fn a_body_holds_one_copy_of_the_context_where_the_old_builders_held_two() {
     }
 }
 
+/// A line of `/proc/self/status`, in bytes (Linux).
+fn status_bytes(key: &str) -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with(key)).unwrap();
+    line[key.len()..].trim().trim_end_matches(" kB").parse::<usize>().unwrap() * 1024
+}
+
+/// The resident memory (Linux's high-water mark, reset first) that
+/// building the body added, new then old (so the new path cannot reuse
+/// pages the old one left), as multiples of the context's size.
+fn resident_peaks(protocol: Protocol, bytes: usize) -> (f64, f64) {
+    let (messages, size) = context(bytes);
+    let tools = [tool("read")];
+    let request =
+        Request { model: "claude-x", system: Some("sys"), messages: &messages, tools: &tools, thinking: Thinking::Low };
+    let provider = provider(protocol, "5m");
+    let added = |build: &dyn Fn() -> Vec<u8>| {
+        let before = status_bytes("VmRSS:");
+        std::fs::write("/proc/self/clear_refs", "5").unwrap();
+        drop(std::hint::black_box(build()));
+        (status_bytes("VmHWM:") - before) as f64 / size as f64
+    };
+    let new = added(&|| provider.request_body(&request).unwrap());
+    let old = added(&|| serde_json::to_vec(&wire_reference::body(protocol, &request, provider.cache)).unwrap());
+    (old, new)
+}
+
 /// The numbers for a 100 MB context: `cargo test --lib -- --ignored
-/// wire_tests::measure --nocapture`.
+/// wire_tests::measure_a --nocapture`.
 #[test]
 #[ignore = "a measurement, not a check: 100 MB, several seconds"]
 fn measure_a_100_mb_context() {
@@ -356,4 +383,25 @@ fn measure_a_100_mb_context() {
             "{protocol:?}: peak while building the body: old {old:.2}x the context, new {new:.2}x (the body itself: {body:.2}x)"
         );
     }
+}
+
+/// Resident memory for a 100 MB context, one protocol a process (memory
+/// the old path freed stays resident and would be reused by whatever runs
+/// next): `cargo test --lib -- --ignored --exact --nocapture
+/// provider::wire_tests::resident_openai` (or `resident_anthropic`).
+fn measure_resident(protocol: Protocol) {
+    let (old, new) = resident_peaks(protocol, 100 << 20);
+    println!("{protocol:?}: resident memory added while building the body: old {old:.2}x the context, new {new:.2}x");
+}
+
+#[test]
+#[ignore = "a measurement, not a check: 100 MB, run alone"]
+fn resident_openai() {
+    measure_resident(Protocol::OpenAi);
+}
+
+#[test]
+#[ignore = "a measurement, not a check: 100 MB, run alone"]
+fn resident_anthropic() {
+    measure_resident(Protocol::Anthropic);
 }
