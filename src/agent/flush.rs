@@ -51,7 +51,7 @@ impl Agent {
     /// compaction it precedes goes on. `ui` hears only the notices (a
     /// `cwd` that is not writable, a write that failed).
     pub async fn memory_flush(&mut self, cancel: &Cancel, ui: &mut dyn TurnUi) -> Option<CallError> {
-        let cycle = self.compactions;
+        let cycle = self.cycle.compactions;
         let cwd = std::path::PathBuf::from(&self.cwd);
         let mut failed = None;
         // A cwd that no longer exists is not writable: it is never created.
@@ -70,7 +70,7 @@ impl Agent {
             flush::record_data(cycle, Some("cwd not writable"))
         };
         self.record(Entry::Custom { at: time::now(), name: "memoryFlush".into(), data });
-        self.flushed_cycle = Some(cycle);
+        self.cycle.flushed = Some(cycle);
         if let Some(problem) = self.save_or_report() {
             ui.notice(&problem.to_string());
         }

@@ -91,10 +91,9 @@ pub struct Agent {
     last_call: Option<jiff::Timestamp>,
     /// The last pruning pass that changed the context.
     last_prune: Option<pruning::LastPrune>,
-    /// Compactions in the session, and the cycle of the last memory flush.
-    compactions: u64,
-    /// The compaction count the newest memory flush recorded, if any.
-    flushed_cycle: Option<u64>,
+    /// Where the session is in its compaction cycle (compactions, the last
+    /// flush, a cancelled automatic compaction).
+    cycle: crate::compact::flush::Cycle,
     /// How many times the context was rebuilt from the file or cleared:
     /// what the chat remembers of a context (a compaction that found
     /// nothing) holds only while this is unchanged.
@@ -174,8 +173,7 @@ impl Agent {
             unwritten: Vec::new(),
             key: None,
             key_recorded: false,
-            compactions: 0,
-            flushed_cycle: None,
+            cycle: Default::default(),
             rebuilds: 0,
             _open: open,
             model,
@@ -237,7 +235,7 @@ impl Agent {
         if let Some(level) = file.get_str("thinking").and_then(|t| crate::provider::cache::Thinking::parse(t).ok()) {
             agent.thinking = level;
         }
-        (agent.compactions, agent.flushed_cycle) = crate::compact::flush::cycle_of(&recent.hit_texts());
+        agent.cycle = crate::compact::flush::cycle_of(&recent.hit_texts());
         agent.seen = LastSeen {
             // A legacy session has no file in the store yet: its first
             // write saves it there.
@@ -293,12 +291,19 @@ impl Agent {
 
     /// Compactions in the session.
     pub fn compactions(&self) -> u64 {
-        self.compactions
+        self.cycle.compactions
     }
 
     /// The compaction count the newest memory flush recorded, if any.
     pub fn flushed_cycle(&self) -> Option<u64> {
-        self.flushed_cycle
+        self.cycle.flushed
+    }
+
+    /// The context size when a `before_compact` hook last cancelled an
+    /// automatic compaction in this compaction cycle, as the file records
+    /// it (a `compactionCancelled` entry).
+    pub fn cancelled_at(&self) -> Option<u64> {
+        self.cycle.cancelled_at
     }
 
     /// How many times the context was rebuilt from the file or cleared.
@@ -414,7 +419,7 @@ impl Agent {
         let file = &recent.lines;
         let mut events = file.entries();
         let known_len = recent.total;
-        (self.compactions, self.flushed_cycle) = crate::compact::flush::cycle_of(&recent.hit_texts());
+        self.cycle = crate::compact::flush::cycle_of(&recent.hit_texts());
         let unwritten: Vec<String> = self.unwritten.iter().filter_map(|e| serde_json::to_string(e).ok()).collect();
         events.extend(unwritten.iter().map(String::as_str));
         self.rebuilds += 1;

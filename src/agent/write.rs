@@ -53,7 +53,7 @@ impl Agent {
         let known_len = self.seen.entries;
         let system_tokens = self.system_tokens();
         // Messages, entries on disk, compaction cycle, contextTokens.
-        type Merged = (Vec<crate::provider::Message>, usize, (u64, Option<u64>), u64);
+        type Merged = (Vec<crate::provider::Message>, usize, crate::compact::flush::Cycle, u64);
         let mut merged: Option<Merged> = None;
         let added = self.unwritten.len();
         // Usually appended in place. When the file is not as this chat left
@@ -95,7 +95,7 @@ impl Agent {
         };
         if let Some((messages, _, cycle, tokens)) = merged {
             self.messages = messages;
-            (self.compactions, self.flushed_cycle) = cycle;
+            self.cycle = cycle;
             self.context_tokens = tokens;
         }
         if let (Some(key), false) = (&self.key, self.key_recorded) {

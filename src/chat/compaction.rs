@@ -125,9 +125,11 @@ impl Automatic {
     /// started glrs-compact again and printed "(nothing to compact)".
     fn nothing_to_compact_yet(&self, agent: &Agent) -> bool {
         let keep = crate::compact::Settings::from_config(agent.config()).keep_recent_tokens;
-        self.nothing_at.is_some_and(|(at, rebuilds)| {
-            rebuilds == agent.rebuilds() && agent.context_tokens() < at.saturating_add(keep)
-        })
+        let too_soon = |at: u64| agent.context_tokens() < at.saturating_add(keep);
+        // A hook's "no" is in the file (`compactionCancelled`): it holds for
+        // the next process too (one-shot runs), until the cycle ends.
+        self.nothing_at.is_some_and(|(at, rebuilds)| rebuilds == agent.rebuilds() && too_soon(at))
+            || agent.cancelled_at().is_some_and(too_soon)
     }
 }
 
@@ -335,6 +337,8 @@ async fn compact_waiting(
                 crate::tools::limits::one_line(reason, 200)
             );
             ui.notice(&format!("({text})"));
+            let data = flush::cancelled_data(agent.context_tokens(), reason);
+            agent.record(Entry::Custom { at: time::now(), name: flush::CANCELLED.into(), data });
             agent.record(Entry::Notice { at: time::now(), text });
             if let Some(problem) = agent.save_or_report() {
                 ui.notice(&problem.to_string());

@@ -135,8 +135,8 @@ fn flush_first(job: &Job<'_>, at: &Located, file: SessionFile) -> Option<Session
     if !job.flush || at.legacy || matches!(store.open_holder(&at.id), Ok(Some(_))) {
         return Some(file);
     }
-    let (compactions, flushed) = flush::cycle_of(&file.events);
-    if !flush::wanted(config, compactions, flushed) {
+    let cycle = flush::cycle_of(&file.events);
+    if !flush::wanted(config, cycle.compactions, cycle.flushed) {
         return Some(file);
     }
     // No flush for a compaction that will not happen.
@@ -199,8 +199,8 @@ fn compact_one(job: &Job<'_>, at: &Located, file: SessionFile) -> Result<Done> {
         None => {
             let lock = store.compaction_lock(&at.id)?;
             let now = store.read(at)?.file;
-            let (before, _) = flush::cycle_of(&file.events);
-            if flush::cycle_of(&now.events).0 > before {
+            let before = flush::cycle_of(&file.events).compactions;
+            if flush::cycle_of(&now.events).compactions > before {
                 return Ok(Done::Ran(Outcome::CompactedMeanwhile));
             }
             (lock, now)

@@ -1,8 +1,8 @@
 //! The memory flush's rules (SPEC 7), for every program that flushes (the
 //! chat at idle, `glrs-compact` before compacting): when a flush is due, the
 //! compaction cycle a session is in, the flush turn's prompts, and the
-//! private `memory/` folder notes go to. The turn itself is run by
-//! [`crate::chat`]'s turn loop; nothing here knows the REPL.
+//! private `memory/` folder notes go to. The turn itself is run by the
+//! agent's turn loop (`crate::agent`); nothing here knows it or the REPL.
 
 use std::path::{Path, PathBuf};
 
@@ -22,29 +22,58 @@ exact names and commands) with memory_append. If there is nothing to save, reply
 pub const SYSTEM_PROMPT: &str = "You are saving durable notes before the conversation is summarised. Use \
 the memory_append tool for each note. When you are done, reply with NO_REPLY and nothing else.";
 
-/// The number of `compacted` entries, and the compaction count recorded by
-/// the newest memory flush.
-pub fn cycle_of<E: EntryText>(events: &[E]) -> (u64, Option<u64>) {
-    let mut compactions = 0;
-    let mut flushed = None;
+/// The `custom` entry a chat records when a `before_compact` hook cancels
+/// its automatic compaction (SPEC 15): `{"contextTokens": N, "reason": …}`.
+/// It is not asked again in that cycle until the context has grown by
+/// `keepRecentTokens`, whichever process asks next (one-shot runs too).
+pub const CANCELLED: &str = "compactionCancelled";
+
+/// The [`CANCELLED`] record's data.
+pub fn cancelled_data(context_tokens: u64, reason: &str) -> Value {
+    json!({"contextTokens": context_tokens, "reason": reason})
+}
+
+/// Where a session is in its compaction cycle, read from its entries by
+/// [`cycle_of`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Cycle {
+    /// The number of `compacted` entries.
+    pub compactions: u64,
+    /// The compaction count the newest memory flush recorded.
+    pub flushed: Option<u64>,
+    /// The context size when a `before_compact` hook last cancelled an
+    /// automatic compaction, since the last `compacted` entry.
+    pub cancelled_at: Option<u64>,
+}
+
+/// The session's [`Cycle`], from its `compacted` and `custom` entries.
+pub fn cycle_of<E: EntryText>(events: &[E]) -> Cycle {
+    let mut cycle = Cycle::default();
     for raw in events {
         let text = raw.text();
+        let custom = |text: &str| text.contains("memoryFlush") || text.contains(CANCELLED);
         let candidate = match crate::store::entry::quick_type(text) {
-            Some(kind) => kind == "compacted" || (kind == "custom" && text.contains("memoryFlush")),
-            None => text.contains("\"compacted\"") || text.contains("memoryFlush"),
+            Some(kind) => kind == "compacted" || (kind == "custom" && custom(text)),
+            None => text.contains("\"compacted\"") || custom(text),
         };
         if !candidate {
             continue;
         }
         match Parsed::from_text(text) {
-            Parsed::Known(Entry::Compacted { .. }) => compactions += 1,
+            Parsed::Known(Entry::Compacted { .. }) => {
+                cycle.compactions += 1;
+                cycle.cancelled_at = None;
+            }
             Parsed::Known(Entry::Custom { name, data, .. }) if name == "memoryFlush" => {
-                flushed = data.get("compactionCount").and_then(Value::as_u64);
+                cycle.flushed = data.get("compactionCount").and_then(Value::as_u64);
+            }
+            Parsed::Known(Entry::Custom { name, data, .. }) if name == CANCELLED => {
+                cycle.cancelled_at = data.get("contextTokens").and_then(Value::as_u64);
             }
             _ => {}
         }
     }
-    (compactions, flushed)
+    cycle
 }
 
 /// True when `memoryFlush.enabled` is not false and no flush ran in the
@@ -133,6 +162,24 @@ mod tests {
         assert!(wanted(&config, 3, Some(2)));
         let off: Config = serde_json::from_str(r#"{"memoryFlush": {"enabled": false}}"#).unwrap();
         assert!(!wanted(&off, 0, None));
+    }
+
+    #[test]
+    fn a_cancelled_compaction_is_remembered_until_the_next_compaction() {
+        let custom = |name: &str, data: Value| {
+            serde_json::to_string(&Entry::Custom { at: "2026-11-30T00:00:00Z".into(), name: name.into(), data })
+                .unwrap()
+        };
+        let compacted = r#"{"type":"compacted","at":"2026-11-30T00:00:00Z","brief":"b","firstKept":2,"tokensBefore":9,"tokensAfter":1,"model":"openai/gpt-4.1","artifact":"a.md"}"#;
+        let flushed = custom("memoryFlush", json!({"compactionCount": 0}));
+        let cancelled = custom(CANCELLED, cancelled_data(5000, "not now"));
+        let events = [flushed.as_str(), cancelled.as_str()];
+        assert_eq!(cycle_of(&events), Cycle { compactions: 0, flushed: Some(0), cancelled_at: Some(5000) });
+        let later = custom(CANCELLED, cancelled_data(9000, "still not"));
+        let events = [cancelled.as_str(), later.as_str()];
+        assert_eq!(cycle_of(&events).cancelled_at, Some(9000), "the newest counts");
+        let events = [cancelled.as_str(), compacted];
+        assert_eq!(cycle_of(&events), Cycle { compactions: 1, flushed: None, cancelled_at: None });
     }
 
     #[test]

@@ -116,6 +116,46 @@ fn in_the_chat_a_before_compact_hook_cancels_once_and_compacted_gets_the_result(
     assert_eq!(artifact.file_name().unwrap().to_str(), compacted["artifact"].as_str());
 }
 
+/// A hook's "no" is recorded in the session (`compactionCancelled`), so the
+/// next one-shot run, a new process, does not ask again until the context
+/// has grown by keepRecentTokens; then it does.
+#[test]
+fn a_before_compact_refusal_holds_across_one_shot_runs() {
+    let (ts, server) = setup(json!({"before_compact": [{"command": REFUSING}]}));
+    let run = |args: &[&str]| {
+        let out = ts.chat().args(args).output().unwrap();
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        stderr_of(&out)
+    };
+    server.push(text_reply("first answer", 500));
+    run(&["-m", "openai/gpt-4.1", "-p", &long("first")]);
+    server.push(text_reply("second answer", 3500));
+    let err = run(&["--continue", "-p", &long("second")]);
+    assert!(err.contains("automatic compaction cancelled by a before_compact hook: not now"), "{err}");
+    assert_eq!(events(&ts, "before.jsonl").len(), 1);
+    let (id, session) = ts.only_session();
+    let cancelled: Vec<&Value> =
+        session["events"].as_array().unwrap().iter().filter(|e| e["name"] == "compactionCancelled").collect();
+    assert_eq!(cancelled.len(), 1, "{cancelled:?}");
+    assert_eq!(cancelled[0]["type"], "custom");
+    assert_eq!(cancelled[0]["data"], json!({"contextTokens": 3505, "reason": "not now: a deploy is running"}));
+
+    // A new process, still over the trigger, grown by less than keepRecentTokens.
+    server.push(text_reply("third answer", 3520));
+    let err = run(&["--resume", &id, "-p", "short"]);
+    assert!(!err.contains("cancelled"), "{err}");
+    assert_eq!(events(&ts, "before.jsonl").len(), 1, "the next run did not ask the hook again");
+
+    // Grown enough: asked again (and still refused, and recorded again).
+    server.push(text_reply("fourth answer", 3700));
+    let err = run(&["--resume", &id, "-p", &long("fourth")]);
+    assert!(err.contains("automatic compaction cancelled by a before_compact hook"), "{err}");
+    let asked = events(&ts, "before.jsonl");
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert_eq!(asked[1]["tokensBefore"], 3705);
+    assert_eq!(server.model_requests().len(), 4, "four turns: no brief was asked for");
+}
+
 /// A session in the test folder with enough turns to compact, over its trigger.
 fn over_trigger(ts: &TestStore) -> String {
     let mut entries = Vec::new();
