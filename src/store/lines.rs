@@ -167,6 +167,13 @@ fn spans(bytes: &[u8], at: &Located) -> Option<Spans> {
         let entry = if last { Some(line) } else { line.strip_suffix(b",") };
         match entry {
             Some(e) if e.first() == Some(&b'{') && e.last() == Some(&b'}') => {
+                // A line that does not begin with its type (another
+                // program's entry, rare) is parsed: it may be the piece of
+                // an entry a hand edit broke after a `},` (an array of
+                // objects), and then the lines are not the entries.
+                if !e.starts_with(b"{\"type\":\"") && serde_json::from_slice::<serde::de::IgnoredAny>(e).is_err() {
+                    return None;
+                }
                 spans.push(first + 1 + start..first + 1 + start + e.len());
             }
             _ => return None,

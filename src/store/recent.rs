@@ -82,7 +82,7 @@ pub(crate) fn read_with(
     }
     let lines = if locked { lines::read_locked(at)? } else { lines::read(at)? };
     let hits = (0..lines.len())
-        .filter(|&i| picked(lines.entry(i).as_bytes(), types) && typed(lines.entry(i), types))
+        .filter(|&i| picked(lines.entry(i).as_bytes(), types) && typed(lines.entry(i), types) == Some(true))
         .map(|index| Hit { index, text: lines.entry(index).to_string() })
         .collect::<Vec<_>>();
     Ok(Recent { total: lines.len(), first: 0, lines, hits })
@@ -99,14 +99,17 @@ fn picked(prefix: &[u8], types: &[&str]) -> bool {
 }
 
 /// True when the entry `text` is of one of `types`, parsing it only when
-/// it does not begin with its type.
-fn typed(text: &str, types: &[&str]) -> bool {
+/// it does not begin with its type. `None` when a line that does not
+/// begin with its type is no JSON object: then it is no entry but a piece
+/// of one (a hand edit broke an entry's value after a `},`), and the scan's
+/// line boundaries cannot be trusted.
+fn typed(text: &str, types: &[&str]) -> Option<bool> {
     match super::entry::quick_type(text) {
-        Some(kind) => types.contains(&kind),
-        None => serde_json::from_str::<serde_json::Value>(text)
-            .ok()
-            .and_then(|v| v.get("type").and_then(|t| t.as_str()).map(|t| types.contains(&t)))
-            .unwrap_or(false),
+        Some(kind) => Some(types.contains(&kind)),
+        None => {
+            let value = serde_json::from_str::<serde_json::Value>(text).ok().filter(serde_json::Value::is_object)?;
+            Some(value.get("type").and_then(|t| t.as_str()).is_some_and(|t| types.contains(&t)))
+        }
     }
 }
 
@@ -144,7 +147,8 @@ fn scan_read(at: &Located, types: &[&str], start: &impl Fn(&[Hit]) -> usize) -> 
     let mut hits = Vec::with_capacity(hit_lines.len());
     for index in hit_lines {
         let Some(text) = read_text(starts[index]..end_of(index))? else { return Ok(Scan::Whole) };
-        if typed(&text, types) {
+        let Some(wanted) = typed(&text, types) else { return Ok(Scan::Whole) };
+        if wanted {
             hits.push(Hit { index, text });
         }
     }
@@ -173,7 +177,10 @@ fn scan_read(at: &Located, types: &[&str], start: &impl Fn(&[Hit]) -> usize) -> 
 
 /// Where each entry line in `from..to` starts, and which lines `types`
 /// picks, read as a stream. `None` when a line is not `{…},` (not the
-/// layout, or torn).
+/// layout, or torn). A hand edit can still put a newline inside an entry
+/// right after a `},` (an array of objects): the piece that follows then
+/// starts a "line" that does not begin with its type, which is always
+/// picked and checked whole (`typed`).
 fn lines_of(file: &File, from: u64, to: u64, types: &[&str]) -> io::Result<Option<(Vec<u64>, Vec<usize>)>> {
     let mut starts = vec![from];
     let mut hits = Vec::new();
@@ -181,7 +188,8 @@ fn lines_of(file: &File, from: u64, to: u64, types: &[&str]) -> io::Result<Optio
     let mut deferred = Vec::new();
     let mut buf = vec![0; CHUNK.min((to - from) as usize)];
     let mut pos = from;
-    let mut prev = b'\n';
+    // The two bytes before a chunk's first byte: an entry line ends `},`.
+    let mut prev = [b'\n', b'\n'];
     let classify = |index: usize, prefix: &[u8], hits: &mut Vec<usize>| -> bool {
         if prefix.first() != Some(&b'{') {
             return false;
@@ -197,8 +205,12 @@ fn lines_of(file: &File, from: u64, to: u64, types: &[&str]) -> io::Result<Optio
         let chunk = &mut buf[..n];
         file.read_exact_at(chunk, pos)?;
         for j in memchr::memchr_iter(b'\n', chunk) {
-            let before = if j == 0 { prev } else { chunk[j - 1] };
-            if before != b',' {
+            let before = match j {
+                0 => prev,
+                1 => [prev[1], chunk[0]],
+                _ => [chunk[j - 2], chunk[j - 1]],
+            };
+            if before != *b"}," {
                 return Ok(None);
             }
             let index = starts.len();
@@ -214,7 +226,7 @@ fn lines_of(file: &File, from: u64, to: u64, types: &[&str]) -> io::Result<Optio
                 None => deferred.push(index),
             }
         }
-        prev = chunk[n - 1];
+        prev = if n >= 2 { [chunk[n - 2], chunk[n - 1]] } else { [prev[1], chunk[n - 1]] };
         pos += n as u64;
     }
     for index in deferred {
@@ -275,5 +287,30 @@ mod tests {
         let pretty = read(&at, &["cleared"], |hits| hits[1].index + 1).unwrap();
         assert_eq!((pretty.total, pretty.first), (3002, 0));
         assert_eq!(pretty.hits.iter().map(|h| h.index).collect::<Vec<_>>(), indices);
+    }
+
+    /// A newline a hand edit put inside an entry, after a `},` or a `,`,
+    /// with a `{` next: no extra entries, the same answer as a whole read.
+    #[test]
+    fn a_newline_inside_an_entry_is_not_taken_for_a_boundary() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = at(dir.path());
+        let mut file = SessionFile::new("3f9a1c2b", "/w", "2026-11-29T15:24:19.412Z");
+        for i in 0..3 {
+            file.events.push(Entry::Notice { at: "t".into(), text: format!("n{i}") }.to_raw().unwrap());
+        }
+        let bytes = String::from_utf8(file.to_bytes()).unwrap();
+        for data in [r#"[1,{"a":1}]"#, r#"[{"a":1},{"b":2}]"#] {
+            let custom = format!(r#"{{"type":"custom","at":"t","name":"x","data":{data}}}"#);
+            let edited = data.replacen(",{", ",\n{", 1);
+            let text = bytes.replacen(r#"{"type":"notice","at":"t","text":"n1"}"#, &custom, 1).replace(data, &edited);
+            assert!(text.contains(",\n{\""), "the edit is in place: {text}");
+            std::fs::write(&at.path, &text).unwrap();
+            let whole = lines::read(&at).unwrap();
+            assert_eq!(whole.entries().len(), 3);
+            let recent = read(&at, &["cleared"], |_| 0).unwrap();
+            assert_eq!(recent.total, 3, "{data}");
+            assert_eq!(recent.lines.entries(), whole.entries(), "{data}");
+        }
     }
 }
