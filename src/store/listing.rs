@@ -8,7 +8,9 @@
 //! while all three still match. A session written since (a rewrite renames
 //! a new inode into place; an append in place changes size and time) is
 //! summarised again from its file; a record whose file is gone is dropped.
-//! Deleting the index is always safe; a damaged one is rebuilt.
+//! Deleting the index is always safe; a damaged one is rebuilt. A file
+//! that cannot be summarised is recorded with its problem only when the
+//! problem is its content; one that failed to read is read again next time.
 //!
 //! So a warm listing costs one `readdir` and one `stat` per session plus
 //! one read of the index, whatever the sessions' sizes; only changed files
@@ -192,14 +194,25 @@ pub fn list(store: &Store) -> Result<Listing, StoreError> {
 
     let mut kept: Vec<(&index::Record, Located)> = Vec::new();
     let mut stale: Vec<(Located, Stamp)> = Vec::new();
+    // Whether a file read again had a record, which must now be replaced.
+    let mut replaced = false;
     for (at, stamp) in scan(store)? {
         match lookup[usize::from(at.legacy)].remove(file_name(&at.path)) {
             Some(record) if record.stamp == stamp => kept.push((record, at)),
-            _ => stale.push((at, stamp)),
+            found => {
+                replaced |= found.is_some();
+                stale.push((at, stamp));
+            }
         }
     }
-    let changed = rebuilt || !stale.is_empty() || lookup.iter().any(|m| !m.is_empty());
     let fresh = summarize_all(stale);
+    // A file that failed to read and had no record leaves the index as it
+    // was: rewriting it at every listing until the cause goes away would
+    // cost a write of the whole index each time.
+    let changed = rebuilt
+        || replaced
+        || lookup.iter().any(|m| !m.is_empty())
+        || fresh.iter().any(|(_, _, result)| result.as_ref().map_or_else(|f| f.remembered, |_| true));
 
     listing.sessions.reserve(kept.len() + fresh.len());
     for (record, at) in &kept {
@@ -211,7 +224,7 @@ pub fn list(store: &Store) -> Result<Listing, StoreError> {
     for (_, _, result) in &fresh {
         match result {
             Ok(summary) => listing.sessions.push(summary.clone()),
-            Err(problem) => listing.problems.push(problem.clone()),
+            Err(failed) => listing.problems.push(failed.problem.clone()),
         }
     }
     listing.problems.sort();
@@ -224,19 +237,24 @@ pub fn list(store: &Store) -> Result<Listing, StoreError> {
         // a listing after one session changed 5 to 10% slower, to spare
         // after a power cut a rebuild (records torn there fail to decode or
         // to match their files' stamps). Unchanged listings do not write it.
+        // Only problems with a file's content are remembered (see
+        // [`Failed::remembered`]); a file that failed to read has no record,
+        // so the next listing reads it again.
+        let remembered: Vec<_> =
+            fresh.iter().filter(|(_, _, result)| result.as_ref().map_or_else(|f| f.remembered, |_| true)).collect();
         let _ = lock::write_atomic(&index_path, false, |w| {
-            index::write_head(w, kept.len() + fresh.len())?;
+            index::write_head(w, kept.len() + remembered.len())?;
             for (record, _) in &kept {
                 w.write_all(record.raw)?;
             }
-            for (at, stamp, result) in &fresh {
+            for (at, stamp, result) in &remembered {
                 let parent = match result {
                     Ok(s) => s.parent.as_ref().map(Value::to_string),
                     Err(_) => None,
                 };
                 let body = match result {
                     Ok(s) => index::Body::Summary(s.fields(parent.as_deref())),
-                    Err(problem) => index::Body::Problem(problem),
+                    Err(failed) => index::Body::Problem(&failed.problem),
                 };
                 index::write_record(w, stamp, at.legacy, file_name(&at.path), &body)?;
             }
@@ -307,11 +325,31 @@ pub fn sort_newest_first(sessions: &mut [Summary]) {
         .sort_by_cached_key(|s| (std::cmp::Reverse(s.updated_ms), u64::from_str_radix(&s.id, 16).unwrap_or(u64::MAX)));
 }
 
+/// Why a file could not be summarised.
+#[derive(Debug)]
+struct Failed {
+    /// The message, naming the file.
+    problem: String,
+    /// Whether the problem is about the file's content (corrupt, a schema
+    /// this version does not know), so it holds until the file changes and
+    /// the index may keep it under the file's stamp. A failure to read
+    /// (permissions, too many open files, the file gone meanwhile) can end
+    /// without the file's inode, size or time changing: not remembered.
+    remembered: bool,
+}
+
+impl Failed {
+    fn of(e: &StoreError) -> Failed {
+        let remembered = matches!(e, StoreError::Corrupt { .. } | StoreError::UnsupportedSchema { .. });
+        Failed { problem: e.to_string(), remembered }
+    }
+}
+
 /// Summarise changed files on every core: a cold listing of a large store
 /// is bound by reading and scanning JSON.
-fn summarize_all(stale: Vec<(Located, Stamp)>) -> Vec<(Located, Stamp, Result<Summary, String>)> {
+fn summarize_all(stale: Vec<(Located, Stamp)>) -> Vec<(Located, Stamp, Result<Summary, Failed>)> {
     let one = |(at, stamp): (Located, Stamp)| {
-        let result = summarize(&at).map_err(|e| e.to_string());
+        let result = summarize(&at).map_err(|e| Failed::of(&e));
         (at, stamp, result)
     };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);

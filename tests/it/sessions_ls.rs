@@ -340,3 +340,27 @@ fn cwd_in_a_removed_folder_says_which_folder_it_could_not_read() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
     assert!(stderr_of(&out).contains("current directory"), "{}", stderr_of(&out));
 }
+
+#[test]
+fn a_file_that_fails_to_read_is_retried_never_remembered_in_the_index() {
+    let ts = TestStore::new();
+    ts.write_fixed("aaaa0001", "2026-11-02T10:00:00.000Z", "/w", &[U1]);
+    let corrupt = ts.write_raw(&ts.sessions_dir(), "eeee0005", "{\"schema\":2,\"id\":\"eeee0005\",,}");
+    // Reading a folder fails with an I/O error (EISDIR), as a permission
+    // or descriptor shortage would: a cause that can go away without the
+    // file's inode, size or time changing, so it must not be remembered.
+    let unreadable = ts.sessions_dir().join("dddd0004.json");
+    std::fs::create_dir(&unreadable).unwrap();
+    for _ in 0..2 {
+        let out = ts.sessions().args(["ls", "--format", "id"]).output().unwrap();
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        assert_eq!(stdout_of(&out), "aaaa0001\n");
+        let err = stderr_of(&out);
+        assert_eq!(err.lines().count(), 2, "{err}");
+        assert!(err.contains(&*unreadable.to_string_lossy()), "{err}");
+        assert!(err.contains(&*corrupt.to_string_lossy()), "{err}");
+        // The corrupt file's problem is about its content: kept until it
+        // changes. The read failure is not kept: the next listing reads again.
+        assert_eq!(indexed(&ts), ["aaaa0001.json", "eeee0005.json"]);
+    }
+}
