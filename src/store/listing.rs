@@ -196,7 +196,7 @@ pub fn list(store: &Store) -> Result<Listing, StoreError> {
     let mut stale: Vec<(Located, Stamp)> = Vec::new();
     // Whether a file read again had a record, which must now be replaced.
     let mut replaced = false;
-    for (at, stamp) in scan(store)? {
+    for (at, stamp) in scan(store, &mut listing.problems) {
         match lookup[usize::from(at.legacy)].remove(file_name(&at.path)) {
             Some(record) if record.stamp == stamp => kept.push((record, at)),
             found => {
@@ -273,16 +273,25 @@ fn file_name(path: &Path) -> &str {
 /// Every session file with its stamp: the store's, then the legacy
 /// folder's whose id the store does not have. Each file is stat-ed
 /// relative to its folder (no walk of the whole path); a link is followed.
-fn scan(store: &Store) -> Result<Vec<(Located, Stamp)>, StoreError> {
+///
+/// A folder that cannot be read (or stops being readable partway) is a
+/// problem naming it, and the sessions found elsewhere are still listed:
+/// one bad folder never hides the others.
+fn scan(store: &Store, problems: &mut Vec<String>) -> Vec<(Located, Stamp)> {
     let mut found = Vec::new();
-    scan_folder(&store.paths.sessions, false, &mut found)?;
+    let mut scan_or_warn = |dir: &Path, legacy: bool, out: &mut Vec<(Located, Stamp)>| {
+        if let Err(e) = scan_folder(dir, legacy, out) {
+            problems.push(format!("{e}; sessions in it may be missing from the list"));
+        }
+    };
+    scan_or_warn(&store.paths.sessions, false, &mut found);
     let mut legacy = Vec::new();
-    scan_folder(&store.paths.legacy_sessions, true, &mut legacy)?;
+    scan_or_warn(&store.paths.legacy_sessions, true, &mut legacy);
     if !legacy.is_empty() {
         let known: std::collections::HashSet<SessionId> = found.iter().map(|(at, _)| at.id.clone()).collect();
         found.extend(legacy.into_iter().filter(|(at, _)| !known.contains(&at.id)));
     }
-    Ok(found)
+    found
 }
 
 fn scan_folder(dir: &Path, legacy: bool, out: &mut Vec<(Located, Stamp)>) -> Result<(), StoreError> {

@@ -364,3 +364,22 @@ fn a_file_that_fails_to_read_is_retried_never_remembered_in_the_index() {
         assert_eq!(indexed(&ts), ["aaaa0001.json", "eeee0005.json"]);
     }
 }
+
+#[test]
+fn an_unreadable_folder_is_a_warning_naming_it_and_the_others_are_listed() {
+    let ts = TestStore::new();
+    ts.write_fixed("aaaa0001", "2026-11-02T10:00:00.000Z", "/w", &[U1]);
+    // Not a folder: reading it fails with ENOTDIR, not NotFound.
+    let legacy = ts.legacy_dir();
+    std::fs::create_dir_all(legacy.parent().unwrap()).unwrap();
+    std::fs::write(&legacy, "not a folder").unwrap();
+    for args in [&["ls", "--format", "id"][..], &["grep", "login"][..]] {
+        let out = ts.sessions().args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr_of(&out));
+        assert!(stdout_of(&out).contains("aaaa0001"), "{args:?}: {}", stdout_of(&out));
+        let err = stderr_of(&out);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("glrs-sessions: warning: "), "{err}");
+        assert!(err.contains(&*legacy.to_string_lossy()), "{err}");
+    }
+}
