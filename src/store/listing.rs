@@ -352,29 +352,107 @@ impl Failed {
         let remembered = matches!(e, StoreError::Corrupt { .. } | StoreError::UnsupportedSchema { .. });
         Failed { problem: e.to_string(), remembered }
     }
+
+    /// A file whose summary panicked: glrs's fault, not the file's, so not
+    /// remembered (a fixed glrs reads it again).
+    fn panicked(at: &Located, panic: &(dyn std::any::Any + Send)) -> Failed {
+        let why = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".into());
+        Failed {
+            problem: format!(
+                "{}: not listed: glrs failed while reading it ({why}); please report this",
+                at.path.display()
+            ),
+            remembered: false,
+        }
+    }
 }
 
 /// Summarise changed files on every core: a cold listing of a large store
 /// is bound by reading and scanning JSON.
 fn summarize_all(stale: Vec<(Located, Stamp)>) -> Vec<(Located, Stamp, Result<Summary, Failed>)> {
-    let one = |(at, stamp): (Located, Stamp)| {
-        let result = summarize(&at).map_err(|e| Failed::of(&e));
-        (at, stamp, result)
-    };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
-    if threads == 1 || stale.len() < 4 {
-        return stale.into_iter().map(one).collect();
+    summarize_all_with(stale, threads, summarize)
+}
+
+/// [`summarize_all`] with the number of threads and the summariser given.
+///
+/// A panic while summarising a file (a bug: the parser is fuzzed never to
+/// panic on any bytes) costs that file only, reported as a problem naming
+/// it and not remembered in the index. The workers borrow their share of
+/// `stale`, so even a worker lost whole leaves the files it had to name.
+fn summarize_all_with(
+    stale: Vec<(Located, Stamp)>,
+    threads: usize,
+    summarize: impl Fn(&Located) -> Result<Summary, StoreError> + Sync,
+) -> Vec<(Located, Stamp, Result<Summary, Failed>)> {
+    let one = |at: &Located| match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| summarize(at))) {
+        Ok(result) => result.map_err(|e| Failed::of(&e)),
+        Err(panic) => Err(Failed::panicked(at, panic.as_ref())),
+    };
+    let results: Vec<Result<Summary, Failed>> = if threads <= 1 || stale.len() < 4 {
+        stale.iter().map(|(at, _)| one(at)).collect()
+    } else {
+        let one = &one;
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = stale
+                .chunks(stale.len().div_ceil(threads))
+                .map(|part| (part, scope.spawn(move || part.iter().map(|(at, _)| one(at)).collect::<Vec<_>>())))
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|(part, worker)| {
+                    worker.join().unwrap_or_else(|panic| {
+                        part.iter().map(|(at, _)| Err(Failed::panicked(at, panic.as_ref()))).collect()
+                    })
+                })
+                .collect()
+        })
+    };
+    stale.into_iter().zip(results).map(|((at, stamp), result)| (at, stamp, result)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stale(n: u32) -> Vec<(Located, Stamp)> {
+        (0..n)
+            .map(|i| {
+                let id = SessionId::parse(&format!("{i:08x}")).unwrap();
+                let path = PathBuf::from(format!("/s/{id}.json"));
+                (Located { id, path, legacy: false }, Stamp::unknown())
+            })
+            .collect()
     }
-    let chunk = stale.len().div_ceil(threads);
-    let mut work = stale;
-    let mut parts = Vec::new();
-    while !work.is_empty() {
-        let rest = work.split_off(work.len().saturating_sub(chunk));
-        parts.push(rest);
+
+    #[test]
+    fn a_summariser_that_panics_loses_one_file_and_names_it() {
+        // Every file is corrupt but one, on which the summariser panics (a
+        // bug, not bad input): that file is a problem naming it, and no
+        // other file is lost with it.
+        let corrupt = |at: &Located| {
+            if at.id.as_str() == "00000005" {
+                panic!("a bug in the summariser");
+            }
+            Err(StoreError::Corrupt { path: at.path.clone(), detail: "bad".into() })
+        };
+        for threads in [1, 2, 8] {
+            let fresh = summarize_all_with(stale(12), threads, corrupt);
+            assert_eq!(fresh.len(), 12, "{threads} threads");
+            for (at, _, result) in &fresh {
+                let failed = result.as_ref().unwrap_err();
+                assert!(failed.problem.contains(&*at.path.to_string_lossy()), "{failed:?}");
+                if at.id.as_str() == "00000005" {
+                    assert!(failed.problem.contains("a bug in the summariser"), "{failed:?}");
+                    assert!(!failed.remembered, "a panic is not the file's fault: retried");
+                } else {
+                    assert!(failed.remembered);
+                }
+            }
+        }
     }
-    std::thread::scope(|scope| {
-        let handles: Vec<_> =
-            parts.into_iter().map(|part| scope.spawn(move || part.into_iter().map(one).collect::<Vec<_>>())).collect();
-        handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
-    })
 }
