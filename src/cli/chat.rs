@@ -273,9 +273,30 @@ fn start_from_parent(
 }
 
 /// The newest session whose cwd is `cwd`.
+///
+/// A session file that cannot be read has no cwd to tell: if it changed
+/// after the session found (its `updatedAt` is no later than its time), it
+/// may be the newest here, so it is named in a warning, and the newest
+/// readable one is resumed all the same (one bad session never hides the
+/// others). Older unreadable files are left to `glrs-sessions ls`; a folder
+/// that could not be read is always named.
 fn newest_in(store: &Store, cwd: &str) -> Result<Located> {
     let listing = listing::list(store)?;
     let found = listing.sessions.into_iter().find(|s| s.cwd == cwd);
+    let files: std::collections::HashSet<&str> = listing.unreadable.iter().map(|u| u.problem.as_str()).collect();
+    for problem in listing.problems.iter().filter(|p| !files.contains(p.as_str())) {
+        eprintln!("{PROGRAM_NAME}: warning: {problem}");
+    }
+    let since = found.as_ref().map_or(i64::MIN, |s| s.updated_ms);
+    for bad in listing.unreadable.iter().filter(|u| u.modified_ms >= since) {
+        match &found {
+            Some(s) => eprintln!(
+                "{PROGRAM_NAME}: warning: {} (changed after {}, which is resumed: it may be a newer session here)",
+                bad.problem, s.id
+            ),
+            None => eprintln!("{PROGRAM_NAME}: warning: {} (it may be a session started here)", bad.problem),
+        }
+    }
     match found {
         Some(s) => Ok(store.resolve(&s.id)?),
         None => bail!("no session was started in {cwd}: nothing to continue (glrs-sessions ls lists them all)"),

@@ -150,8 +150,32 @@ pub fn summarize(at: &Located) -> Result<Summary, StoreError> {
 pub struct Listing {
     /// Every readable session.
     pub sessions: Vec<Summary>,
-    /// Files that could not be read, each named with why.
+    /// Files (and folders, and the index) that could not be read, each
+    /// named with why.
     pub problems: Vec<String>,
+    /// The session files among `problems`, with their times.
+    pub unreadable: Vec<Unreadable>,
+}
+
+/// A session file that could not be summarised: what a caller needs to
+/// judge whether it may have hidden a session it looks for (its header, and
+/// so its cwd and `updatedAt`, are unknown).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unreadable {
+    /// The file.
+    pub path: PathBuf,
+    /// Its modification time, in milliseconds since the epoch: its
+    /// `updatedAt`, whatever it was, is no later.
+    pub modified_ms: i64,
+    /// Why it could not be read (as in [`Listing::problems`]).
+    pub problem: String,
+}
+
+impl Unreadable {
+    fn new(at: &Located, stamp: &Stamp, problem: &str) -> Unreadable {
+        let modified_ms = stamp.mtime.saturating_mul(1000).saturating_add(stamp.mtime_ns / 1_000_000);
+        Unreadable { path: at.path.clone(), modified_ms, problem: problem.to_string() }
+    }
 }
 
 /// List every session in the store and the legacy folder.
@@ -218,13 +242,19 @@ pub fn list(store: &Store) -> Result<Listing, StoreError> {
     for (record, at) in &kept {
         match record.body {
             index::Body::Summary(fields) => listing.sessions.push(Summary::from_fields(&fields, at)),
-            index::Body::Problem(problem) => listing.problems.push(problem.to_string()),
+            index::Body::Problem(problem) => {
+                listing.problems.push(problem.to_string());
+                listing.unreadable.push(Unreadable::new(at, &record.stamp, problem));
+            }
         }
     }
-    for (_, _, result) in &fresh {
+    for (at, stamp, result) in &fresh {
         match result {
             Ok(summary) => listing.sessions.push(summary.clone()),
-            Err(failed) => listing.problems.push(failed.problem.clone()),
+            Err(failed) => {
+                listing.problems.push(failed.problem.clone());
+                listing.unreadable.push(Unreadable::new(at, stamp, &failed.problem));
+            }
         }
     }
     listing.problems.sort();

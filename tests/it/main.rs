@@ -12,6 +12,7 @@ mod support;
 
 mod agent;
 mod chat_compaction;
+mod chat_continue;
 mod chat_loops;
 mod chat_markdown;
 mod chat_oneshot;
