@@ -353,15 +353,17 @@ impl Entry {
     }
 
     /// The entry with every secret `redactor` finds replaced, or `None`
-    /// when it holds none (the usual case: one scan of its JSON text, no
-    /// copy). Every writer of entries asks this first (the agent,
+    /// when it holds none (the usual case: one look at each of its strings,
+    /// no copy). Every writer of entries asks this first (the agent,
     /// `glrs-sessions append`): secrets never reach a file.
     pub fn redacted(&self, redactor: &crate::redact::Redactor) -> Result<Option<Entry>, crate::error::StoreError> {
         let broken = |detail: String| crate::error::StoreError::Corrupt { path: "(new entry)".into(), detail };
-        let raw = self.to_raw().map_err(|e| broken(e.to_string()))?;
-        if !redactor.hit(raw.get()) {
+        // Asked of the entry's strings in place: serializing it first
+        // held a 100 MB answer twice.
+        if !redactor.hit_in(self) {
             return Ok(None);
         }
+        let raw = self.to_raw().map_err(|e| broken(e.to_string()))?;
         let mut value: Value = serde_json::from_str(raw.get()).map_err(|e| broken(e.to_string()))?;
         redactor.json(&mut value);
         let raw = serde_json::value::to_raw_value(&value).map_err(|e| broken(e.to_string()))?;
@@ -375,6 +377,28 @@ impl Entry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn asking_a_large_entry_for_secrets_copies_nothing() {
+        let redactor = crate::redact::Redactor::default();
+        let answer = |text: &str| Entry::Assistant {
+            at: "2026-11-29T15:24:19.412Z".into(),
+            text: Text::from(text),
+            model: "openai/gpt-4.1".into(),
+            tool_calls: vec![],
+            stop_reason: "stop".into(),
+        };
+        let clean = answer(&"y ".repeat(4 << 20));
+        let (redacted, held) = crate::alloc_probe::peak_during(|| clean.redacted(&redactor).unwrap());
+        assert!(redacted.is_none());
+        assert!(held < 1 << 20, "held {held} bytes more to look at an 8 MB answer");
+        // One that holds a key is still redacted.
+        let key = format!("sk-{}", "a".repeat(40));
+        match answer(&format!("the key is {key}")).redacted(&redactor).unwrap() {
+            Some(Entry::Assistant { text, .. }) => assert_eq!(&*text, "the key is [REDACTED:openai]"),
+            other => panic!("{other:?}"),
+        }
+    }
 
     #[test]
     fn every_type_round_trips() {

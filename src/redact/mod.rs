@@ -6,6 +6,8 @@
 //! stays ignorant of it. The model still sees the real text in memory; only
 //! what is written is redacted.
 
+mod scan;
+
 use std::borrow::Cow;
 
 use anyhow::{Result, anyhow};
@@ -80,6 +82,12 @@ impl Redactor {
             && (self.values.iter().any(|(_, v)| text.contains(v.as_str()))
                 || self.shapes.iter().any(|(_, re)| re.is_match(text))
                 || self.authorization.as_ref().is_some_and(|re| re.is_match(text)))
+    }
+
+    /// True when one of `value`'s string values holds a secret: what
+    /// [`Redactor::json`] would change, asked without serializing `value`.
+    pub fn hit_in<T: serde::Serialize + ?Sized>(&self, value: &T) -> bool {
+        self.enabled && scan::any_string(value, &mut |s| self.hit(s))
     }
 
     /// `text` with every secret replaced by `[REDACTED:kind]`.
