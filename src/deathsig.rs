@@ -9,7 +9,9 @@
 //!   as the chat: the main thread, which runs the chat's current-thread tokio
 //!   runtime (tokio's `Command::spawn` forks on the calling thread, never on a
 //!   blocking-pool thread). Never from a short-lived thread such as the REPL's
-//!   key watcher or a `spawn_blocking` task.
+//!   key watcher or a `spawn_blocking` task. (What the key watcher starts, a
+//!   background `glrs-compact`, runs in a process group of its own that
+//!   `crate::reaper`'s watchdog kills instead.)
 //! - It reaches only direct children, and fork clears it. A bash command's
 //!   own children (its grandchildren) are out of its reach: they run in the
 //!   command's process group, which `crate::reaper`'s watchdog kills when

@@ -37,7 +37,10 @@
 //! in the microseconds between a leader's exec and its registration leaves
 //! only what the leader forked in that time (a shell takes a millisecond
 //! to start). A release comes after the group's SIGKILL, so a later
-//! process that reuses the number is never killed for it.
+//! process that reuses the number is never killed for it. A background
+//! `glrs-compact` (`crate::chat::compaction::Background`) is guarded the
+//! same way, and released once it is seen to have exited but before it is
+//! reaped, for the same reason.
 
 use std::io::Write as _;
 use std::process::{Child, ChildStdin, Command, Stdio};

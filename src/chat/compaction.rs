@@ -50,21 +50,96 @@ pub const BACKGROUND_NOTE: &str = "(compacting in the background: the brief land
 
 /// Start `glrs-compact` without waiting (`/compact` during a turn): the one
 /// place this is done, for the turn loop and the REPL's key watcher.
-/// `long_lived`: the calling thread lives as long as the chat (the main
-/// thread), so the child may die with it (crate::deathsig); the key watcher,
-/// which ends with the turn, passes false and the compaction, a one-shot,
-/// finishes on its own if the chat is SIGKILLed.
+///
+/// It runs in a process group of its own, guarded by `crate::reaper` until
+/// the chat sees it exit ([`Background`]): the key watcher is a short-lived
+/// thread, whose children the kernel's parent-death signal (which follows
+/// the forking *thread*) cannot cover, so only the watchdog makes a
+/// SIGKILLed chat take this compaction with it. Its own group also keeps
+/// the terminal's Ctrl-C (which stops the chat waiting for it) from
+/// reaching it. `long_lived`: the calling thread lives as long as the chat
+/// (the main thread), so the child also asks for the parent-death signal
+/// (crate::deathsig), which covers the moment before it is guarded, and
+/// ends it with the chat's orderly exits too, as it always has.
 pub fn start_background(
     id: &crate::SessionId,
     instruction: Option<&str>,
     long_lived: bool,
-) -> std::io::Result<std::process::Child> {
+) -> std::io::Result<Background> {
+    use std::os::unix::process::CommandExt;
     let mut cmd = compact_command(id, instruction, false);
     cmd.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    cmd.process_group(0);
     if long_lived {
         crate::deathsig::die_with_parent(&mut cmd);
     }
-    cmd.spawn()
+    let child = cmd.spawn()?;
+    // Its pid is its group's id.
+    let pgid = i32::try_from(child.id()).unwrap_or(0);
+    if pgid > 0 {
+        crate::reaper::guard(pgid);
+    }
+    Ok(Background { child, pgid })
+}
+
+/// A `glrs-compact` running in the background, its group guarded by the
+/// watchdog (`crate::reaper`) until the chat has seen it exit.
+///
+/// When to release it: a pid can be reused only once its process is reaped,
+/// so the release comes after the exit is seen but before the reap
+/// ([`Background::finished`] looks with `WNOWAIT`, which leaves the
+/// zombie): a SIGKILL of the chat at any moment never has the watchdog
+/// kill an unrelated group that took the number. Dropped unreaped (the chat
+/// leaves, or moves to a new session, while it runs): released, so it is
+/// left to finish as it always was, not killed by the watchdog when the
+/// chat exits.
+#[derive(Debug)]
+pub struct Background {
+    child: std::process::Child,
+    /// Its group while guarded; 0 once released.
+    pgid: i32,
+}
+
+impl Background {
+    /// Whether it has exited, without reaping it (so its pid stays taken).
+    fn exited(&self) -> std::io::Result<bool> {
+        let pid = i32::try_from(self.child.id()).unwrap_or(0);
+        // SAFETY: waitid writes only into `info`, a zeroed siginfo_t we own.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+        // SAFETY: as above; P_PID with the pid of our own unreaped child.
+        if unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, flags) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // With WNOHANG, a child still running leaves si_pid zero.
+        // SAFETY: si_pid is valid to read for a waitid result.
+        Ok(unsafe { info.si_pid() } != 0)
+    }
+
+    /// Its exit status once it has exited, released from the watchdog just
+    /// before it is reaped (see the type's doc); `None` while it runs.
+    fn finished(&mut self) -> std::io::Result<Option<std::process::ExitStatus>> {
+        if !self.exited()? {
+            return Ok(None);
+        }
+        self.release();
+        self.child.try_wait()
+    }
+
+    fn release(&mut self) {
+        if self.pgid > 0 {
+            crate::reaper::release(self.pgid);
+            self.pgid = 0;
+        }
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        // Unreaped, so its pid is still its own: safe to release. Left to
+        // finish, as on every orderly exit of the chat.
+        self.release();
+    }
 }
 
 /// How a finished `glrs-compact` went, from its exit status and output.
@@ -226,7 +301,7 @@ impl Chat {
     }
 
     /// Take over compactions started elsewhere (the REPL's key watcher).
-    pub fn adopt_background(&mut self, children: Vec<std::process::Child>) {
+    pub fn adopt_background(&mut self, children: Vec<Background>) {
         self.automatic.background.extend(children);
     }
 
@@ -378,15 +453,15 @@ async fn wait_for_background(agent: &mut Agent, chat: &mut Automatic, cancel: &C
     while !waiting.is_empty() {
         let mut still = Vec::new();
         for mut child in waiting {
-            match child.try_wait() {
+            match child.finished() {
                 Ok(Some(status)) => {
                     // It has exited: its pipes hold all it wrote.
                     let mut out = Vec::new();
                     let mut err = Vec::new();
-                    if let Some(mut pipe) = child.stdout.take() {
+                    if let Some(mut pipe) = child.child.stdout.take() {
                         let _ = std::io::Read::read_to_end(&mut pipe, &mut out);
                     }
-                    if let Some(mut pipe) = child.stderr.take() {
+                    if let Some(mut pipe) = child.child.stderr.take() {
                         let _ = std::io::Read::read_to_end(&mut pipe, &mut err);
                     }
                     if status.success() {

@@ -41,7 +41,7 @@ struct Automatic {
     /// not fix: no memory flush re-sends that context.
     overflowed: bool,
     /// Compactions started during a turn (`/compact` typed meanwhile).
-    background: Vec<std::process::Child>,
+    background: Vec<compaction::Background>,
 }
 
 /// An open conversation with someone at the keyboard.

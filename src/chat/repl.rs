@@ -342,7 +342,7 @@ fn run_turn(
     let cancel = Arc::new(Cancel::default());
     let steers: Arc<Mutex<Vec<String>>> = Arc::default();
     let mut ui = term_ui(color);
-    let started: Arc<Mutex<Vec<std::process::Child>>> = Arc::default();
+    let started: Arc<Mutex<Vec<super::compaction::Background>>> = Arc::default();
     // `/compact` during a turn needs the session on disk to act on.
     let compact = chat.is_saved().then(|| BackgroundCompact {
         id: chat.id().clone(),

@@ -4,7 +4,9 @@
 //! waiting for its `apiKeyCommand` leaves that no more; and what a `bash`
 //! command started in the background (a grandchild, out of the kernel's
 //! reach) is killed by the chat's watchdog (`src/reaper.rs`), which then
-//! exits too.
+//! exits too. So is a `glrs-compact` that `/compact` typed during a turn
+//! started from the REPL's short-lived key watcher thread (too short-lived
+//! for the kernel's signal): its group is the watchdog's to kill.
 
 use std::time::{Duration, Instant};
 
@@ -152,4 +154,77 @@ fn a_sigkilled_chat_leaves_nothing_its_bash_command_started_in_the_background() 
         "the backgrounded sleep and the watchdog of the SIGKILLed chat",
     );
     eprintln!("sleep and watchdog gone {:?} after the SIGKILL", killed.elapsed());
+}
+
+/// The parent of `pid`, field 4 of its stat (after the parenthesised
+/// name, which may hold spaces).
+fn parent_of(pid: i32) -> i32 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().nth(1)).unwrap().parse().unwrap()
+}
+
+/// The pids of running `glrs-compact` processes whose command line holds
+/// `tag`, once there is one (bounded).
+fn compactions_tagged(tag: &str) -> Vec<i32> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let found: Vec<i32> = std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+            .filter(|pid: &i32| {
+                let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+                args.first().is_some_and(|a| a.ends_with(b"glrs-compact")) && args.contains(&tag.as_bytes())
+            })
+            .filter(|pid| alive(*pid))
+            .collect();
+        if !found.is_empty() {
+            return found;
+        }
+        assert!(Instant::now() < deadline, "no glrs-compact with {tag:?} in its arguments started within 30 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_sigkilled_chat_leaves_no_background_compaction_running() {
+    let (ts, server) = (TestStore::new(), MockServer::start());
+    small_window(&ts, &server, false);
+    server.push(text_reply("first answer", 500));
+    server.push(text_reply("second answer", 600));
+    server.push(slow_words("w", 15, 600, 100));
+    // The brief streams for a minute: glrs-compact runs long after the turn.
+    server.push(slow_words("b", 600, 10, 100));
+    // In glrs-compact's arguments, to tell it from other tests' ones.
+    let tag = format!("bgkill-{}-{:?}", std::process::id(), Instant::now());
+    // Under a shell, as at a terminal: the shell leads the terminal's
+    // session, so the chat's death hangs nothing up (a pty led by the chat
+    // itself would SIGHUP its process group, glrs-compact and all).
+    let mut cmd = ts.std_cmd("sh");
+    cmd.args(["-c", "\"$0\" \"$@\"; read x", env!("CARGO_BIN_EXE_glrs-chat"), "-m", "openai/gpt-4.1"])
+        .env("TERM", "xterm-256color")
+        .env("OPENAI_API_KEY", OPENAI_KEY);
+    let mut p = crate::support::pty::spawn(cmd, false);
+    crate::support::pty::prompt(&mut p);
+    for (i, answer) in ["first answer", "second answer"].iter().enumerate() {
+        p.send_line(&long(&format!("turn {i}"))).unwrap();
+        p.exp_string(answer).unwrap();
+        crate::support::pty::prompt(&mut p);
+    }
+    p.send_line(&long("streaming")).unwrap();
+    p.exp_string("w1 ").unwrap();
+    // Typed during the turn: the key watcher thread starts glrs-compact.
+    p.send(&format!("/compact {tag}\r")).unwrap();
+    p.flush().unwrap();
+    p.exp_string("(compacting in the background").unwrap();
+    let compactions = compactions_tagged(&tag);
+    let chat = parent_of(compactions[0]);
+    let _reap = Reap(compactions.iter().copied().chain([chat]).collect());
+    let killed = Instant::now();
+    // SAFETY: a plain kill(2) of the pid of the chat this test started.
+    assert_eq!(unsafe { libc::kill(chat, libc::SIGKILL) }, 0, "SIGKILL the chat {chat}");
+    wait_until_gone(&[chat], Duration::from_secs(10), "the SIGKILLed chat");
+    wait_until_gone(&compactions, Duration::from_secs(10), "the background glrs-compact of the SIGKILLed chat");
+    eprintln!("background glrs-compact gone {:?} after the SIGKILL", killed.elapsed());
 }
