@@ -113,9 +113,15 @@ type Split = (Doc<Vec<Range<usize>>>, String);
 fn by_lines(bytes: Vec<u8>, at: &Located) -> Result<Result<Split, Vec<u8>>, StoreError> {
     match spans(&bytes, at) {
         Some((header, events_pos, spans)) => {
-            let text = String::from_utf8(bytes).map_err(|e| StoreError::Corrupt {
-                path: at.path.clone(),
-                detail: format!("not UTF-8 at byte {}", e.utf8_error().valid_up_to()),
+            let text = String::from_utf8(bytes).map_err(|e| {
+                // Where, as JSON errors say it: line and column (from 1).
+                let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+                let line = memchr::memchr_iter(b'\n', valid).count() + 1;
+                let column = valid.len() - memchr::memrchr(b'\n', valid).map_or(0, |n| n + 1) + 1;
+                StoreError::Corrupt {
+                    path: at.path.clone(),
+                    detail: format!("not UTF-8 at line {line} column {column}"),
+                }
             })?;
             Ok(Ok((Doc { header, events_pos, events: spans }, text)))
         }
@@ -280,5 +286,22 @@ mod tests {
         std::fs::write(&at.path, &bytes[..bytes.len() - 20]).unwrap();
         let err = read(&at).unwrap_err();
         assert!(matches!(err, StoreError::Corrupt { .. }) && err.to_string().contains("3f9a1c2b.json"), "{err}");
+    }
+
+    #[test]
+    fn a_file_that_is_not_utf8_names_the_line_and_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = at(dir.path());
+        let text = String::from_utf8(file(3).to_bytes()).unwrap().replacen("line 1", "lin\u{e9} 1", 1);
+        let mut bytes = text.into_bytes();
+        // Cut the é in half: what is left of it is no UTF-8.
+        let at_e = bytes.windows(2).position(|w| w == "é".as_bytes()).unwrap();
+        bytes[at_e + 1] = b'x';
+        let line = bytes[..at_e].iter().filter(|b| **b == b'\n').count() + 1;
+        let column = at_e - bytes[..at_e].iter().rposition(|b| *b == b'\n').unwrap();
+        std::fs::write(&at.path, &bytes).unwrap();
+        let err = read(&at).unwrap_err().to_string();
+        assert!(err.contains(&format!("not UTF-8 at line {line} column {column}")), "{err}");
+        assert!(err.contains("3f9a1c2b.json"), "{err}");
     }
 }
