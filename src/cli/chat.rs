@@ -110,7 +110,19 @@ pub fn run(args: Args) -> Result<i32> {
     let mut key_target: Option<Located> = None;
     if let Some(key) = &args.key {
         match crate::keys::decide(&store, &config, key, &jiff::Zoned::now())? {
-            crate::keys::KeyDecision::Continue(at) => key_target = Some(at),
+            crate::keys::KeyDecision::Continue(at) => {
+                // Not used now, but a typo would otherwise go unseen until
+                // the key's next new session (a warning, not a failure: the
+                // parent of a script's first session may be gone since).
+                if let Some(Err(e)) = args.parent.as_deref().map(|p| store.resolve(p)) {
+                    let parent = args.parent.as_deref().unwrap_or_default();
+                    eprintln!(
+                        "{PROGRAM_NAME}: warning: --parent {parent}: {e} (key {key} goes on with its session; --parent \
+                         is used only when the key starts a new one)"
+                    );
+                }
+                key_target = Some(at);
+            }
             crate::keys::KeyDecision::New(reason) => {
                 if let Some(why) = reason {
                     notices.push(format!("new session for key {key}: {why}"));

@@ -269,6 +269,18 @@ fn a_new_keyed_session_can_start_from_a_parent_within_the_limit() {
     assert_eq!(messages[0]["content"], "parent question");
     assert_eq!(ts.store.keys().unwrap()["deploy"].session, child);
 
+    // The key goes on with its session; a --parent that names nothing is
+    // not used then, but said.
+    server.push(Reply::sse(openai_text(&["again"], 10, 2, 0)));
+    let out = ts.chat().args(["--key", "deploy", "--parent", "deadbee0", "-p", "more"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("warning: --parent deadbee0:") && err.contains("key deploy goes on with its session"),
+        "{err}"
+    );
+    assert_eq!(err.lines().last().unwrap(), child, "the same session");
+
     // Over the limit: a fresh session that says why.
     ts.store
         .update(&SessionId::parse(&parent).unwrap(), |f| {
@@ -288,7 +300,7 @@ fn a_new_keyed_session_can_start_from_a_parent_within_the_limit() {
     let fresh = raw_session(&ts, &SessionId::parse(err.lines().last().unwrap()).unwrap());
     assert!(fresh.get("parent").is_none());
     assert_eq!(entry_types(&fresh)[0], "notice");
-    assert_eq!(server.model_requests()[2].body["messages"].as_array().unwrap().len(), 1);
+    assert_eq!(server.model_requests()[3].body["messages"].as_array().unwrap().len(), 1);
 }
 
 // ---- cleanup ----
