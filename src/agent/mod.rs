@@ -30,6 +30,7 @@ use crate::error::StoreError;
 use crate::provider::select::ModelRef;
 use crate::provider::{Message, Provider, catalogue};
 use crate::redact::Redactor;
+use crate::store::lock::Holder;
 use crate::store::{Entry, Located, OpenLock, Stamp, Store};
 use crate::tools::{Permissions, Registry};
 use crate::{SessionId, time};
@@ -181,31 +182,21 @@ impl Agent {
         })
     }
 
-    /// Open an existing session. Refused (`Busy`, exit 4) while another chat
-    /// has it open. The model is `model`, else the one the session last used.
+    /// Open an existing session, holding it open as `holder` (a chat, or
+    /// `glrs-compact` for its memory flush). Refused (`Busy`, exit 4) while
+    /// another holds it. The model is `model`, else the one the session
+    /// last used, else `fallback`'s.
+    #[allow(clippy::too_many_arguments)] // each is a distinct part of an open session
     pub fn resume(
         store: Store,
         config: Config,
         at: &Located,
+        holder: Holder,
         model: Option<ModelRef>,
         fallback: impl FnOnce() -> Result<ModelRef>,
         system: Option<String>,
     ) -> Result<Agent> {
-        let open = store.open_lock(&at.id)?;
-        Agent::resume_locked(open, store, config, at, model, fallback, system)
-    }
-
-    /// [`Agent::resume`] with the open lock already taken (by `glrs-compact`
-    /// for its memory flush, marked as a compaction).
-    pub fn resume_locked(
-        open: OpenLock,
-        store: Store,
-        config: Config,
-        at: &Located,
-        model: Option<ModelRef>,
-        fallback: impl FnOnce() -> Result<ModelRef>,
-        system: Option<String>,
-    ) -> Result<Agent> {
+        let open = store.open_lock_as(&at.id, holder)?;
         // The stamp first: if the file changes while it is read, the stamp
         // is the older one, and the next check reloads (never the reverse).
         let stamp = Stamp::of(&at.path).with_context(|| format!("cannot read {}", at.path.display()))?;

@@ -323,38 +323,34 @@ impl Agent {
             ui.step_end();
             let response = match result {
                 Ok(response) => response,
-                Err(CallError::Overflow(message)) if !overflow_retried => {
-                    // Overflow recovery: the driver makes room (the chat
-                    // compacts), then this request is retried once. Never in
-                    // a flush: it precedes a compaction (glrs-compact holds
-                    // the session for it), and ends with its error.
-                    overflow_retried = true;
-                    if driver.make_room(self, cancel, ui).await {
-                        continue;
-                    }
-                    let error = CallError::Overflow(message);
-                    if self.drop_if_never_saved(&error, ui) {
-                        outcome.error = Some(error);
-                        return outcome;
-                    }
-                    self.end_early(&error, &mut turn_messages, &mut outcome);
-                    outcome.error = Some(error);
-                    break;
-                }
                 Err(error) => {
                     let error = match error {
-                        CallError::Overflow(m) if overflow_retried => CallError::Overflow(format!(
+                        // Overflow recovery: the driver makes room (the chat
+                        // compacts), then this request is retried once. Never
+                        // in a flush: it precedes a compaction (glrs-compact
+                        // holds the session for it), and ends with its error.
+                        CallError::Overflow(message) if !overflow_retried => {
+                            overflow_retried = true;
+                            if driver.make_room(self, cancel, ui).await {
+                                continue;
+                            }
+                            CallError::Overflow(message)
+                        }
+                        CallError::Overflow(m) => CallError::Overflow(format!(
                             "{m}; the request is still too large after compacting: try /compact with an instruction \
                              saying what to keep, /clear, or a model with a larger window (/model)"
                         )),
                         other => other,
                     };
-                    if self.drop_if_never_saved(&error, ui) {
-                        outcome.error = Some(error);
+                    // A new session dropped unsaved has no turn to record.
+                    let dropped = self.drop_if_never_saved(&error, ui);
+                    if !dropped {
+                        self.end_early(&error, &mut turn_messages, &mut outcome);
+                    }
+                    outcome.error = Some(error);
+                    if dropped {
                         return outcome;
                     }
-                    self.end_early(&error, &mut turn_messages, &mut outcome);
-                    outcome.error = Some(error);
                     break;
                 }
             };

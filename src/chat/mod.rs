@@ -23,10 +23,7 @@ use anyhow::Result;
 
 use crate::agent::WriteNote;
 pub use crate::agent::{Agent, TurnKind, TurnOutcome, TurnUi};
-use crate::config::Config;
-use crate::provider::select::ModelRef;
 use crate::provider::{CallError, Cancel};
-use crate::store::{Located, Store};
 
 /// What the chat remembers between turns about compaction.
 #[derive(Debug, Default)]
@@ -70,23 +67,6 @@ impl From<Agent> for Chat {
 }
 
 impl Chat {
-    /// A new session ([`Agent::start`]).
-    pub fn start(store: Store, config: Config, model: ModelRef, system: Option<String>, cwd: String) -> Result<Chat> {
-        Agent::start(store, config, model, system, cwd).map(Chat::from)
-    }
-
-    /// Open an existing session ([`Agent::resume`]).
-    pub fn resume(
-        store: Store,
-        config: Config,
-        at: &Located,
-        model: Option<ModelRef>,
-        fallback: impl FnOnce() -> Result<ModelRef>,
-        system: Option<String>,
-    ) -> Result<Chat> {
-        Agent::resume(store, config, at, model, fallback, system).map(Chat::from)
-    }
-
     /// Run one turn for `text`. `steers` is asked before each model call for
     /// lines the user typed meanwhile; they join the turn as `steer` user
     /// messages (a `/compact` among them starts a compaction in the

@@ -477,7 +477,16 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
             }
             let current = chat.model().clone();
             // The other session keeps the system prompt it was started with.
-            let mut next = Chat::resume(chat.store().clone(), chat.config().clone(), &at, None, || Ok(current), None)?;
+            let (store, config) = (chat.store().clone(), chat.config().clone());
+            let mut next = Chat::from(crate::agent::Agent::resume(
+                store,
+                config,
+                &at,
+                crate::store::lock::Holder::Chat,
+                None,
+                || Ok(current),
+                None,
+            )?);
             chat.carry_tools_to(&mut next);
             leave_loudly(chat);
             if chat.is_saved() {

@@ -5,10 +5,12 @@ use std::io::{IsTerminal, Read};
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 
+use crate::agent::Agent;
 use crate::chat::{self, Chat};
 use crate::cli::UsageError;
 use crate::config::Config;
 use crate::provider::select::{self, ModelRef};
+use crate::store::lock::Holder;
 use crate::store::{Located, Store, listing};
 
 /// The program's name, for messages.
@@ -151,13 +153,13 @@ pub fn run(args: Args) -> Result<i32> {
     };
     let resumed = target.is_some();
     let mut chat = match target {
-        Some(at) => Chat::resume(store, config, &at, explicit, choose_default, system)?,
+        Some(at) => Chat::from(Agent::resume(store, config, &at, Holder::Chat, explicit, choose_default, system)?),
         None => {
             let model = match explicit {
                 Some(m) => m,
                 None => choose_default()?,
             };
-            Chat::start(store, config, model, system, cwd)?
+            Chat::from(Agent::start(store, config, model, system, cwd)?)
         }
     };
     if let Some(key) = &args.key {

@@ -148,10 +148,8 @@ fn flush_first(job: &Job<'_>, at: &Located, file: SessionFile) -> Option<Session
     }
     let no_model = || anyhow::bail!("the session names no model");
     // Marked as a compaction: a chat refused meanwhile is told so, not to fork.
-    let agent = store.open_lock_as(&at.id, Holder::Compaction).map_err(anyhow::Error::from).and_then(|open| {
-        let system = config.system_prompt.clone();
-        Agent::resume_locked(open, store.clone(), config.clone(), at, None, no_model, system)
-    });
+    let system = config.system_prompt.clone();
+    let agent = Agent::resume(store.clone(), config.clone(), at, Holder::Compaction, None, no_model, system);
     match agent {
         Ok(mut agent) => {
             let mut notices = Notices(at);
