@@ -260,14 +260,24 @@ fn remove_on_release(path: &Path, file: &File, keep_if: &[PathBuf]) {
 /// The short write lock of one file; released when dropped.
 #[derive(Debug)]
 pub struct WriteLock {
-    _file: File,
+    file: File,
+}
+
+impl Drop for WriteLock {
+    /// Released explicitly, as [`OpenLock`] is: a child forked meanwhile (a
+    /// tool, before its exec) shares the open file, and closing ours alone
+    /// would leave the lock held until its copy closes too, refusing a
+    /// [`WriteLock::try_acquire`] (a second compaction) meanwhile.
+    fn drop(&mut self) {
+        let _ = self.file.unlock();
+    }
 }
 
 impl WriteLock {
     /// Take the lock in `path` if nobody holds it; `None` when somebody does.
     pub fn try_acquire(path: &Path) -> Result<Option<WriteLock>, StoreError> {
         match lock_exclusive(path, false)? {
-            Locked::Mine(file) => Ok(Some(WriteLock { _file: file })),
+            Locked::Mine(file) => Ok(Some(WriteLock { file })),
             Locked::Held(_) => Ok(None),
         }
     }
@@ -275,7 +285,7 @@ impl WriteLock {
     /// Wait for and take the lock in `path` (created if missing).
     pub fn acquire(path: &Path) -> Result<WriteLock, StoreError> {
         match lock_exclusive(path, true)? {
-            Locked::Mine(file) => Ok(WriteLock { _file: file }),
+            Locked::Mine(file) => Ok(WriteLock { file }),
             Locked::Held(_) => Err(StoreError::io(path, "lock", std::io::Error::other("lock refused while waiting"))),
         }
     }

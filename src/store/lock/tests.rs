@@ -102,6 +102,18 @@ fn leaving_releases_the_open_lock_though_a_forked_child_shares_it() {
 }
 
 #[test]
+fn a_write_lock_is_released_though_a_forked_child_shares_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("3f9a1c2b.compact.lock");
+    let held = WriteLock::try_acquire(&path).unwrap().expect("free");
+    // What a child forked before its exec holds: the same open file.
+    let child_copy = held.file.try_clone().unwrap();
+    drop(held);
+    assert!(WriteLock::try_acquire(&path).unwrap().is_some(), "released with the copy still open");
+    drop(child_copy);
+}
+
+#[test]
 fn a_refusal_waits_a_moment_for_the_winners_pid() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("3f9a1c2b.open");
