@@ -173,11 +173,7 @@ fn spans(bytes: &[u8], at: &Located) -> Option<Spans> {
         let entry = if last { Some(line) } else { line.strip_suffix(b",") };
         match entry {
             Some(e) if e.first() == Some(&b'{') && e.last() == Some(&b'}') => {
-                // A line that does not begin with its type (another
-                // program's entry, rare) is parsed: it may be the piece of
-                // an entry a hand edit broke after a `},` (an array of
-                // objects), and then the lines are not the entries.
-                if !e.starts_with(b"{\"type\":\"") && serde_json::from_slice::<serde::de::IgnoredAny>(e).is_err() {
+                if !e.starts_with(b"{\"type\":\"") && foreign_type(e).is_none() {
                     return None;
                 }
                 spans.push(first + 1 + start..first + 1 + start + e.len());
@@ -187,6 +183,30 @@ fn spans(bytes: &[u8], at: &Located) -> Option<Spans> {
         start = end + 1;
     }
     Some((header, events_pos, spans))
+}
+
+/// The `type` (when a string) of an entry line that does not begin with
+/// `{"type":"` (another program's entry, rare), found by parsing it. `None`
+/// when the line is no JSON object: then it is no entry but the piece of
+/// one a hand edit broke after a `},` (an array of objects), so the file's
+/// lines are not its entries, and both line readers (whole, here, and from
+/// the boundary, [`super::recent`]) read it by a full parse instead.
+pub(crate) fn foreign_type(line: &[u8]) -> Option<Option<String>> {
+    /// Only the type is kept: the other fields are skipped, not built.
+    #[derive(serde::Deserialize)]
+    struct Typed {
+        #[serde(rename = "type")]
+        kind: Option<Value>,
+    }
+    // A struct also parses from an array: the brace makes it an object.
+    if line.first() != Some(&b'{') {
+        return None;
+    }
+    let typed: Typed = serde_json::from_slice(line).ok()?;
+    Some(match typed.kind {
+        Some(Value::String(kind)) => Some(kind),
+        _ => None,
+    })
 }
 
 /// The bytes of a session file and its inode.
@@ -303,5 +323,16 @@ mod tests {
         let err = read(&at).unwrap_err().to_string();
         assert!(err.contains(&format!("not UTF-8 at line {line} column {column}")), "{err}");
         assert!(err.contains("3f9a1c2b.json"), "{err}");
+    }
+
+    /// A line that does not begin with its type is an entry when it is a
+    /// JSON object, whatever its type; a piece of one never is.
+    #[test]
+    fn a_foreign_line_is_an_entry_only_when_it_is_an_object() {
+        assert_eq!(foreign_type(br#"{"at":"t","type":"cleared"}"#), Some(Some("cleared".into())));
+        assert_eq!(foreign_type(br#"{"at":"t","type":3}"#), Some(None));
+        assert_eq!(foreign_type(br#"{"at":"t"}"#), Some(None));
+        assert_eq!(foreign_type(br#"{"b":2}]}"#), None, "the piece after a '}},' in an array");
+        assert_eq!(foreign_type(br#"["cleared"]"#), None, "an array is no entry");
     }
 }

@@ -99,17 +99,13 @@ fn picked(prefix: &[u8], types: &[&str]) -> bool {
 }
 
 /// True when the entry `text` is of one of `types`, parsing it only when
-/// it does not begin with its type. `None` when a line that does not
-/// begin with its type is no JSON object: then it is no entry but a piece
-/// of one (a hand edit broke an entry's value after a `},`), and the scan's
-/// line boundaries cannot be trusted.
+/// it does not begin with its type. `None` when such a line is no entry
+/// but a piece of one (see [`lines::foreign_type`]): the scan's line
+/// boundaries cannot be trusted.
 fn typed(text: &str, types: &[&str]) -> Option<bool> {
     match super::entry::quick_type(text) {
         Some(kind) => Some(types.contains(&kind)),
-        None => {
-            let value = serde_json::from_str::<serde_json::Value>(text).ok().filter(serde_json::Value::is_object)?;
-            Some(value.get("type").and_then(|t| t.as_str()).is_some_and(|t| types.contains(&t)))
-        }
+        None => Some(lines::foreign_type(text.as_bytes())?.is_some_and(|kind| types.contains(&kind.as_str()))),
     }
 }
 
