@@ -28,11 +28,6 @@ impl Text {
     pub fn into_string(self) -> String {
         Arc::try_unwrap(self.0).unwrap_or_else(|shared| String::clone(&shared))
     }
-
-    /// True when `self` and `other` are one allocation, not two copies.
-    pub fn shares(&self, other: &Text) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
-    }
 }
 
 impl std::ops::Deref for Text {
@@ -81,12 +76,6 @@ impl From<&str> for Text {
 impl From<Text> for String {
     fn from(t: Text) -> String {
         t.into_string()
-    }
-}
-
-impl From<Text> for Value {
-    fn from(t: Text) -> Value {
-        Value::String(t.into_string())
     }
 }
 
