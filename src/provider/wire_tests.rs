@@ -7,28 +7,26 @@ use serde_json::{Value, json};
 
 use super::cache::{CacheTtl, Thinking};
 use super::wire_reference;
-use super::{Message, Protocol, Provider, Reasoning, Request, ToolSpec, anthropic, openai, wire};
+use super::{Message, Protocol, Provider, Reasoning, Request, ToolSpec};
 use crate::alloc_probe::peak_during;
 use crate::config::Config;
 use crate::message::ToolCall;
 
-/// The body `Provider::request_body` sends, as bytes.
-fn sent(protocol: Protocol, request: &Request<'_>, ttl: CacheTtl) -> Vec<u8> {
-    match protocol {
-        Protocol::OpenAi => wire::write(request, &openai::request_body(request).cached(ttl)),
-        Protocol::Anthropic => wire::write(request, &anthropic::request_body(request).cached(ttl)),
-    }
-    .unwrap()
+/// The body `provider` sends, as bytes, with prompt caching `ttl`.
+fn sent(provider: &mut Provider, request: &Request<'_>, ttl: CacheTtl) -> Vec<u8> {
+    provider.cache = ttl;
+    provider.request_body(request).unwrap()
 }
 
 fn sent_value(protocol: Protocol, request: &Request<'_>, ttl: CacheTtl) -> Value {
-    serde_json::from_slice(&sent(protocol, request, ttl)).unwrap()
+    serde_json::from_slice(&sent(&mut provider(protocol), request, ttl)).unwrap()
 }
 
-fn provider(protocol: Protocol, ttl: &str) -> Provider {
+/// A provider of `protocol` with caching off (`sent` sets it per body).
+fn provider(protocol: Protocol) -> Provider {
     let kind = if protocol == Protocol::OpenAi { "openai" } else { "anthropic" };
     let config =
-        format!(r#"{{"providers": {{"x": {{"type": "{kind}", "baseUrl": "http://127.0.0.1:9", "cache": "{ttl}"}}}}}}"#);
+        format!(r#"{{"providers": {{"x": {{"type": "{kind}", "baseUrl": "http://127.0.0.1:9", "cache": "off"}}}}}}"#);
     Provider::from_config(&Config::parse(&config).unwrap(), "x").unwrap()
 }
 
@@ -273,6 +271,7 @@ fn bodies_match_the_old_builders_byte_for_byte() {
     let systems = [None, Some(""), Some("you are \"terse\"\n")];
     let levels = [Thinking::Off, Thinking::Low, Thinking::Medium, Thinking::High];
     let ttls = [CacheTtl::Off, CacheTtl::FiveMinutes, CacheTtl::OneHour];
+    let mut providers = [Protocol::OpenAi, Protocol::Anthropic].map(provider);
     for case in 0..400 {
         let messages: Vec<Message> = (0..g.below(12)).map(|n| g.message(n)).collect();
         let request = Request {
@@ -283,9 +282,10 @@ fn bodies_match_the_old_builders_byte_for_byte() {
             thinking: g.pick(&levels),
         };
         let ttl = g.pick(&ttls);
-        for protocol in [Protocol::OpenAi, Protocol::Anthropic] {
+        for provider in &mut providers {
+            let protocol = provider.protocol;
             let old = wire_reference::body(protocol, &request, ttl);
-            let new = sent(protocol, &request, ttl);
+            let new = sent(provider, &request, ttl);
             assert_eq!(serde_json::from_slice::<Value>(&new).unwrap(), old, "case {case}, {protocol:?}");
             // Same keys in the same order, same escapes: the same bytes.
             assert_eq!(String::from_utf8(new).unwrap(), old.to_string(), "case {case}, {protocol:?}");
@@ -325,7 +325,8 @@ fn peaks(protocol: Protocol, bytes: usize) -> (f64, f64, f64) {
     let tools = [tool("read")];
     let request =
         Request { model: "claude-x", system: Some("sys"), messages: &messages, tools: &tools, thinking: Thinking::Low };
-    let provider = provider(protocol, "5m");
+    let mut provider = provider(protocol);
+    provider.cache = CacheTtl::FiveMinutes;
     // The old path: the `json!` value, then `.json(&body)`'s `to_vec`.
     let (old, old_peak) =
         peak_during(|| serde_json::to_vec(&wire_reference::body(protocol, &request, provider.cache)).unwrap());
@@ -360,7 +361,8 @@ fn resident_peaks(protocol: Protocol, bytes: usize) -> (f64, f64) {
     let tools = [tool("read")];
     let request =
         Request { model: "claude-x", system: Some("sys"), messages: &messages, tools: &tools, thinking: Thinking::Low };
-    let provider = provider(protocol, "5m");
+    let mut provider = provider(protocol);
+    provider.cache = CacheTtl::FiveMinutes;
     let added = |build: &dyn Fn() -> Vec<u8>| {
         let before = status_bytes("VmRSS:");
         std::fs::write("/proc/self/clear_refs", "5").unwrap();
