@@ -15,7 +15,7 @@ use super::{Delta, Message, Reasoning, Request, Response, ToolSpec, Usage, opena
 use crate::message::ToolCall;
 
 /// Output tokens asked for; the model stops earlier when it is done.
-const MAX_TOKENS: u64 = 8192;
+pub(super) const MAX_TOKENS: u64 = 8192;
 
 /// The request body, thinking included (SPEC 16): consecutive messages of
 /// one role merged (tool results and a steer share one user message), empty

@@ -7,11 +7,9 @@
 
 use serde_json::{Value, json};
 
+use super::anthropic::MAX_TOKENS;
 use super::cache::{CacheTtl, MAX_BREAKPOINTS, Thinking, is_claude, is_openai_reasoning};
 use super::{Message, Protocol, Request, ToolSpec};
-
-/// Output tokens asked for (as `anthropic::MAX_TOKENS`).
-const MAX_TOKENS: u64 = 8192;
 
 /// The whole body as the old `Provider::request_body` built it.
 pub fn body(protocol: Protocol, request: &Request<'_>, ttl: CacheTtl) -> Value {
@@ -33,12 +31,9 @@ pub fn body(protocol: Protocol, request: &Request<'_>, ttl: CacheTtl) -> Value {
     }
 }
 
+/// The mark as a `Value` (its shape is pinned by `wire_tests`' literal bodies).
 fn mark(ttl: CacheTtl) -> Option<Value> {
-    match ttl {
-        CacheTtl::FiveMinutes => Some(json!({"type": "ephemeral"})),
-        CacheTtl::OneHour => Some(json!({"type": "ephemeral", "ttl": "1h"})),
-        CacheTtl::Off => None,
-    }
+    ttl.mark().map(|mark| json!(mark))
 }
 
 /// The request body for a streamed call.
