@@ -7,6 +7,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 
 use super::Secret;
+use crate::tools::bash::GroupKill;
 
 /// How long `apiKeyCommand` may run.
 pub const KEY_COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
@@ -35,28 +36,16 @@ pub(super) fn resolve_key(id: &str, command: Option<&str>, env: Option<&str>) ->
 /// dropped, so the command never stalls on a full pipe).
 const MAX_KEY_BYTES: u64 = 64 << 10;
 
-/// Kills a process group when dropped: every way out of
-/// [`run_key_command`] ends what the command started.
-struct KillGroup(libc::pid_t);
-
-impl Drop for KillGroup {
-    fn drop(&mut self) {
-        if self.0 > 0 {
-            // SAFETY: killpg takes plain integers and touches no memory; a
-            // group already gone gives ESRCH, which is fine.
-            unsafe {
-                libc::killpg(self.0, libc::SIGKILL);
-            }
-        }
-    }
-}
-
 /// Run a key command with `sh -c` in its own process group; its stdout
 /// (at most 64 KB). It is done when its shell exits; then (and on a
 /// timeout, an error) the whole group is killed, so a child it left in the
-/// background neither holds us nor outlives it. It dies with glrs too
-/// (`die_with_parent`: it is waited for on the thread that started it, so
-/// that thread outlives it). Errors never carry what it printed.
+/// background neither holds us nor outlives it. The group is `bash`'s
+/// [`GroupKill`], so it dies with glrs too, however glrs dies: the shell by
+/// `die_with_parent` (it is waited for on the thread that started it, so
+/// that thread outlives it), what it started by `crate::reaper`'s
+/// watchdog. Not `tools::bash::run_process`: that keeps stdout in a file,
+/// and a key must never be written to disk. Errors never carry what it
+/// printed.
 fn run_key_command(command: &str, timeout: Duration) -> Result<Vec<u8>> {
     use std::io::Read;
     use std::os::unix::process::CommandExt;
@@ -66,7 +55,7 @@ fn run_key_command(command: &str, timeout: Duration) -> Result<Vec<u8>> {
     cmd.args(["-c", command]).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit()).process_group(0);
     crate::deathsig::die_with_parent(&mut cmd);
     let mut child = cmd.spawn().context("could not be run")?;
-    let group = KillGroup(libc::pid_t::try_from(child.id()).unwrap_or(0));
+    let group = GroupKill::new(i32::try_from(child.id()).unwrap_or(0));
     let stdout = child.stdout.take().context("has no stdout")?;
     // Read on a thread: a full pipe must not stall the command while we
     // wait, and a pipe held open by something else must not stall us.

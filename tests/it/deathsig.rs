@@ -95,7 +95,8 @@ fn a_sigkilled_chat_leaves_no_api_key_command_running() {
     let ts = TestStore::new();
     let server = MockServer::start();
     // `exec`: the command's pid is the chat's own child, the one the kernel
-    // signals (its group is killed only on the chat's orderly ways out).
+    // signals. (What it would start in the background is its group's, which
+    // `crate::reaper` guards as it does `bash`'s: tested there.)
     let command = format!("echo $$ > '{}'; exec sleep 300", key_pid.display());
     ts.config(json!({
         "providers": {"openai": {"baseUrl": format!("{}/v1", server.url()), "apiKeyCommand": command}},
