@@ -216,6 +216,12 @@ async fn run_in(
                 continue;
             }
         };
+        // A hook that failed otherwise than by blocking, one line with its
+        // stderr.
+        let failed = |ran: Ran, how: String| {
+            let err = stderr_text(ran);
+            format!("{} hook `{shown}` failed ({how}): {}", event.name(), limits::one_line(err.trim(), 200))
+        };
         match ran.ending {
             Ending::Exit(0) => {
                 let out = bash::output_text(&ran.output);
@@ -234,22 +240,8 @@ async fn run_in(
                 outcome.blocked = Some(reason);
                 break;
             }
-            Ending::Exit(code) => {
-                let err = stderr_text(ran);
-                outcome.problems.push(format!(
-                    "{} hook `{shown}` failed (exit code {code}): {}",
-                    event.name(),
-                    limits::one_line(err.trim(), 200)
-                ))
-            }
-            Ending::Signal(sig) => {
-                let err = stderr_text(ran);
-                outcome.problems.push(format!(
-                    "{} hook `{shown}` failed (killed by signal {sig}): {}",
-                    event.name(),
-                    limits::one_line(err.trim(), 200)
-                ))
-            }
+            Ending::Exit(code) => outcome.problems.push(failed(ran, format!("exit code {code}"))),
+            Ending::Signal(sig) => outcome.problems.push(failed(ran, format!("killed by signal {sig}"))),
             Ending::TimedOut(s) => {
                 // Nothing it printed is used: no file is left of it.
                 let _ = std::fs::remove_file(&ran.output);
