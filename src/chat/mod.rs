@@ -19,9 +19,6 @@ pub mod repl;
 pub mod signals;
 pub mod terminal;
 
-use anyhow::Result;
-
-use crate::agent::WriteNote;
 pub use crate::agent::{Agent, TurnKind, TurnOutcome, TurnUi};
 use crate::provider::{CallError, Cancel};
 
@@ -84,23 +81,6 @@ impl Chat {
         let outcome = self.agent.turn_with(text, TurnKind::Normal, ui, cancel, &mut driver).await;
         self.automatic.overflowed = matches!(outcome.error, Some(CallError::Overflow(_)));
         outcome
-    }
-
-    /// A fresh session that carries on this one's key, model, system
-    /// prompt, cwd, thinking level and tools (`/new`, and a reset).
-    pub fn successor(&self) -> Result<Chat> {
-        self.agent.successor().map(Chat::from)
-    }
-
-    /// The successor for a reset that is due ([`Agent::reset_for`]).
-    pub fn reset_for(&self, why: &str) -> Result<(Chat, String)> {
-        self.agent.reset_for(why).map(|(next, told)| (Chat::from(next), told))
-    }
-
-    /// `/clear`: a `cleared` entry; the model starts from nothing, the
-    /// transcript stays in the session.
-    pub fn clear(&mut self) -> Option<WriteNote> {
-        self.agent.clear()
     }
 }
 

@@ -220,7 +220,7 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
             match chat.reset_for(&why) {
                 Ok((next, line)) => {
                     leave_loudly(&mut chat);
-                    chat = next;
+                    chat = Chat::from(next);
                     println!("{}", dim(&format!("({line})")));
                 }
                 Err(e) => eprintln!("glrs-chat: error: cannot start the key's new session: {e:#}"),
@@ -497,7 +497,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
             super::history::show(chat, color);
         }
         "/new" | "/reset" => {
-            let next = chat.successor()?;
+            let next = Chat::from(chat.successor()?);
             leave_loudly(chat);
             if chat.is_saved() {
                 println!("left {} (glrs-chat --resume {})", chat.id(), chat.id());
