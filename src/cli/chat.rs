@@ -297,8 +297,7 @@ fn start_from_parent(
 fn newest_in(store: &Store, cwd: &str) -> Result<Located> {
     let listing = listing::list(store)?;
     let found = listing.sessions.into_iter().find(|s| s.cwd == cwd);
-    let files: std::collections::HashSet<&str> = listing.unreadable.iter().map(|u| u.problem.as_str()).collect();
-    for problem in listing.problems.iter().filter(|p| !files.contains(p.as_str())) {
+    for problem in &listing.problems {
         eprintln!("{PROGRAM_NAME}: warning: {problem}");
     }
     let since = found.as_ref().map_or(i64::MIN, |s| s.updated_ms);

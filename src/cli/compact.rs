@@ -314,7 +314,7 @@ fn print_report(report: &Report, json: bool) -> Result<()> {
 fn compact_all(job: &Job<'_>, quiet: bool, json: bool) -> Result<i32> {
     let (store, config) = (job.store, job.config);
     let listing = listing::list(store)?;
-    for problem in &listing.problems {
+    for problem in listing.all_problems() {
         crate::cli::warn(PROGRAM_NAME, problem);
     }
     let due: Vec<_> = listing

@@ -150,11 +150,21 @@ pub fn summarize(at: &Located) -> Result<Summary, StoreError> {
 pub struct Listing {
     /// Every readable session.
     pub sessions: Vec<Summary>,
-    /// Files (and folders, and the index) that could not be read, each
-    /// named with why.
+    /// Folders, and the index, that could not be read, each named with why.
     pub problems: Vec<String>,
-    /// The session files among `problems`, with their times.
+    /// Session files that could not be read, with their times.
     pub unreadable: Vec<Unreadable>,
+}
+
+impl Listing {
+    /// Every problem, files and folders alike, sorted: what `ls`, `grep`
+    /// and `glrs-compact --all` warn of.
+    pub fn all_problems(&self) -> Vec<&str> {
+        let mut all: Vec<&str> = self.problems.iter().map(String::as_str).collect();
+        all.extend(self.unreadable.iter().map(|u| u.problem.as_str()));
+        all.sort_unstable();
+        all
+    }
 }
 
 /// A session file that could not be summarised: what a caller needs to
@@ -167,7 +177,7 @@ pub struct Unreadable {
     /// Its modification time, in milliseconds since the epoch: its
     /// `updatedAt`, whatever it was, is no later.
     pub modified_ms: i64,
-    /// Why it could not be read (as in [`Listing::problems`]).
+    /// Why it could not be read, naming the file.
     pub problem: String,
 }
 
@@ -243,7 +253,6 @@ pub fn list(store: &Store) -> Result<Listing, StoreError> {
         match record.body {
             index::Body::Summary(fields) => listing.sessions.push(Summary::from_fields(&fields, at)),
             index::Body::Problem(problem) => {
-                listing.problems.push(problem.to_string());
                 listing.unreadable.push(Unreadable::new(at, &record.stamp, problem));
             }
         }
@@ -252,7 +261,6 @@ pub fn list(store: &Store) -> Result<Listing, StoreError> {
         match result {
             Ok(summary) => listing.sessions.push(summary.clone()),
             Err(failed) => {
-                listing.problems.push(failed.problem.clone());
                 listing.unreadable.push(Unreadable::new(at, stamp, &failed.problem));
             }
         }

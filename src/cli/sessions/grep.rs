@@ -34,7 +34,7 @@ pub fn run(store: &Store, args: &GrepArgs, out: &mut dyn Write) -> Result<i32> {
     // On a terminal, matched text shows its control sequences rather than obeying them.
     let terminal = stdout_is_terminal();
     let listing = listing::list(store)?;
-    for problem in &listing.problems {
+    for problem in listing.all_problems() {
         crate::cli::warn(PROGRAM, problem);
     }
     let mut hits = Vec::new();

@@ -145,7 +145,7 @@ pub fn parse_format(text: &str) -> Result<Columns, String> {
 /// `glrs-sessions ls`.
 pub fn run(store: &Store, args: &LsArgs, out: &mut dyn Write) -> Result<i32> {
     let listing = listing::list(store)?;
-    for problem in &listing.problems {
+    for problem in listing.all_problems() {
         crate::cli::warn(PROGRAM, problem);
     }
     let cwd = if args.cwd {
