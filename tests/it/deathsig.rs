@@ -219,6 +219,9 @@ fn a_sigkilled_chat_leaves_no_background_compaction_running() {
     p.send(&format!("/compact {tag}\r")).unwrap();
     p.flush().unwrap();
     p.exp_string("(compacting in the background").unwrap();
+    // Killed while it streams the brief: its request must have arrived (the
+    // mock fails a test whose scripted reply was never asked for).
+    server.wait_for_model_requests(4, "glrs-compact's brief request");
     let compactions = compactions_tagged(&tag);
     let chat = parent_of(compactions[0]);
     let _reap = Reap(compactions.iter().copied().chain([chat]).collect());
