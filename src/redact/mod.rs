@@ -11,29 +11,57 @@ mod scan;
 use std::borrow::Cow;
 
 use anyhow::{Result, anyhow};
-use regex::Regex;
+use regex::{Regex, RegexSet};
 use serde_json::Value;
 
+/// What may stand just before a key whose shape alone is not distinctive
+/// enough to be found mid-word: the start, a non-alphanumeric character, or
+/// what an escape or URL encoding leaves there (`\n`, `\t`, `%3D`), so a key
+/// inside escaped JSON or a query string is still found (`json\nsk-…`).
+macro_rules! after {
+    ($key:literal) => {
+        concat!(r"(?:^|[^A-Za-z0-9]|\\[nrt]|%[0-9A-Fa-f]{2})(?P<k>", $key, ")")
+    };
+}
+
+/// A line break, raw or escaped (a key inside a JSON string).
+macro_rules! newline {
+    () => {
+        r"(?:\r?\n|(?:\\r)?\\n)"
+    };
+}
+
 /// The built-in credential shapes, most specific first: the first that
-/// matches a span names it.
+/// matches a span names it. Where a shape has a group `k`, only that group
+/// is the secret (the rest is context it needed to be found).
 const SHAPES: &[(&str, &str)] = &[
-    ("private-key", r"-----BEGIN[A-Z ]*PRIVATE KEY-----[\s\S]*?-----END[A-Z ]*PRIVATE KEY-----"),
-    ("anthropic", r"\bsk-ant-[A-Za-z0-9_-]{10,}"),
-    ("openrouter", r"\bsk-or-[A-Za-z0-9_-]{10,}"),
-    ("openai", r"\bsk-[A-Za-z0-9_-]{20,}"),
-    ("aws", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b"),
-    ("aws", r"(?i)(?:aws_secret_access_key|secretaccesskey)[\x22']?\s*[:=]\s*[\x22']?[A-Za-z0-9/+=]{40}"),
-    ("github", r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}\b"),
-    ("github", r"\bgithub_pat_[A-Za-z0-9_]{22,}"),
-    ("gitlab", r"\bglpat-[A-Za-z0-9_-]{20,}"),
-    ("slack", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
+    // A private key block (PEM, OpenSSH, PGP), with or without its END
+    // line: a read cut short (`limit: 4`) shows only the start, and the
+    // body lines are the secret.
+    (
+        "private-key",
+        concat!(
+            r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|(?:",
+            newline!(),
+            r"(?:[A-Za-z0-9+/=]+|[A-Za-z-]+:[^\r\n\\]*|=[A-Za-z0-9+/]+|))*)"
+        ),
+    ),
+    ("anthropic", r"sk-ant-[A-Za-z0-9_-]{10,}"),
+    ("openrouter", r"sk-or-[A-Za-z0-9_-]{10,}"),
+    ("openai", after!(r"sk-[A-Za-z0-9_-]{20,}")),
+    ("aws", concat!(after!(r"(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}"), r"(?:[^0-9A-Z]|$)")),
+    ("aws", r"(?i)(?:aws_secret_access_key|secretaccesskey)(?:\\?[\x22'])?\s*[:=]\s*(?:\\?[\x22'])?[A-Za-z0-9/+=]{40}"),
+    ("github", after!(r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}")),
+    ("github", r"github_pat_[A-Za-z0-9_]{22,}"),
+    ("gitlab", r"glpat-[A-Za-z0-9_-]{20,}"),
+    ("slack", after!(r"xox[abposr]-[A-Za-z0-9-]{10,}")),
     ("slack", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]+"),
-    ("google", r"\bAIza[0-9A-Za-z_-]{35}"),
+    ("google", r"AIza[0-9A-Za-z_-]{35}"),
 ];
 
-/// `Authorization:` headers keep their name and lose their value.
-const AUTHORIZATION: &str =
-    r#"(?i)(\bauthorization[\x22']?\s*[:=]\s*[\x22']?)(?:(?:bearer|basic|token|digest)\s+)?[^\s\x22',\\]+"#;
+/// `Authorization:` headers keep their name and lose their value, also
+/// inside escaped JSON (`\"Authorization\": \"Bearer …\"`).
+const AUTHORIZATION: &str = r#"(?i)(\bauthorization(?:\\?[\x22'])?\s*[:=]\s*(?:\\?[\x22'])?)(?:(?:bearer|basic|token|digest)\s+)?[^\s\x22',\\]+"#;
 
 /// Key values shorter than this are not redacted: they would match
 /// ordinary words.
@@ -45,6 +73,9 @@ pub struct Redactor {
     enabled: bool,
     shapes: Vec<(String, Regex)>,
     authorization: Option<Regex>,
+    /// Every shape and the authorization pattern at once: whether a string
+    /// holds anything is one pass over it, not one per shape.
+    any: Option<RegexSet>,
     /// (kind, value): configured key values.
     values: Vec<(String, String)>,
 }
@@ -67,25 +98,27 @@ impl Redactor {
             let re = Regex::new(pattern).map_err(|e| anyhow!("redact.patterns[{i}] is not a valid regex: {e}"))?;
             shapes.push(("pattern".into(), re));
         }
+        let authorization = Regex::new(AUTHORIZATION)?;
+        let any = RegexSet::new(shapes.iter().map(|(_, re)| re.as_str()).chain([authorization.as_str()]))?;
         let values = values.into_iter().filter(|(_, v)| v.len() >= MIN_VALUE_LEN).collect();
-        Ok(Redactor { enabled, shapes, authorization: Some(Regex::new(AUTHORIZATION)?), values })
+        Ok(Redactor { enabled, shapes, authorization: Some(authorization), any: Some(any), values })
     }
 
     /// Redacts nothing (`redact.enabled: false`).
     pub fn off() -> Redactor {
-        Redactor { enabled: false, shapes: Vec::new(), authorization: None, values: Vec::new() }
+        Redactor { enabled: false, shapes: Vec::new(), authorization: None, any: None, values: Vec::new() }
     }
 
     /// True when `text` holds anything to redact.
     pub fn hit(&self, text: &str) -> bool {
         self.enabled
             && (self.values.iter().any(|(_, v)| text.contains(v.as_str()))
-                || self.shapes.iter().any(|(_, re)| re.is_match(text))
-                || self.authorization.as_ref().is_some_and(|re| re.is_match(text)))
+                || self.any.as_ref().is_some_and(|set| set.is_match(text)))
     }
 
-    /// True when one of `value`'s string values holds a secret: what
-    /// [`Redactor::json`] would change, asked without serializing `value`.
+    /// True when one of `value`'s strings (map keys included) holds a
+    /// secret: what [`Redactor::json`] would change, asked without
+    /// serializing `value`.
     pub fn hit_in<T: serde::Serialize + ?Sized>(&self, value: &T) -> bool {
         self.enabled && scan::any_string(value, &mut |s| self.hit(s))
     }
@@ -104,7 +137,7 @@ impl Redactor {
         }
         for (kind, re) in &self.shapes {
             if re.is_match(&out) {
-                out = re.replace_all(&out, format!("[REDACTED:{kind}]").as_str()).into_owned();
+                out = replace_secret(re, &out, kind);
             }
         }
         if let Some(re) = &self.authorization {
@@ -113,8 +146,8 @@ impl Redactor {
         Cow::Owned(out)
     }
 
-    /// Redact every string in a JSON value, in place. Returns true when
-    /// anything changed.
+    /// Redact every string in a JSON value, object keys included, in place.
+    /// Returns true when anything changed.
     pub fn json(&self, value: &mut Value) -> bool {
         match value {
             Value::String(s) => match self.text(s) {
@@ -125,10 +158,49 @@ impl Redactor {
                 Cow::Borrowed(_) => false,
             },
             Value::Array(items) => items.iter_mut().fold(false, |changed, v| self.json(v) | changed),
-            Value::Object(map) => map.values_mut().fold(false, |changed, v| self.json(v) | changed),
+            Value::Object(map) => {
+                let keys = self.object_keys(map);
+                map.values_mut().fold(keys, |changed, v| self.json(v) | changed)
+            }
             _ => false,
         }
     }
+
+    /// Redacts the keys of `map` (a secret used as a key, as some tools'
+    /// JSON does), keeping their order. Two keys that redact alike are kept
+    /// apart by a number, so no value is lost.
+    fn object_keys(&self, map: &mut serde_json::Map<String, Value>) -> bool {
+        if !map.keys().any(|k| self.hit(k)) {
+            return false;
+        }
+        let old = std::mem::take(map);
+        for (key, value) in old {
+            let mut key = self.text(&key).into_owned();
+            let base = key.clone();
+            let mut n = 1;
+            while map.contains_key(&key) {
+                n += 1;
+                key = format!("{base}#{n}");
+            }
+            map.insert(key, value);
+        }
+        true
+    }
+}
+
+/// `text` with each match of `re` redacted: only its group `k` where it has
+/// one (the characters matched around the key are kept), else all of it.
+fn replace_secret(re: &Regex, text: &str, kind: &str) -> String {
+    re.replace_all(text, |caps: &regex::Captures| {
+        let whole = caps.get(0).map_or("", |m| m.as_str());
+        match (caps.get(0), caps.name("k")) {
+            (Some(m), Some(k)) => {
+                format!("{}[REDACTED:{kind}]{}", &whole[..k.start() - m.start()], &whole[k.end() - m.start()..])
+            }
+            _ => format!("[REDACTED:{kind}]"),
+        }
+    })
+    .into_owned()
 }
 
 /// The key variables whose values are redacted: each provider's
@@ -183,5 +255,72 @@ mod tests {
         assert_eq!(v, serde_json::json!({"a": ["ok", "Bearer [REDACTED:anthropic]"], "n": 1}));
         assert!(!Redactor::off().hit(&ant));
         assert!(Redactor::new(true, &["(".into()], Vec::new()).unwrap_err().to_string().contains("redact.patterns[0]"));
+    }
+
+    /// The shapes that reached the session file before (issue 20, item 8).
+    #[test]
+    fn keys_in_escaped_json_encoded_urls_and_after_word_characters_are_redacted() {
+        let r = Redactor::default();
+        let ant = format!("sk-ant-api03-{}", "Qw7".repeat(20));
+        let proj = format!("sk-proj-{}", "Rt5".repeat(20));
+        let google = format!("AIza{}", "d".repeat(35));
+        let github = format!("ghp_{}", "e".repeat(36));
+        let cases = [
+            format!(r#"{{"text":"json\n{ant}"}}"#),
+            format!("https://x.test/?key%3D{ant}&a=1"),
+            format!("key_{google}"),
+            format!(r#""a\t{proj}""#),
+            format!(r#"token\n{github}"#),
+            format!("id=AKIA{}", "Z".repeat(16)),
+        ];
+        for case in cases {
+            let out = r.text(&case);
+            assert!(out.contains("[REDACTED:"), "not redacted: {case}");
+            for secret in [&ant, &proj, &google, &github] {
+                assert!(!out.contains(secret.as_str()), "{secret} left in {out}");
+            }
+            assert!(!out.contains("ZZZZZZZZZZZZZZZZ"), "{out}");
+        }
+        // What stood before the key is kept.
+        assert_eq!(r.text(&format!(r"json\n{ant}")), r"json\n[REDACTED:anthropic]");
+        assert_eq!(r.text(&format!("a {proj} b")), "a [REDACTED:openai] b");
+        // Words that merely contain `sk-` are not keys.
+        let word = "the risk-assessment-framework-version-two";
+        assert_eq!(r.text(word), word);
+    }
+
+    #[test]
+    fn a_private_key_cut_before_its_end_line_and_pgp_blocks_are_redacted() {
+        let r = Redactor::default();
+        let cut = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\nAAAAAAABAAABlwAAAAdzc2gtcn\nNhAAAAAwEAAQAAAYEAu\n[more follows: read id_ed25519 with offset=5 to read on]\n";
+        let out = r.text(cut);
+        assert!(!out.contains("b3BlbnNzaC1rZXkt") && !out.contains("NhAAAAAwEAAQ"), "{out}");
+        assert!(out.starts_with("[REDACTED:private-key]") && out.contains("[more follows"), "{out}");
+        let pgp = "x\n-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\nlQOYBF0Jb2sBCADXq\n=Ab12\n-----END PGP PRIVATE KEY BLOCK-----\ny";
+        assert_eq!(r.text(pgp), "x\n[REDACTED:private-key]\ny");
+        let escaped = r#"{"key":"-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\nq83Hh\n"}"#;
+        let out = r.text(escaped);
+        assert!(!out.contains("MIIEowIBAAKCAQEA") && !out.contains("q83Hh"), "{out}");
+    }
+
+    #[test]
+    fn escaped_json_authorization_and_secrets_used_as_keys_are_redacted() {
+        let r = Redactor::default();
+        let header = r#"{\"Authorization\": \"Bearer abc.def-ghi\", \"x\": 1}"#;
+        let out = r.text(header);
+        assert!(!out.contains("abc.def-ghi") && out.contains("[REDACTED:authorization]"), "{out}");
+        let ant = format!("sk-ant-api03-{}", "K".repeat(30));
+        let mut v = serde_json::json!({"command": "ls", (ant.clone()): {"inner": ant.clone()}, "z": 2});
+        assert!(r.hit_in(&v));
+        assert!(r.json(&mut v));
+        let text = v.to_string();
+        assert!(!text.contains(&ant), "{text}");
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["command", "[REDACTED:anthropic]", "z"], "order kept");
+        // Two secret keys that redact alike are both kept.
+        let other = format!("sk-ant-api03-{}", "L".repeat(30));
+        let mut two = serde_json::json!({(ant.clone()): 1, (other): 2});
+        r.json(&mut two);
+        assert_eq!(two.as_object().unwrap().len(), 2, "{two}");
     }
 }

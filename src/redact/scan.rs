@@ -1,9 +1,9 @@
 //! Every string value a `Serialize` value holds, visited in place: whether
 //! an entry holds a secret is asked of its strings without serializing it
 //! (a 100 MB answer would otherwise be copied once more just to be looked
-//! at). Map keys and field names are not visited: redaction
-//! ([`super::Redactor::json`]) changes values only, so a secret the values
-//! do not hold is one it could not remove anyway.
+//! at). Map keys are visited too (a secret may be used as a key, and
+//! [`super::Redactor::json`] redacts keys); struct field names are the
+//! program's own and are not.
 
 use serde::Serialize;
 use serde::ser;
@@ -158,8 +158,8 @@ elements!(
 impl ser::SerializeMap for &mut Visit<'_> {
     type Ok = ();
     type Error = Stop;
-    fn serialize_key<T: Serialize + ?Sized>(&mut self, _: &T) -> Result<(), Stop> {
-        Ok(())
+    fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), Stop> {
+        key.serialize(&mut **self)
     }
     fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Stop> {
         value.serialize(&mut **self)
@@ -202,11 +202,11 @@ mod tests {
     }
 
     #[test]
-    fn every_string_value_is_visited_and_no_key() {
+    fn every_string_value_and_map_key_is_visited() {
         let value = json!({"a": "one", "list": [1, "two", {"deep": ["three", null, true]}], "n": 4.5});
         let mut got = strings(&value);
         got.sort();
-        assert_eq!(got, ["one", "three", "two"]);
+        assert_eq!(got, ["a", "deep", "list", "n", "one", "three", "two"]);
     }
 
     #[test]

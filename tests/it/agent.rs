@@ -271,6 +271,60 @@ fn redaction_leaves_no_trace_under_the_data_folder() {
     assert!(!all.contains(OPENAI_KEY) && !all.contains("SECRET"), "the configured key reached a file");
 }
 
+/// Issue 20, item 8: the shapes that reached the session file and every
+/// export. The model, scripted as hostile, reads a private key with
+/// `limit: 4` (no END line in view), a file of keys after word characters
+/// and inside escaped JSON, and calls a tool with a secret as an input key.
+#[test]
+fn redaction_gaps_replayed_leave_no_secret_in_the_file_or_any_export() {
+    let (ts, server, proj) = setup(json!({}));
+    let body = [
+        "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ",
+        "AAAAAAABAAABlwAAAAdzc2gtcnNhAAAAAwEAAQ",
+        "AAABgQC7vq4Nz",
+        "Ym9keWxpbmU4",
+    ];
+    let pem = format!("-----BEGIN OPENSSH PRIVATE KEY-----\n{}\n-----END OPENSSH PRIVATE KEY-----\n", body.join("\n"));
+    write(&proj, "id_ed25519", pem.as_bytes());
+    let pgp = "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF0Jb2sBCADXqPGPBODY\n=Ab12\n-----END PGP PRIVATE KEY BLOCK-----\n";
+    write(&proj, "secring.asc", pgp.as_bytes());
+    let ant = format!("sk-ant-api03-{}", "Hx4".repeat(20));
+    let proj_key = format!("sk-proj-{}", "Mn8".repeat(20));
+    let google = format!("AIza{}", "G".repeat(35));
+    let keys = format!(
+        "{{\"log\":\"json\\n{ant}\"}}\nhttps://x.test/?k%3D{ant}\nkey_{google}\n\"a\\t{proj_key}\"\n{{\\\"Authorization\\\": \\\"Bearer tok.EN-value9\\\"}}\n"
+    );
+    write(&proj, "keys.txt", keys.as_bytes());
+    call(&server, 1, "read", json!({"path": "id_ed25519", "limit": 4}));
+    call(&server, 2, "read", json!({"path": "secring.asc"}));
+    call(&server, 3, "read", json!({"path": "keys.txt"}));
+    call(&server, 4, "bash", json!({"command": "echo hi", (ant.clone()): "as a key"}));
+    server.push(Reply::sse(openai_text(&["done"], 10, 2, 0)));
+    let out = agent(&ts, &proj, &["--allow-all", "-p", "look around"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let (id, _) = ts.only_session();
+    // Everything glrs wrote: the temporary folder less the project's own files.
+    let written: String = ts
+        .snapshot()
+        .into_iter()
+        .filter(|(path, _)| !path.starts_with(&proj))
+        .map(|(_, bytes)| String::from_utf8_lossy(&bytes).into_owned())
+        .collect();
+    let mut texts = vec![written];
+    for format in ["md", "html", "jsonl"] {
+        let out = ts.cmd("glrs-sessions").args(["export", &id, "--format", format]).output().unwrap();
+        assert!(out.status.success(), "export {format}: {}", stderr_of(&out));
+        texts.push(stdout_of(&out));
+    }
+    let secrets = [body[0], body[1], body[2], "lQOYBF0Jb2sBCADXqPGPBODY", &ant, &proj_key, &google, "tok.EN-value9"];
+    for (i, text) in texts.iter().enumerate() {
+        assert!(text.contains("[REDACTED:"), "output {i} shows no redaction");
+        for secret in secrets {
+            assert!(!text.contains(secret), "{secret} reached output {i} (files written, md, html, jsonl)");
+        }
+    }
+}
+
 #[test]
 fn compaction_over_tool_calls_keeps_commands_and_paths() {
     let (ts, server, proj) = setup(json!({"keepRecentTokens": 10}));
