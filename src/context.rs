@@ -94,6 +94,26 @@ pub fn replay<E: EntryText>(events: &[E]) -> Vec<Message> {
 /// [`replay`] of a session's entries from index `first` on (the others were
 /// not read): `events` must reach back to the last boundary's start.
 pub fn replay_from<E: EntryText>(events: &[E], first: usize) -> Vec<Message> {
+    drop_orphans(replay_raw(events, first))
+}
+
+/// [`replay_from`] for a writer in the middle of a step (issue 24): the
+/// tool calls of the last assistant message, with nothing after them, are
+/// kept, since their results are on their way (the file then describes a
+/// turn that is running, not one cut off). Everything else is as there.
+pub fn replay_awaiting<E: EntryText>(events: &[E], first: usize) -> Vec<Message> {
+    let mut messages = replay_raw(events, first);
+    let awaiting = match messages.last() {
+        Some(Message::Assistant { tool_calls, .. }) if !tool_calls.is_empty() => messages.pop(),
+        _ => None,
+    };
+    let mut messages = drop_orphans(messages);
+    messages.extend(awaiting);
+    messages
+}
+
+/// The messages the entries hold, orphans not yet dropped.
+fn replay_raw<E: EntryText>(events: &[E], first: usize) -> Vec<Message> {
     let mut boundary = last_boundary_in(events.iter().enumerate().map(|(i, e)| (first + i, e.text())));
     boundary.start = boundary.start.saturating_sub(first);
     let mut messages = Vec::new();
@@ -141,7 +161,7 @@ pub fn replay_from<E: EntryText>(events: &[E], first: usize) -> Vec<Message> {
         }
     }
     rebuild(&pending, &mut messages);
-    drop_orphans(messages)
+    messages
 }
 
 /// Remove tool calls that have no result and results that have no call;
@@ -242,6 +262,9 @@ mod tests {
             is_error: false,
         }
     }
+    fn custom() -> Entry {
+        Entry::Custom { at: "t".into(), name: "race".into(), data: json!({"n": 1}) }
+    }
     fn turn(messages: &[Message]) -> Entry {
         Entry::Turn { at: "t".into(), messages: messages.iter().map(TurnMessage::from).collect() }
     }
@@ -334,6 +357,21 @@ mod tests {
             Message::Assistant { tool_calls, .. } => assert_eq!(tool_calls.len(), 1),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_step_awaiting_its_results_keeps_its_calls_and_only_those() {
+        // A writer between a step's calls and their results (issue 24): the
+        // last assistant's calls stay; an earlier cut-off call still goes.
+        let events: Vec<_> =
+            [user("one"), assistant("", &["c0"]), user("two"), custom(), assistant("", &["c1"]), custom()]
+                .iter()
+                .map(raw)
+                .collect();
+        let context = replay_awaiting(&events, 0);
+        assert_eq!(context.len(), 3, "{context:?}");
+        assert!(matches!(&context[2], Message::Assistant { tool_calls, .. } if tool_calls.len() == 1));
+        assert_eq!(replay(&events).len(), 2, "a plain replay drops the open call");
     }
 
     #[test]

@@ -56,6 +56,10 @@ impl Agent {
         type Merged = (Vec<crate::provider::Message>, usize, crate::compact::flush::Cycle, u64);
         let mut merged: Option<Merged> = None;
         let added = self.unwritten.len();
+        // Between a step that asked for tools and their results: the calls
+        // stay in the rebuilt context (issue 24), their results follow.
+        let awaiting = matches!(self.messages.last(),
+            Some(crate::provider::Message::Assistant { tool_calls, .. }) if !tool_calls.is_empty());
         // Usually appended in place. When the file is not as this chat left
         // it, it is read from the last boundary on (never whole), and this
         // chat's entries go after what is there.
@@ -66,7 +70,11 @@ impl Agent {
             let new = change.entry_texts();
             let mut events = recent.lines.entries();
             events.extend(new.iter().map(String::as_str));
-            let messages = context::replay_from(&events, recent.first);
+            let messages = if awaiting {
+                context::replay_awaiting(&events, recent.first)
+            } else {
+                context::replay_from(&events, recent.first)
+            };
             let tokens = context::estimate(&messages) + system_tokens;
             change.set_field("contextTokens", tokens);
             let mut picked = recent.hit_texts();

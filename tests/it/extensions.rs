@@ -317,3 +317,71 @@ fn a_hook_is_done_when_its_shell_exits_and_its_long_output_is_cut_with_a_note() 
     assert!(file.starts_with(cache.join("glrs/output").to_str().unwrap()), "{file}");
     assert_eq!(std::fs::read_to_string(file).unwrap().lines().count(), 100_000, "the file keeps all of it");
 }
+
+#[test]
+fn appends_during_a_tool_call_turn_leave_every_request_with_its_calls_paired() {
+    // Issue 24.1: the context rebuilt after a merge is the one the file
+    // describes, so a tool result never goes without its call.
+    let (ts, server) = store_and_server();
+    let proj = ts.dir.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::write(proj.join("notes.txt"), "the notes\n").unwrap();
+    ts.config(json!({
+        "memoryFlush": {"enabled": false},
+        "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}},
+        "retry": {"attempts": 1},
+    }));
+    server.push(Reply::sse(openai_text(&["first"], 10, 1, 0)));
+    let out = ts.chat().current_dir(&proj).args(["-p", "start", "--model", "openai/gpt-4.1"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let (id, _) = ts.only_session();
+
+    // The model takes about a second, then asks to read notes.txt.
+    let call = openai_tool_call("call_1", "read", &[r#"{"path": "notes.txt"}"#]);
+    let delay = 1000 / call.len() as u64;
+    server.push(Reply::slow_sse(call, delay));
+    server.push(Reply::sse(openai_text(&["read it"], 10, 1, 0)));
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let appender = {
+        let (stop, id) = (stop.clone(), id.clone());
+        let env = ts.std_cmd(env!("CARGO_BIN_EXE_glrs-sessions"));
+        std::thread::spawn(move || {
+            let mut k = 0;
+            let mut failures = Vec::new();
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                let mut cmd = std::process::Command::new(env.get_program());
+                cmd.env_clear().envs(env.get_envs().filter_map(|(k, v)| Some((k, v?))));
+                let data = format!(r#"{{"n": {k}}}"#);
+                let out = cmd.args(["append", &id, "--custom", "race", &data]).output().unwrap();
+                if !out.status.success() {
+                    failures.push(String::from_utf8_lossy(&out.stderr).into_owned());
+                }
+                k += 1;
+                std::thread::sleep(std::time::Duration::from_millis(300));
+            }
+            (k, failures)
+        })
+    };
+    let out = ts
+        .chat()
+        .current_dir(&proj)
+        .args(["--resume", &id, "-p", "read notes.txt", "--model", "openai/gpt-4.1"])
+        .output()
+        .unwrap();
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let (appended, failures) = appender.join().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(failures.is_empty(), "{failures:?}");
+    assert!(appended >= 3, "the appends ran during the turn: {appended}");
+
+    let requests = server.model_requests();
+    assert_eq!(requests.len(), 3);
+    for r in &requests {
+        assert_eq!(crate::support::mock::pairing_problem(&r.path, &r.body), None, "{}", r.body);
+    }
+    let roles: Vec<&str> =
+        requests[2].body["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(&roles[roles.len() - 3..], ["user", "assistant", "tool"], "{roles:?}");
+    let session = read_session(&ts, &id);
+    assert_eq!(entry_types(&session).iter().filter(|t| *t == "custom").count(), appended);
+}
