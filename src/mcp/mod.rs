@@ -192,14 +192,15 @@ impl Shared {
     /// A server did not start: report it once and stop what it left.
     fn failed(&self, index: usize, why: String, tail: &connect::Tail, group: &Mutex<Option<i32>>) {
         let why = with_stderr(why, tail);
-        let mut name = String::new();
-        self.set(index, |e| {
-            name = e.server.name.clone();
-            e.state = State::Failed(why.clone());
-        });
-        if !self.stopping.load(Ordering::SeqCst) {
+        let name = self.entries.lock().ok().and_then(|e| e.get(index).map(|e| e.server.name.clone()));
+        // Told before the state changes: whoever sees no server starting
+        // any more ([`Servers::ready`]) finds every failure in the news.
+        if let Some(name) = name
+            && !self.stopping.load(Ordering::SeqCst)
+        {
             self.tell(format!("MCP server {name} failed to start: {why}"));
         }
+        self.set(index, |e| e.state = State::Failed(why));
         stop_group(group);
     }
 
@@ -583,3 +584,6 @@ impl Handle {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
