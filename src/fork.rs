@@ -31,8 +31,23 @@ pub struct Forked {
 const NOT_COPIED: &[&str] = &["parent", "key", "pinned"];
 
 /// Check that keeping entries 1..n separates no tool call from its result.
+/// The error suggests the nearest cuts on either side that separate none
+/// (a step with several calls can span more than one result).
 fn check_tool_pairs(file: &SessionFile, id: &SessionId, n: usize) -> Result<()> {
+    let pairs = tool_pairs(file);
+    let Some(&(at, result, ref call)) = pairs.iter().find(|(at, r, _)| *at <= n && n < *r) else { return Ok(()) };
+    let (below, above) = nearest_cuts(&pairs, n);
+    let choices = match below {
+        Some(below) => format!("fork at {below} or at {above}"),
+        None => format!("fork at {above}"),
+    };
+    bail!("entry {n} would separate tool call {call} (entry {at}) from its result (entry {result}) in {id}: {choices}")
+}
+
+/// Each tool call's entry and its result's entry (both from 1), with the call's id.
+fn tool_pairs(file: &SessionFile) -> Vec<(usize, usize, String)> {
     let mut calls: HashMap<String, usize> = HashMap::new();
+    let mut pairs = Vec::new();
     for (i, raw) in file.events.iter().enumerate() {
         match Parsed::from_raw(raw) {
             Parsed::Known(Entry::Assistant { tool_calls, .. }) => {
@@ -41,23 +56,29 @@ fn check_tool_pairs(file: &SessionFile, id: &SessionId, n: usize) -> Result<()> 
                 }
             }
             Parsed::Known(Entry::Tool { id: call, .. }) => {
-                if let Some(&at) = calls.get(&call)
-                    && at <= n
-                    && i + 1 > n
-                {
-                    bail!(
-                        "entry {n} would separate tool call {call} (entry {at}) from its result (entry {}) in {id}: \
-                         fork at {} or at {}",
-                        i + 1,
-                        at - 1,
-                        i + 1
-                    );
+                if let Some(&at) = calls.get(&call) {
+                    pairs.push((at, i + 1, call));
                 }
             }
             _ => {}
         }
     }
-    Ok(())
+    pairs
+}
+
+/// The nearest cuts below and at or above `n` that separate no pair (`None`
+/// below when every cut before `n` does, or would keep nothing).
+fn nearest_cuts(pairs: &[(usize, usize, String)], n: usize) -> (Option<usize>, usize) {
+    let spanning = |cut: usize| pairs.iter().filter(move |(at, r, _)| *at <= cut && cut < *r);
+    let mut below = n;
+    while let Some(at) = spanning(below).map(|(at, ..)| *at).min() {
+        below = at - 1;
+    }
+    let mut above = n;
+    while let Some(result) = spanning(above).map(|(_, r, _)| *r).max() {
+        above = result;
+    }
+    ((below > 0).then_some(below), above)
 }
 
 /// The replaced range `a-b` of an artifact's front matter.

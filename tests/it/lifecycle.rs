@@ -472,3 +472,54 @@ fn walk_size(dir: &std::path::Path) -> u64 {
         })
         .unwrap_or(0)
 }
+
+#[test]
+fn fork_suggests_only_numbers_it_accepts_after_a_step_with_two_tool_calls() {
+    // Issue 24.3: a step's two results span more than one entry.
+    let ts = TestStore::new();
+    let at = || "2026-11-01T10:00:00.000Z".to_string();
+    let call = |id: &str| ToolCall { id: id.into(), name: "read".into(), input: json!({}) };
+    let result = |id: &str| Entry::Tool {
+        at: at(),
+        id: id.into(),
+        name: "read".into(),
+        input: json!({}),
+        result: "text".into(),
+        is_error: false,
+    };
+    let answer = |text: &str, calls: Vec<ToolCall>| Entry::Assistant {
+        at: at(),
+        text: text.into(),
+        model: "openai/gpt-4.1".into(),
+        tool_calls: calls,
+        stop_reason: "stop".into(),
+    };
+    let id = ts.session(
+        "/w",
+        &[
+            user("read both"),
+            answer("", vec![call("c1"), call("c2")]),
+            notice("between"),
+            result("c1"),
+            result("c2"),
+            answer("read.", vec![]),
+        ],
+    );
+    let fork = |n: usize| ts.cmd("glrs-fork").args([id.as_str(), &n.to_string()]).output().unwrap();
+    let mut refused = Vec::new();
+    for n in 1..=6 {
+        let out = fork(n);
+        if out.status.success() {
+            continue;
+        }
+        let err = stderr_of(&out);
+        let choices = err.trim_end().rsplit(": fork at ").next().unwrap().to_string();
+        let numbers: Vec<usize> = choices.split(" or at ").map(|c| c.parse().unwrap()).collect();
+        for suggested in &numbers {
+            let again = fork(*suggested);
+            assert!(again.status.success(), "{n}: {err} but {suggested}: {}", stderr_of(&again));
+        }
+        refused.push((n, numbers));
+    }
+    assert_eq!(refused, [(2, vec![1, 5]), (3, vec![1, 5]), (4, vec![1, 5])]);
+}
