@@ -145,14 +145,34 @@ pub fn memory_folder(cwd: &Path) -> std::io::Result<PathBuf> {
 }
 
 /// True when notes can be written under `cwd` (its `memory/` folder exists
-/// or was made, and a file can be created in it).
+/// or can be made, and a file can be created in it). A folder made only to
+/// find that out is removed again: a flush that saves nothing leaves no
+/// empty `memory/` in the project (issue 24).
 pub fn writable(cwd: &Path) -> bool {
-    memory_folder(cwd).is_ok_and(|memory| tempfile::NamedTempFile::new_in(memory).is_ok())
+    let existed = cwd.join("memory").is_dir();
+    let Ok(memory) = memory_folder(cwd) else { return false };
+    let ok = tempfile::NamedTempFile::new_in(&memory).is_ok();
+    if !existed {
+        // Only while still empty: a note written meanwhile keeps it.
+        let _ = std::fs::remove_dir(&memory);
+    }
+    ok
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_writability_probe_leaves_no_folder_it_made_and_keeps_one_that_was_there() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(writable(dir.path()));
+        assert!(!dir.path().join("memory").exists(), "the probe's folder is gone");
+        std::fs::create_dir(dir.path().join("memory")).unwrap();
+        assert!(writable(dir.path()));
+        assert!(dir.path().join("memory").is_dir(), "the user's folder stays");
+        assert!(!writable(&dir.path().join("gone")), "a cwd that is gone");
+    }
 
     #[test]
     fn a_flush_is_wanted_once_a_cycle() {

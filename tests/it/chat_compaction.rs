@@ -155,6 +155,8 @@ fn glrs_compact_flushes_first_unless_told_not_to() {
     assert_eq!(requests.len(), 5);
     assert_eq!(requests[3].body["tools"][0]["function"]["name"], "memory_append");
     assert!(content(&requests[4], 1).contains("<conversation>"));
+    // The model saved nothing: the probe left no empty memory/ (issue 24.4).
+    assert!(!project.path().join("memory").exists(), "an empty memory/ was left behind");
     // The next cycle, with --no-flush: straight to the compaction.
     for n in 3..6 {
         server.push(text_reply("ok", 100));
