@@ -245,6 +245,12 @@ impl Config {
 
     /// The config named by the environment, with `GLRS_MODEL` applied.
     pub fn load_env(paths: &crate::Paths) -> Result<Config> {
+        // A file named on purpose must be there: a typo is no silent
+        // "no config" (issue 24). Only the default place may be missing.
+        let named = std::env::var_os("GLRS_CONFIG").is_some_and(|v| !v.is_empty());
+        if named && !paths.config.exists() {
+            bail!("GLRS_CONFIG names {}, which does not exist", paths.config.display());
+        }
         let mut config = Config::load(&paths.config)?;
         if let Some(model) = std::env::var("GLRS_MODEL").ok().filter(|m| !m.is_empty()) {
             check_model_name("GLRS_MODEL", &model)?;
@@ -431,7 +437,35 @@ pub const DEFAULT_MAX_STEPS: u64 = 100;
 fn check_model_name(key: &str, name: &str) -> Result<()> {
     match name.split_once('/') {
         Some((p, m)) if !p.is_empty() && !m.is_empty() => Ok(()),
-        _ => bail!("{key}: a model is named provider/model-id (e.g. openai/gpt-4.1), got {name:?}"),
+        _ => bail!("{key}: {}", misnamed_model(name)),
+    }
+}
+
+/// What to say about a model name without a provider: the likely provider
+/// when the name says it (`gpt-4.1` is OpenAI's), else the form. The one
+/// wording for `--model`, `GLRS_MODEL` and the config's `model`.
+pub fn misnamed_model(name: &str) -> String {
+    let bare = name.trim_matches('/');
+    let lower = bare.to_ascii_lowercase();
+    let provider = if lower.starts_with("gpt-")
+        || lower.starts_with("chatgpt")
+        || lower.starts_with('o') && lower[1..].starts_with(|c: char| c.is_ascii_digit())
+    {
+        Some("openai")
+    } else if lower.starts_with("claude") {
+        Some("anthropic")
+    } else if ["llama", "qwen", "mistral", "gemma", "phi", "deepseek"].iter().any(|p| lower.starts_with(p)) {
+        Some("ollama")
+    } else {
+        None
+    };
+    match provider {
+        Some(p) if !bare.is_empty() && !bare.contains('/') => {
+            format!("a model is named provider/model-id: did you mean {p}/{bare}? (got {name:?})")
+        }
+        _ => format!(
+            "a model is named provider/model-id (e.g. openai/gpt-4.1, anthropic/claude-sonnet-4-5), got {name:?}"
+        ),
     }
 }
 

@@ -80,6 +80,10 @@ pub fn run(args: Args) -> Result<i32> {
         instruction: args.instruction.clone(),
         model: args.model.as_deref().map(ModelRef::parse).transpose()?,
     };
+    // A model that cannot work is an error even when nothing needs it.
+    if let Some(model) = &options.model {
+        crate::provider::check_known(&config, &model.provider)?;
+    }
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let cancel = Cancel::default();
     let job = Job {

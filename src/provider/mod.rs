@@ -190,18 +190,7 @@ impl Provider {
     /// The provider `id` as built in and/or configured.
     pub fn from_config(config: &Config, id: &str) -> Result<Provider> {
         let pc = config.providers.get(id).cloned().unwrap_or_default();
-        let (protocol, default_base, default_env): (Protocol, Option<&str>, Option<&str>) = match (id, pc.kind) {
-            (_, Some(ProviderType::Anthropic)) => (Protocol::Anthropic, None, None),
-            (_, Some(ProviderType::Openai)) if !is_builtin(id) => (Protocol::OpenAi, None, None),
-            ("openai", _) => (Protocol::OpenAi, Some("https://api.openai.com/v1"), Some("OPENAI_API_KEY")),
-            ("anthropic", _) => (Protocol::Anthropic, Some("https://api.anthropic.com"), Some("ANTHROPIC_API_KEY")),
-            ("azure", _) => (Protocol::OpenAi, None, Some("AZURE_OPENAI_API_KEY")),
-            ("ollama", _) => (Protocol::OpenAi, Some("http://localhost:11434/v1"), None),
-            _ => bail!(
-                "unknown provider {id:?}: use one of {} or configure providers.{id} with \"type\" and \"baseUrl\"",
-                BUILTIN.join(", ")
-            ),
-        };
+        let (protocol, default_base, default_env) = protocol_of(id, pc.kind)?;
         let (base_url, azure_version) = if id == "azure" && pc.kind.is_none() {
             let endpoint = pc.endpoint.clone().or(pc.base_url.clone()).with_context(
                 || "azure: set providers.azure.endpoint (https://NAME.openai.azure.com) and apiVersion in config",
@@ -550,3 +539,27 @@ mod tests {
 mod hostile;
 #[cfg(test)]
 mod sse_fuzz;
+
+/// The protocol of provider `id` (configured as `kind`), its default base
+/// URL and key variable; an error naming it when glrs does not know it.
+fn protocol_of(id: &str, kind: Option<ProviderType>) -> Result<(Protocol, Option<&'static str>, Option<&'static str>)> {
+    Ok(match (id, kind) {
+        (_, Some(ProviderType::Anthropic)) => (Protocol::Anthropic, None, None),
+        (_, Some(ProviderType::Openai)) if !is_builtin(id) => (Protocol::OpenAi, None, None),
+        ("openai", _) => (Protocol::OpenAi, Some("https://api.openai.com/v1"), Some("OPENAI_API_KEY")),
+        ("anthropic", _) => (Protocol::Anthropic, Some("https://api.anthropic.com"), Some("ANTHROPIC_API_KEY")),
+        ("azure", _) => (Protocol::OpenAi, None, Some("AZURE_OPENAI_API_KEY")),
+        ("ollama", _) => (Protocol::OpenAi, Some("http://localhost:11434/v1"), None),
+        _ => bail!(
+            "unknown provider {id:?}: use one of {} or configure providers.{id} with \"type\" and \"baseUrl\"",
+            BUILTIN.join(", ")
+        ),
+    })
+}
+
+/// Whether glrs knows provider `id` (built in, or configured with a type),
+/// without resolving its key: a model named on the command line is checked
+/// before there is anything to do with it (issue 24).
+pub fn check_known(config: &Config, id: &str) -> Result<()> {
+    protocol_of(id, config.providers.get(id).and_then(|p| p.kind)).map(drop)
+}

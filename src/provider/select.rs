@@ -22,46 +22,19 @@ impl ModelRef {
     pub fn parse(name: &str) -> Result<ModelRef> {
         match name.split_once('/') {
             Some((p, m)) if !p.is_empty() && !m.is_empty() => Ok(ModelRef { provider: p.into(), model: m.into() }),
-            _ => bail!("{}", misnamed(name)),
+            _ => bail!("{}", crate::config::misnamed_model(name)),
         }
     }
 
     /// For clap's `value_parser`: a `--model` that is not `provider/model-id`
     /// is a usage error (exit 2) that suggests the provider.
     pub fn check_arg(name: &str) -> Result<String, String> {
-        ModelRef::parse(name).map(|_| name.to_string()).map_err(|_| misnamed(name))
+        ModelRef::parse(name).map(|_| name.to_string()).map_err(|_| crate::config::misnamed_model(name))
     }
 
     /// `provider/model-id`.
     pub fn full(&self) -> String {
         format!("{}/{}", self.provider, self.model)
-    }
-}
-
-/// What to say about a model name without a provider: the likely provider
-/// when the name says it (`gpt-4.1` is OpenAI's), else the form.
-fn misnamed(name: &str) -> String {
-    let bare = name.trim_matches('/');
-    let lower = bare.to_ascii_lowercase();
-    let provider = if lower.starts_with("gpt-")
-        || lower.starts_with("chatgpt")
-        || lower.starts_with('o') && lower[1..].starts_with(|c: char| c.is_ascii_digit())
-    {
-        Some("openai")
-    } else if lower.starts_with("claude") {
-        Some("anthropic")
-    } else if ["llama", "qwen", "mistral", "gemma", "phi", "deepseek"].iter().any(|p| lower.starts_with(p)) {
-        Some("ollama")
-    } else {
-        None
-    };
-    match provider {
-        Some(p) if !bare.is_empty() && !bare.contains('/') => {
-            format!("a model is named provider/model-id: did you mean {p}/{bare}? (got {name:?})")
-        }
-        _ => format!(
-            "a model is named provider/model-id (e.g. openai/gpt-4.1, anthropic/claude-sonnet-4-5), got {name:?}"
-        ),
     }
 }
 

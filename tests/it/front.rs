@@ -124,3 +124,32 @@ fn models_lists_providers_windows_and_keys() {
         json!({"model": "openai/gpt-4.1", "window": 1047576, "key": "OPENAI_API_KEY", "keyStatus": "not set"})
     );
 }
+
+#[test]
+fn a_missing_glrs_config_a_model_without_provider_and_an_unknown_compact_model_are_errors() {
+    // Issue 24.5. GLRS_CONFIG naming a file that is not there is an error
+    // naming it, for every program that reads the config.
+    let (ts, _server) = store_and_server();
+    let missing = ts.dir.path().join("typo/config.json");
+    for (program, args) in
+        [("glrs-chat", &["-p", "hi"][..]), ("glrs", &["config", "show"]), ("glrs-sessions", &["keys"])]
+    {
+        let out = ts.cmd(program).env("GLRS_CONFIG", &missing).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{program}: {}", stderr_of(&out));
+        let expected = format!("{program}: error: GLRS_CONFIG names {}, which does not exist", missing.display());
+        assert!(stderr_of(&out).contains(&expected), "{program}: {}", stderr_of(&out));
+    }
+    // GLRS_MODEL gets the suggestion -m gets.
+    let out = ts.chat().env("GLRS_MODEL", "gpt-4.1").args(["-p", "hi"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("GLRS_MODEL: a model is named provider/model-id: did you mean openai/gpt-4.1?"),
+        "{}",
+        stderr_of(&out)
+    );
+    // A model that cannot work is refused though nothing needs compacting.
+    let id = ts.session("/tmp", &[user("hello")]);
+    let out = ts.cmd("glrs-compact").args([id.as_str(), "--model", "nosuch/model"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    assert!(stderr_of(&out).contains("unknown provider \"nosuch\""), "{}", stderr_of(&out));
+}
