@@ -8,7 +8,7 @@
 //! running past its timeout, is a problem the caller reports, and is
 //! otherwise ignored.
 //!
-//! Hooks run through `bash`'s process runner: a hook is done when its shell
+//! Hooks run through the process runner `bash` uses (`crate::process`): a hook is done when its shell
 //! exits, and then its whole group is killed (so `sleep 100 &` neither holds
 //! us until the timeout nor outlives the hook), and its output is cut to
 //! the tool limits, the whole kept in a file the note names.
@@ -21,9 +21,9 @@ use anyhow::Result;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use crate::limits;
+use crate::process::{self, Ending, Ran, Spawn};
 use crate::tools::Rule;
-use crate::tools::bash::{self, Ending, Ran, Spawn};
-use crate::tools::limits;
 
 /// The timeout of a hook that sets none, in seconds.
 pub const DEFAULT_TIMEOUT: u64 = 60;
@@ -175,7 +175,7 @@ pub async fn run(
         return Outcome::default();
     }
     // A long output is kept whole where `bash` keeps its own.
-    run_in(hooks, event, scene, fields, tool, &crate::tools::output_dir()).await
+    run_in(hooks, event, scene, fields, tool, &crate::limits::output_dir()).await
 }
 
 /// [`run`], with long outputs kept whole in files under `output_dir`.
@@ -224,7 +224,7 @@ async fn run_in(
         };
         match ran.ending {
             Ending::Exit(0) => {
-                let out = bash::output_text(&ran.output);
+                let out = process::output_text(&ran.output);
                 if !out.trim().is_empty() {
                     outcome.output.push(out);
                 }
@@ -259,7 +259,7 @@ async fn run_in(
 /// long); its stdout, not used then, is removed.
 fn stderr_text(ran: Ran) -> String {
     let _ = std::fs::remove_file(&ran.output);
-    ran.stderr.as_deref().map(bash::output_text).unwrap_or_default()
+    ran.stderr.as_deref().map(process::output_text).unwrap_or_default()
 }
 
 /// Run one hook with `sh -c` through the runner `bash` uses (own process
@@ -268,15 +268,9 @@ fn stderr_text(ran: Ran) -> String {
 /// killed, so a child it left in the background holding stdout open
 /// neither keeps us waiting nor outlives it. `Err` when it did not start.
 async fn run_one(command: &str, cwd: &Path, stdin: &[u8], timeout: Duration, output_dir: &Path) -> Result<Ran, String> {
-    let spawn = Spawn {
-        program: OsStr::new("sh"),
-        args: &["-c", command],
-        cwd,
-        env: &[],
-        stdin: Some(stdin),
-        stderr_apart: true,
-    };
-    bash::run_process(&spawn, timeout, output_dir, "hook").await
+    let args = ["-c", command];
+    let spawn = Spawn { stdin: Some(stdin), stderr_apart: true, ..Spawn::new(OsStr::new("sh"), &args, cwd) };
+    process::run_process(&spawn, timeout, output_dir, "hook").await
 }
 
 #[cfg(test)]

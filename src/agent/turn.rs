@@ -375,7 +375,7 @@ impl Agent {
             }
             let situation = self.situation(kind);
             let session_file = self.store.session_path(&self.id);
-            let output_dir = crate::tools::output_dir();
+            let output_dir = crate::limits::output_dir();
             for call in &calls {
                 ui.tool_start(call, &self.tools.summary(call));
                 let ctx = ToolContext {

@@ -9,6 +9,7 @@ use super::{Automatic, Chat, ChatDriver};
 use crate::agent::{Agent, Driver, TurnUi};
 use crate::compact::flush;
 use crate::compact::report::Report;
+use crate::process::Background;
 use crate::provider::{CallError, Cancel};
 use crate::store::Entry;
 use crate::time;
@@ -49,97 +50,21 @@ pub fn parse_compact(line: &str) -> Option<Option<&str>> {
 pub const BACKGROUND_NOTE: &str = "(compacting in the background: the brief lands with the turn's next write)";
 
 /// Start `glrs-compact` without waiting (`/compact` during a turn): the one
-/// place this is done, for the turn loop and the REPL's key watcher.
-///
-/// It runs in a process group of its own, guarded by `crate::reaper` until
-/// the chat sees it exit ([`Background`]): the key watcher is a short-lived
-/// thread, whose children the kernel's parent-death signal (which follows
-/// the forking *thread*) cannot cover, so only the watchdog makes a
-/// SIGKILLed chat take this compaction with it. Its own group also keeps
-/// the terminal's Ctrl-C (which stops the chat waiting for it) from
-/// reaching it. `long_lived`: the calling thread lives as long as the chat
-/// (the main thread), so the child also asks for the parent-death signal
-/// (crate::deathsig), which covers the moment before it is guarded, and
-/// ends it with the chat's orderly exits too, as it always has.
+/// place this is done, for the turn loop and the REPL's key watcher. A
+/// [`Background`] child: in a process group of its own (which also keeps
+/// the terminal's Ctrl-C, which stops the chat waiting for it, from
+/// reaching it), guarded by the watchdog until the chat sees it exit, since
+/// the key watcher is a short-lived thread whose children the parent-death
+/// signal cannot cover. `long_lived`: the calling thread lives as long as
+/// the chat (the main thread), so it also asks for the parent-death signal.
 pub fn start_background(
     id: &crate::SessionId,
     instruction: Option<&str>,
     long_lived: bool,
 ) -> std::io::Result<Background> {
-    use std::os::unix::process::CommandExt;
     let mut cmd = compact_command(id, instruction, false);
     cmd.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
-    cmd.process_group(0);
-    if long_lived {
-        crate::deathsig::die_with_parent(&mut cmd);
-    }
-    let child = cmd.spawn()?;
-    // Its pid is its group's id.
-    let pgid = i32::try_from(child.id()).unwrap_or(0);
-    if pgid > 0 {
-        crate::reaper::guard(pgid);
-    }
-    Ok(Background { child, pgid })
-}
-
-/// A `glrs-compact` running in the background, its group guarded by the
-/// watchdog (`crate::reaper`) until the chat has seen it exit.
-///
-/// When to release it: a pid can be reused only once its process is reaped,
-/// so the release comes after the exit is seen but before the reap
-/// ([`Background::finished`] looks with `WNOWAIT`, which leaves the
-/// zombie): a SIGKILL of the chat at any moment never has the watchdog
-/// kill an unrelated group that took the number. Dropped unreaped (the chat
-/// leaves, or moves to a new session, while it runs): released, so it is
-/// left to finish as it always was, not killed by the watchdog when the
-/// chat exits.
-#[derive(Debug)]
-pub struct Background {
-    child: std::process::Child,
-    /// Its group while guarded; 0 once released.
-    pgid: i32,
-}
-
-impl Background {
-    /// Whether it has exited, without reaping it (so its pid stays taken).
-    fn exited(&self) -> std::io::Result<bool> {
-        let pid = i32::try_from(self.child.id()).unwrap_or(0);
-        // SAFETY: waitid writes only into `info`, a zeroed siginfo_t we own.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
-        // SAFETY: as above; P_PID with the pid of our own unreaped child.
-        if unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, flags) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        // With WNOHANG, a child still running leaves si_pid zero.
-        // SAFETY: si_pid is valid to read for a waitid result.
-        Ok(unsafe { info.si_pid() } != 0)
-    }
-
-    /// Its exit status once it has exited, released from the watchdog just
-    /// before it is reaped (see the type's doc); `None` while it runs.
-    fn finished(&mut self) -> std::io::Result<Option<std::process::ExitStatus>> {
-        if !self.exited()? {
-            return Ok(None);
-        }
-        self.release();
-        self.child.try_wait()
-    }
-
-    fn release(&mut self) {
-        if self.pgid > 0 {
-            crate::reaper::release(self.pgid);
-            self.pgid = 0;
-        }
-    }
-}
-
-impl Drop for Background {
-    fn drop(&mut self) {
-        // Unreaped, so its pid is still its own: safe to release. Left to
-        // finish, as on every orderly exit of the chat.
-        self.release();
-    }
+    Background::start(cmd, long_lived)
 }
 
 /// How a finished `glrs-compact` went, from its exit status and output.
@@ -358,7 +283,7 @@ async fn compact_waiting(
     ui.notice(&format!("(compacting {}…)", agent.id()));
     let mut cmd = tokio::process::Command::from(compact_command(agent.id(), instruction, automatic));
     cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).kill_on_drop(true);
-    crate::deathsig::die_with_parent(cmd.as_std_mut());
+    crate::process::die_with_parent(cmd.as_std_mut());
     let child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => return CompactOutcome::Failed(format!("cannot run glrs-compact: {e}")),
@@ -409,7 +334,7 @@ async fn compact_waiting(
             let text = format!(
                 "automatic compaction cancelled by a before_compact hook: {}; asked again once the context \
                  grows by {keep} tokens (keepRecentTokens), or now with /compact",
-                crate::tools::limits::one_line(reason, 200)
+                crate::limits::one_line(reason, 200)
             );
             ui.notice(&format!("({text})"));
             let data = flush::cancelled_data(agent.context_tokens(), reason);
@@ -458,10 +383,10 @@ async fn wait_for_background(agent: &mut Agent, chat: &mut Automatic, cancel: &C
                     // It has exited: its pipes hold all it wrote.
                     let mut out = Vec::new();
                     let mut err = Vec::new();
-                    if let Some(mut pipe) = child.child.stdout.take() {
+                    if let Some(mut pipe) = child.child().stdout.take() {
                         let _ = std::io::Read::read_to_end(&mut pipe, &mut out);
                     }
-                    if let Some(mut pipe) = child.child.stderr.take() {
+                    if let Some(mut pipe) = child.child().stderr.take() {
                         let _ = std::io::Read::read_to_end(&mut pipe, &mut err);
                     }
                     if status.success() {

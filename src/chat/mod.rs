@@ -35,7 +35,7 @@ struct Automatic {
     /// not fix: no memory flush re-sends that context.
     overflowed: bool,
     /// Compactions started during a turn (`/compact` typed meanwhile).
-    background: Vec<compaction::Background>,
+    background: Vec<crate::process::Background>,
 }
 
 /// An open conversation with someone at the keyboard.

@@ -159,7 +159,7 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
     // Ctrl-D (below). Only a prompt that cannot be woken ends at once,
     // stopping the MCP servers first.
     let signals = Watcher::start(|stop| {
-        crate::mcp::stop_all_processes();
+        crate::process::servers::stop_all();
         std::process::exit(stop.exit_code())
     })?;
     let mut code = 0;
@@ -342,7 +342,7 @@ fn run_turn(
     let cancel = Arc::new(Cancel::default());
     let steers: Arc<Mutex<Vec<String>>> = Arc::default();
     let mut ui = term_ui(color);
-    let started: Arc<Mutex<Vec<super::compaction::Background>>> = Arc::default();
+    let started: Arc<Mutex<Vec<crate::process::Background>>> = Arc::default();
     // `/compact` during a turn needs the session on disk to act on.
     let compact = chat.is_saved().then(|| BackgroundCompact {
         id: chat.id().clone(),
@@ -551,7 +551,7 @@ fn mcp_listing(chat: &Chat, color: bool) {
         let count = if server.tools.is_empty() { String::new() } else { format!(" · {} tools", server.tools.len()) };
         println!("{}  {}{count}", server.name, safe(&server.state.to_string()));
         for (tool, description) in server.tools {
-            println!("  {tool}  {}", style.dim(&safe(&crate::tools::limits::one_line(&description, 80))));
+            println!("  {tool}  {}", style.dim(&safe(&crate::limits::one_line(&description, 80))));
         }
     }
 }

@@ -183,7 +183,7 @@ pub struct BackgroundCompact {
     /// The session to compact.
     pub id: crate::SessionId,
     /// The children started, for the turn to wait for.
-    pub started: Arc<Mutex<Vec<super::compaction::Background>>>,
+    pub started: Arc<Mutex<Vec<crate::process::Background>>>,
     /// Held while writing its note.
     pub lock: Arc<Mutex<()>>,
 }

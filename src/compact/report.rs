@@ -104,7 +104,7 @@ impl Report {
                 format!("{id}: another compaction landed meanwhile; nothing to compact")
             }
             Report::Cancelled { id, reason } => {
-                let reason = crate::tools::limits::one_line(reason, 200);
+                let reason = crate::limits::one_line(reason, 200);
                 format!("{id}: compaction cancelled by a before_compact hook: {reason}")
             }
             Report::UnderTrigger { id, tokens, trigger } => {

@@ -124,7 +124,7 @@ fn stdio(
     // are stopped (when they are killed anyway), so its exit kills nothing
     // early. Never a blocking-pool thread, whose exit after 10 s idle would
     // take the server with it.
-    crate::deathsig::die_with_parent(cmd.as_std_mut());
+    crate::process::die_with_parent(cmd.as_std_mut());
     let (process, stderr) = TokioChildProcess::builder(cmd)
         .stderr(Stdio::piped())
         .spawn()
@@ -134,7 +134,7 @@ fn stdio(
         *slot = pid;
     }
     if let Some(pid) = pid {
-        super::remember_group(pid);
+        crate::process::servers::remember(pid);
     }
     if let Some(stderr) = stderr {
         tail.reading.store(true, std::sync::atomic::Ordering::SeqCst);

@@ -13,7 +13,7 @@
 //! to a dead server's tools are error results. A streamable HTTP server
 //! has no process to watch: it is found dead when a call or a listing
 //! cannot reach it. [`Servers::stop`]
-//! (also on drop, and [`stop_all_processes`] on paths that exit at once)
+//! (also on drop, and `crate::process::servers::stop_all` on paths that exit at once)
 //! ends every server with everything it started: each stdio server runs in
 //! a process group of its own.
 //!
@@ -35,8 +35,6 @@ use rmcp::service::{RoleClient, RunningServiceCancellationToken};
 use crate::provider::ToolSpec;
 pub use config::{CALL_TIMEOUT, START_TIMEOUT, Server, ServerConfig, Transport};
 pub use tool::{McpTool, result_text, tool_name};
-/// How long stopped servers get to exit before they are killed.
-const STOP_GRACE: Duration = Duration::from_secs(1);
 
 /// Where a server is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,67 +104,6 @@ pub struct Servers {
     shared: Arc<Shared>,
     /// Ends the servers' thread.
     thread: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
-}
-
-/// Process groups of running stdio servers, for [`stop_all_processes`].
-static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
-
-/// Note a new server's process group, so [`stop_all_processes`] finds it
-/// even while its handshake is still going on.
-fn remember_group(group: i32) {
-    if let Ok(mut groups) = GROUPS.lock() {
-        groups.push(group);
-    }
-}
-
-fn forget_group(group: i32) {
-    if let Ok(mut groups) = GROUPS.lock() {
-        groups.retain(|g| *g != group);
-    }
-}
-
-/// Stop every stdio server's process group now: for paths that end the
-/// process at once (a signal while the REPL waits for input).
-pub fn stop_all_processes() {
-    let groups = GROUPS.lock().map(|mut g| std::mem::take(&mut *g)).unwrap_or_default();
-    stop_groups(&groups);
-}
-
-/// SIGTERM each group, give them [`STOP_GRACE`] to go, then SIGKILL
-/// what is left (a server's children that ignored the first signal).
-fn stop_groups(groups: &[i32]) {
-    let groups: Vec<i32> = groups.iter().copied().filter(|g| *g > 1).collect();
-    if groups.is_empty() {
-        return;
-    }
-    // SAFETY: killpg takes plain integers and touches no memory; a group
-    // that is already gone gives ESRCH, which is fine.
-    let signal = |group: i32, sig: i32| unsafe { libc::killpg(group, sig) };
-    for group in &groups {
-        signal(*group, libc::SIGTERM);
-    }
-    // Each group's leader is the server itself: once it has exited, what
-    // is left of the group gets SIGKILL at once.
-    let deadline = Instant::now() + STOP_GRACE;
-    while Instant::now() < deadline && groups.iter().any(|g| running(*g)) {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    for group in &groups {
-        signal(*group, libc::SIGKILL);
-        forget_group(*group);
-    }
-}
-
-/// Whether process `pid` exists and has not exited (a zombie waiting to be
-/// reaped has).
-fn running(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // The state follows the command name, which is in parentheses.
-        Ok(stat) => !stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')),
-        // No /proc (not Linux): ask the kernel. SAFETY: as in `stop_groups`.
-        Err(_) if !std::path::Path::new("/proc/self").exists() => unsafe { libc::kill(pid, 0) == 0 },
-        Err(_) => false,
-    }
 }
 
 impl Shared {
@@ -289,11 +226,7 @@ fn with_stderr(why: String, tail: &connect::Tail) -> String {
 fn stop_group(group: &Mutex<Option<i32>>) {
     let taken = group.lock().ok().and_then(|mut g| g.take());
     if let Some(group) = taken {
-        // SAFETY: as in `stop_groups`.
-        unsafe {
-            libc::killpg(group, libc::SIGKILL);
-        }
-        forget_group(group);
+        crate::process::servers::kill(group);
     }
 }
 
@@ -530,7 +463,7 @@ impl Servers {
                 }
             }
         }
-        stop_groups(&groups);
+        crate::process::servers::stop(&groups);
         if let Some(end) = self.thread.lock().ok().and_then(|mut t| t.take()) {
             let _ = end.send(());
         }

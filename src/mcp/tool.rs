@@ -8,8 +8,9 @@
 use serde_json::Value;
 
 use super::Handle;
+use crate::limits;
 use crate::provider::ToolSpec;
-use crate::tools::{Tool, ToolContext, ToolFuture, ToolOutput, limits};
+use crate::tools::{Tool, ToolContext, ToolFuture, ToolOutput};
 
 /// The longest tool name providers accept.
 const MAX_NAME: usize = 64;

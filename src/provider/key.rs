@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 
 use super::Secret;
-use crate::tools::bash::GroupKill;
+use crate::process::GroupKill;
 
 /// How long `apiKeyCommand` may run.
 pub const KEY_COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
@@ -42,8 +42,8 @@ const MAX_KEY_BYTES: u64 = 64 << 10;
 /// background neither holds us nor outlives it. The group is `bash`'s
 /// [`GroupKill`], so it dies with glrs too, however glrs dies: the shell by
 /// `die_with_parent` (it is waited for on the thread that started it, so
-/// that thread outlives it), what it started by `crate::reaper`'s
-/// watchdog. Not `tools::bash::run_process`: that keeps stdout in a file,
+/// that thread outlives it), what it started by `crate::process::reaper`'s
+/// watchdog. Not `crate::process::run_process`: that keeps stdout in a file,
 /// and a key must never be written to disk. Errors never carry what it
 /// printed.
 fn run_key_command(command: &str, timeout: Duration) -> Result<Vec<u8>> {
@@ -53,7 +53,7 @@ fn run_key_command(command: &str, timeout: Duration) -> Result<Vec<u8>> {
     let deadline = std::time::Instant::now() + timeout;
     let mut cmd = Command::new("sh");
     cmd.args(["-c", command]).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit()).process_group(0);
-    crate::deathsig::die_with_parent(&mut cmd);
+    crate::process::die_with_parent(&mut cmd);
     let mut child = cmd.spawn().context("could not be run")?;
     let group = GroupKill::new(i32::try_from(child.id()).unwrap_or(0));
     let stdout = child.stdout.take().context("has no stdout")?;

@@ -19,8 +19,9 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::bash::{self, Ending, Spawn};
+use super::bash;
 use super::{Tool, ToolContext, ToolFuture, ToolOutput};
+use crate::process::{self, Ending, Spawn};
 use crate::provider::ToolSpec;
 
 /// How long `--describe` may take.
@@ -54,7 +55,7 @@ pub struct ExecTool {
 /// tools): a tool claiming one is left out too. A missing folder is no
 /// tools and no problem.
 pub async fn load(dir: &Path, taken: &[String]) -> (Vec<Arc<dyn Tool>>, Vec<String>) {
-    load_in(dir, taken, &super::output_dir()).await
+    load_in(dir, taken, &crate::limits::output_dir()).await
 }
 
 /// [`load`], the `--describe` outputs going through files under `output_dir`.
@@ -100,15 +101,8 @@ const DESCRIBE_MAX_BYTES: u64 = 1024 * 1024;
 /// before; it is done when the file itself exits, whatever it left behind.
 async fn describe(path: &Path, output_dir: &Path) -> Result<ToolSpec, String> {
     let cwd = std::env::current_dir().unwrap_or_else(|_| path.parent().unwrap_or(Path::new("/")).to_path_buf());
-    let spawn = Spawn {
-        program: path.as_os_str(),
-        args: &["--describe"],
-        cwd: &cwd,
-        env: &[],
-        stdin: None,
-        stderr_apart: true,
-    };
-    let ran = bash::run_process(&spawn, DESCRIBE_TIMEOUT, output_dir, "describe")
+    let spawn = Spawn { stderr_apart: true, ..Spawn::new(path.as_os_str(), &["--describe"], &cwd) };
+    let ran = process::run_process(&spawn, DESCRIBE_TIMEOUT, output_dir, "describe")
         .await
         .map_err(|e| format!("--describe could not run: {e}"))?;
     // Read, then removed: neither file is named to anyone.
@@ -119,7 +113,7 @@ async fn describe(path: &Path, output_dir: &Path) -> Result<ToolSpec, String> {
         let _ = std::fs::remove_file(p);
     }
     let failed = |how: String| {
-        let stderr = super::limits::one_line(String::from_utf8_lossy(&stderr).trim(), 200);
+        let stderr = crate::limits::one_line(String::from_utf8_lossy(&stderr).trim(), 200);
         format!("--describe failed ({how}){}", if stderr.is_empty() { String::new() } else { format!(": {stderr}") })
     };
     match ran.ending {
@@ -168,19 +162,17 @@ impl Tool for ExecTool {
             let env: [(&str, &OsStr); 2] =
                 [("GLRS_SESSION_ID", OsStr::new(ctx.session_id)), ("GLRS_SESSION_FILE", ctx.session_file.as_os_str())];
             let spawn = Spawn {
-                program: self.path.as_os_str(),
-                args: &[],
-                cwd: ctx.cwd,
                 env: &env,
                 stdin: Some(stdin.as_bytes()),
                 stderr_apart: true,
+                ..Spawn::new(self.path.as_os_str(), &[], ctx.cwd)
             };
-            let ran = match bash::run_process(&spawn, CALL_TIMEOUT, ctx.output_dir, &self.spec.name).await {
+            let ran = match process::run_process(&spawn, CALL_TIMEOUT, ctx.output_dir, &self.spec.name).await {
                 Ok(ran) => ran,
                 Err(e) => return ToolOutput::error(e),
             };
-            let stdout = bash::output_text(&ran.output);
-            let stderr = ran.stderr.as_deref().map(bash::output_text).unwrap_or_default();
+            let stdout = process::output_text(&ran.output);
+            let stderr = ran.stderr.as_deref().map(process::output_text).unwrap_or_default();
             let failed = |what: String| {
                 let mut text = stdout.clone();
                 for part in [stderr.as_str(), what.as_str()] {

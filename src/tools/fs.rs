@@ -8,8 +8,8 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::limits::{MAX_BYTES, MAX_LINES, floor_boundary};
 use super::{Origin, Tool, ToolContext, ToolFuture, ToolOutput, parse_input, resolve_path, shown_path};
+use crate::limits::{MAX_BYTES, MAX_LINES, floor_boundary};
 use crate::provider::ToolSpec;
 
 fn spec(name: &str, description: &str, parameters: Value) -> ToolSpec {

@@ -12,7 +12,6 @@
 pub mod bash;
 pub mod exec;
 pub mod fs;
-pub mod limits;
 pub mod permissions;
 pub mod search;
 
@@ -24,6 +23,7 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::limits;
 use crate::provider::{Cancel, ToolSpec};
 use crate::store::ToolCall;
 pub use permissions::{Answer, Asker, Decision, Permissions, Rule};
@@ -391,17 +391,6 @@ pub fn describe_call(name: &str, input: &Value) -> String {
         Some(tool) => format!("{name} {}", tool.summary(input)),
         None => format!("{name} {}", serde_json::to_string(input).unwrap_or_default()),
     }
-}
-
-/// Where long outputs are kept whole: `$XDG_CACHE_HOME/glrs/output/`, else
-/// `~/.cache/glrs/output/`.
-pub fn output_dir() -> PathBuf {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| dirs::home_dir().map(|h| h.join(".cache")))
-        .unwrap_or_else(std::env::temp_dir);
-    base.join("glrs").join("output")
 }
 
 #[cfg(test)]

@@ -15,8 +15,8 @@ use globset::{GlobBuilder, GlobMatcher};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::limits::MAX_BYTES;
 use super::{Origin, Tool, ToolContext, ToolFuture, ToolOutput, parse_input, resolve_path, shown_path};
+use crate::limits::MAX_BYTES;
 use crate::provider::ToolSpec;
 
 /// Longest line shown in a `grep` result.

@@ -1,9 +1,9 @@
 //! A SIGKILLed glrs-chat leaves no child behind (Linux `PR_SET_PDEATHSIG`,
-//! `src/deathsig.rs`): with an MCP stdio server running and a `bash` tool
+//! `src/process/deathsig.rs`): with an MCP stdio server running and a `bash` tool
 //! call (`sleep 300`) under way, `kill -9` of the chat ends both; one
 //! waiting for its `apiKeyCommand` leaves that no more; and what a `bash`
 //! command started in the background (a grandchild, out of the kernel's
-//! reach) is killed by the chat's watchdog (`src/reaper.rs`), which then
+//! reach) is killed by the chat's watchdog (`src/process/reaper.rs`), which then
 //! exits too. So is a `glrs-compact` that `/compact` typed during a turn
 //! started from the REPL's short-lived key watcher thread (too short-lived
 //! for the kernel's signal): its group is the watchdog's to kill.
@@ -96,7 +96,7 @@ fn a_sigkilled_chat_leaves_no_api_key_command_running() {
     let server = MockServer::start();
     // `exec`: the command's pid is the chat's own child, the one the kernel
     // signals. (What it would start in the background is its group's, which
-    // `crate::reaper` guards as it does `bash`'s: tested there.)
+    // `crate::process::reaper` guards as it does `bash`'s: tested there.)
     let command = format!("echo $$ > '{}'; exec sleep 300", key_pid.display());
     ts.config(json!({
         "providers": {"openai": {"baseUrl": format!("{}/v1", server.url()), "apiKeyCommand": command}},

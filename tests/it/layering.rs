@@ -19,8 +19,8 @@ const RULES: &[Rule] = &[
     },
     Rule {
         under: "provider",
-        forbidden: &["store", "agent", "chat", "cli", "compact", "mcp"],
-        why: "provider adapters know no store and no MCP",
+        forbidden: &["store", "agent", "chat", "cli", "compact", "mcp", "tools"],
+        why: "provider adapters know no store, no MCP and no tool (a key command runs through crate::process)",
     },
     Rule {
         under: "compact",
@@ -56,6 +56,32 @@ const RULES: &[Rule] = &[
         why: "the shared message types are a leaf",
     },
     Rule { under: "config.rs", forbidden: &["provider", "store", "chat", "cli"], why: "config is read by everyone" },
+    Rule {
+        under: "process",
+        forbidden: &[
+            "store",
+            "provider",
+            "agent",
+            "chat",
+            "cli",
+            "compact",
+            "config",
+            "context",
+            "tools",
+            "hooks",
+            "mcp",
+            "keys",
+            "maintenance",
+        ],
+        why: "process control is a leaf: it knows no tool, hook, provider or chat",
+    },
+    Rule {
+        under: "limits.rs",
+        forbidden: &[
+            "store", "provider", "agent", "chat", "cli", "compact", "config", "tools", "hooks", "mcp", "process",
+        ],
+        why: "the output limits are a leaf",
+    },
 ];
 
 /// Every `.rs` file under `dir`.

@@ -100,6 +100,17 @@ pub fn save_full_output(dir: &Path, tool: &str, bytes: &[u8]) -> std::io::Result
     Ok(file.0)
 }
 
+/// Where long outputs are kept whole: `$XDG_CACHE_HOME/glrs/output/`, else
+/// `~/.cache/glrs/output/`.
+pub fn output_dir() -> PathBuf {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| dirs::home_dir().map(|h| h.join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    base.join("glrs").join("output")
+}
+
 /// A new, empty 0600 file under `dir` for a tool's whole output.
 pub fn new_output_file(dir: &Path, tool: &str) -> std::io::Result<(PathBuf, std::fs::File)> {
     crate::paths::ensure_private_dir(dir)?;

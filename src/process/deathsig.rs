@@ -11,10 +11,10 @@
 //!   blocking-pool thread). Never from a short-lived thread such as the REPL's
 //!   key watcher or a `spawn_blocking` task. (What the key watcher starts, a
 //!   background `glrs-compact`, runs in a process group of its own that
-//!   `crate::reaper`'s watchdog kills instead.)
+//!   `super::reaper`'s watchdog kills instead.)
 //! - It reaches only direct children, and fork clears it. A bash command's
 //!   own children (its grandchildren) are out of its reach: they run in the
-//!   command's process group, which `crate::reaper`'s watchdog kills when
+//!   command's process group, which `super::reaper`'s watchdog kills when
 //!   the chat dies, however it dies.
 
 /// Mark `cmd` so its child is SIGKILLed when the calling thread (see the

@@ -1,9 +1,9 @@
 //! The process groups of running commands die with glrs, however it dies.
 //!
 //! Every `bash` command, hook and exec tool runs in a process group of its
-//! own (`tools::bash::run_process`), killed when the call ends. That kill
+//! own ([`super::run_process`]), killed when the call ends. That kill
 //! is the chat's to make, so a SIGKILLed chat cannot make it; its direct
-//! children still die (`crate::deathsig`), but what they started (a
+//! children still die ([`super::deathsig`]), but what they started (a
 //! backgrounded `sleep`, the compilers `make` runs) would be reparented to
 //! init and run on. So the first group a process creates starts a watchdog,
 //! `glrs-reaper`: a child that reads the groups to guard (`+ PGID`) and the
@@ -38,7 +38,7 @@
 //! only what the leader forked in that time (a shell takes a millisecond
 //! to start). A release comes after the group's SIGKILL, so a later
 //! process that reuses the number is never killed for it. A background
-//! `glrs-compact` (`crate::chat::compaction::Background`) is guarded the
+//! `glrs-compact` ([`super::Background`]) is guarded the
 //! same way, and released once it is seen to have exited but before it is
 //! reaped, for the same reason.
 

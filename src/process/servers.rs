@@ -1,0 +1,77 @@
+//! Long-lived children (stdio MCP servers): each in a process group of its
+//! own, noted here from the moment it exists, so the paths that end the
+//! process at once ([`stop_all`]: a signal while the REPL waits for input)
+//! find every one, even one whose handshake is still going on.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// How long stopped servers get to exit before they are killed.
+const STOP_GRACE: Duration = Duration::from_secs(1);
+
+/// Process groups of running servers.
+static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+/// Note a new server's process group.
+pub fn remember(group: i32) {
+    if let Ok(mut groups) = GROUPS.lock() {
+        groups.push(group);
+    }
+}
+
+fn forget(group: i32) {
+    if let Ok(mut groups) = GROUPS.lock() {
+        groups.retain(|g| *g != group);
+    }
+}
+
+/// SIGKILL one server's group at once (it failed, or its connection ended).
+pub fn kill(group: i32) {
+    // SAFETY: killpg takes plain integers and touches no memory; a group
+    // that is already gone gives ESRCH, which is fine.
+    unsafe {
+        libc::killpg(group, libc::SIGKILL);
+    }
+    forget(group);
+}
+
+/// Stop every server's group now.
+pub fn stop_all() {
+    let groups = GROUPS.lock().map(|mut g| std::mem::take(&mut *g)).unwrap_or_default();
+    stop(&groups);
+}
+
+/// SIGTERM each group, give them [`STOP_GRACE`] to go, then SIGKILL
+/// what is left (a server's children that ignored the first signal).
+pub fn stop(groups: &[i32]) {
+    let groups: Vec<i32> = groups.iter().copied().filter(|g| *g > 1).collect();
+    if groups.is_empty() {
+        return;
+    }
+    // SAFETY: as in `kill`.
+    let signal = |group: i32, sig: i32| unsafe { libc::killpg(group, sig) };
+    for group in &groups {
+        signal(*group, libc::SIGTERM);
+    }
+    // Each group's leader is the server itself: once it has exited, what
+    // is left of the group gets SIGKILL at once.
+    let deadline = Instant::now() + STOP_GRACE;
+    while Instant::now() < deadline && groups.iter().any(|g| running(*g)) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    for group in &groups {
+        kill(*group);
+    }
+}
+
+/// Whether process `pid` exists and has not exited (a zombie waiting to be
+/// reaped has).
+fn running(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name, which is in parentheses.
+        Ok(stat) => !stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        // No /proc (not Linux): ask the kernel. SAFETY: as in `kill`.
+        Err(_) if !std::path::Path::new("/proc/self").exists() => unsafe { libc::kill(pid, 0) == 0 },
+        Err(_) => false,
+    }
+}
