@@ -21,6 +21,7 @@ pub mod fork;
 mod fuzz;
 pub mod hooks;
 pub mod id;
+pub mod import;
 pub mod keys;
 pub mod limits;
 pub mod maintenance;

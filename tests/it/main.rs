@@ -29,6 +29,7 @@ mod extensions;
 mod front;
 mod generated;
 mod harness;
+mod import;
 mod layering;
 mod lifecycle;
 mod mcp;

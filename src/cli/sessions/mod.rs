@@ -4,6 +4,7 @@
 mod append;
 mod export;
 mod grep;
+mod import;
 mod lifecycle;
 pub mod ls;
 mod show;
@@ -68,7 +69,7 @@ pub enum Command {
     Cleanup(CleanupArgs),
     /// Write a session's transcript as Markdown, one self-contained HTML page, or JSON Lines
     Export(ExportArgs),
-    /// Put back what a chat could not save: append a recovery file's entries to its session
+    /// Import Claude Code, Codex or pi sessions (--from), or put back a chat's recovery file
     Import(ImportArgs),
     /// Add a program's own data (a custom entry, never sent to the model) or a notice
     Append(AppendArgs),
@@ -110,8 +111,20 @@ pub struct ExportArgs {
 #[derive(Debug, ClapArgs)]
 /// Arguments of `import`.
 pub struct ImportArgs {
-    /// The recovery file the chat named (glrs-recovery-ID-TIME.json)
-    pub file: std::path::PathBuf,
+    /// Import the sessions of this agent (pi also reads OpenClaw's); without it, FILE is a
+    /// recovery file the chat named (glrs-recovery-ID-TIME.json)
+    #[arg(long, value_enum, value_name = "TOOL")]
+    pub from: Option<crate::import::Tool>,
+    /// Transcript files, or folders searched for *.jsonl below them [default: the agent's own
+    /// store: ~/.claude/projects, $CODEX_HOME/sessions else ~/.codex/sessions, ~/.pi/agent/sessions]
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<std::path::PathBuf>,
+    /// Say what would be imported; write nothing
+    #[arg(long, requires = "from")]
+    pub dry_run: bool,
+    /// Print one JSON object a line: id, source, entries, title, status, parent
+    #[arg(long, requires = "from")]
+    pub json: bool,
 }
 
 #[derive(Debug, ClapArgs)]
@@ -250,12 +263,7 @@ pub fn run(args: Args) -> Result<i32> {
         Command::Cleanup(a) => lifecycle::cleanup(&store, &a, &mut out)?,
         Command::Export(a) => export::run(&store, &a, &mut out)?,
         Command::Append(a) => append::run(&store, &a)?,
-        Command::Import(a) => {
-            let (id, count) = store.import_recovery(&a.file)?;
-            let entries = crate::output::count(count as u64, "entry", "entries");
-            writeln!(out, "{id}: {entries} imported from {}", a.file.display())?;
-            0
-        }
+        Command::Import(a) => import::run(&store, &a, &mut out)?,
     };
     out.flush()?;
     Ok(code)

@@ -1,0 +1,321 @@
+//! Codex rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`), after
+//! the rollout types of openai/codex `codex-rs` (protocol crate): each line
+//! a `RolloutLine` `{timestamp, type, payload}` holding a `RolloutItem`
+//! (`session_meta`, `turn_context`, `response_item`, `compacted`,
+//! `event_msg`); the older layout is a header line `{id, timestamp,
+//! instructions}` and then bare `ResponseItem`s.
+//!
+//! `response_item`s are the history: a run of model-side items (reasoning,
+//! assistant text, calls) is one model call, each `function_call_output`
+//! answers its `call_id`. `event_msg`s are the UI's echo of that history:
+//! kept as `custom`, never mapped twice (only `token_count` gives usage).
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::build::{Builder, CallRef};
+use super::{Parent, Read, Skipped, Unit, content_text, file_stem, text_of, time_of};
+use crate::store::Entry;
+
+/// The prefixes of the user messages Codex writes itself.
+const INJECTED: &[&str] = &[
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md instructions",
+    "<INSTRUCTIONS>",
+    "<user_shell_command>",
+    "<turn_aborted>",
+];
+
+/// What the reader knows as it walks the file.
+#[derive(Default)]
+struct State {
+    b: Builder,
+    at: String,
+    id: Option<String>,
+    cwd: String,
+    version: Option<String>,
+    provider: String,
+    model: String,
+    parent: Option<Parent>,
+    /// The model call the latest model-side items belong to.
+    current: Option<CallRef>,
+    /// The latest model call, for the usage a `token_count` reports.
+    last: Option<CallRef>,
+    skipped: Vec<Skipped>,
+}
+
+/// Read a rollout.
+pub fn read(path: &Path, lines: Vec<(usize, Value)>) -> Read {
+    let mut s = State { provider: "openai".into(), ..State::default() };
+    for (n, line) in lines {
+        if let Some(at) = time_of(line.get("timestamp")) {
+            s.b.saw(&at);
+            s.at = at;
+        }
+        let kind = line.get("type").and_then(Value::as_str).map(str::to_string);
+        match (kind.as_deref(), line.get("payload")) {
+            (Some(kind), Some(payload)) => {
+                let payload = payload.clone();
+                if let Err(why) = s.item(kind, &payload, &line) {
+                    s.skipped.push(Skipped { line: n, why });
+                }
+            }
+            // The older layout: the header, state records, bare items.
+            (None, None) if n_is_header(&line, &s) => s.meta(&line),
+            (None, None) if line.get("record_type").is_some() => {
+                let at = s.at.clone();
+                s.b.keep(&at, "state", line);
+            }
+            (Some(_), None) => {
+                let item = line.clone();
+                if let Err(why) = s.response_item(&item) {
+                    s.skipped.push(Skipped { line: n, why });
+                }
+            }
+            _ => s.skipped.push(Skipped { line: n, why: "not a Codex rollout line (no type)".into() }),
+        }
+    }
+    s.finish(path)
+}
+
+/// The older layout's header: the first line, with an `id`.
+fn n_is_header(line: &Value, s: &State) -> bool {
+    s.id.is_none() && line.get("id").is_some()
+}
+
+impl State {
+    fn item(&mut self, kind: &str, payload: &Value, line: &Value) -> Result<(), String> {
+        match kind {
+            "session_meta" => {
+                self.meta(payload);
+                let at = self.at.clone();
+                self.b.keep(&at, kind, line.clone());
+            }
+            "turn_context" => {
+                if let Some(model) = text_of(payload, "model") {
+                    self.model = model;
+                }
+                if let Some(cwd) = text_of(payload, "cwd") {
+                    self.cwd = cwd;
+                }
+                let at = self.at.clone();
+                self.b.keep(&at, kind, line.clone());
+            }
+            "response_item" => self.response_item(payload)?,
+            "compacted" => self.compacted(payload, line)?,
+            "event_msg" => self.event(payload, line),
+            _ => {
+                let at = self.at.clone();
+                self.b.keep(&at, kind, line.clone());
+            }
+        }
+        Ok(())
+    }
+
+    /// `SessionMeta` (or the older header).
+    fn meta(&mut self, meta: &Value) {
+        if self.id.is_none() {
+            self.id = text_of(meta, "id");
+        }
+        if let Some(cwd) = text_of(meta, "cwd") {
+            self.cwd = cwd;
+        }
+        if let Some(version) = text_of(meta, "cli_version") {
+            self.version = Some(version);
+        }
+        if let Some(provider) = text_of(meta, "model_provider") {
+            self.provider = provider;
+        }
+        if let Some(at) = time_of(meta.get("timestamp")) {
+            self.b.saw(&at);
+        }
+        // A spawned thread (`source: {subagent: {thread_spawn: {parent_thread_id}}}`)
+        // or a fork (`forked_from_id`) continues another thread.
+        let spawner = meta.pointer("/source/subagent/thread_spawn/parent_thread_id").and_then(Value::as_str);
+        let forked = meta.get("forked_from_id").and_then(Value::as_str);
+        if let Some(id) = spawner.or(forked) {
+            self.parent = Some(Parent::Source { id: id.to_string() });
+        }
+    }
+
+    fn model_name(&self) -> String {
+        if self.model.is_empty() { String::new() } else { format!("{}/{}", self.provider, self.model) }
+    }
+
+    /// The model call model-side items join, started if there is none.
+    fn current(&mut self) -> CallRef {
+        if let Some(call) = self.current {
+            return call;
+        }
+        let (at, model) = (self.at.clone(), self.model_name());
+        let call = self.b.model_call(&at, &model, "stop");
+        self.current = Some(call);
+        self.last = Some(call);
+        call
+    }
+
+    fn response_item(&mut self, item: &Value) -> Result<(), String> {
+        let kind = item.get("type").and_then(Value::as_str).unwrap_or("");
+        let at = self.at.clone();
+        let need = |name: &str| text_of(item, name).ok_or_else(|| format!("a {kind} without {name}"));
+        match kind {
+            "message" => {
+                let role = need("role")?;
+                let text = content_text(item.get("content"));
+                match role.as_str() {
+                    "assistant" => {
+                        let call = self.current();
+                        self.b.text(call, &text);
+                    }
+                    "user" => {
+                        self.current = None;
+                        let injected = INJECTED.iter().any(|p| text.trim_start().starts_with(p));
+                        self.b.user(&at, text, injected);
+                    }
+                    // Developer and system messages are Codex's own
+                    // instructions (sandbox, permissions): not the user's.
+                    _ => self.b.keep(&at, &format!("message:{role}"), item.clone()),
+                }
+            }
+            "reasoning" => {
+                let text = reasoning_text(item);
+                let call = self.current();
+                self.b.reasoning(call, &at, text, None);
+            }
+            "function_call" => {
+                let (id, name) = (need("call_id")?, need("name")?);
+                let call = self.current();
+                self.b.stop(call, "tool_use");
+                self.b.tool_call(call, &id, &name, arguments(item.get("arguments")));
+            }
+            "custom_tool_call" => {
+                let (id, name) = (need("call_id")?, need("name")?);
+                let input = serde_json::json!({"input": item.get("input").cloned().unwrap_or(Value::Null)});
+                let call = self.current();
+                self.b.stop(call, "tool_use");
+                self.b.tool_call(call, &id, &name, input);
+            }
+            "local_shell_call" => {
+                let id = text_of(item, "call_id")
+                    .or_else(|| text_of(item, "id"))
+                    .ok_or("a local_shell_call without call_id")?;
+                let call = self.current();
+                self.b.stop(call, "tool_use");
+                self.b.tool_call(call, &id, "local_shell", item.get("action").cloned().unwrap_or(Value::Null));
+            }
+            "function_call_output" | "custom_tool_call_output" => {
+                let id = need("call_id")?;
+                self.current = None;
+                let (result, failed) = output_text(item.get("output"));
+                self.b.result(&id, &at, result, failed, &format!("{kind}:unanswered"));
+            }
+            // Built-in and harness items with no result of their own.
+            _ => self.b.keep(&at, kind, item.clone()),
+        }
+        Ok(())
+    }
+
+    /// `CompactedItem {message, replacement_history}`: the history before it
+    /// is replaced by the summary.
+    fn compacted(&mut self, payload: &Value, line: &Value) -> Result<(), String> {
+        self.current = None;
+        let at = self.at.clone();
+        let mut brief = text_of(payload, "message").unwrap_or_default();
+        if brief.trim().is_empty() {
+            // A remote compaction leaves the summary in the new history.
+            brief = payload
+                .get("replacement_history")
+                .and_then(Value::as_array)
+                .and_then(|items| items.iter().rev().find(|i| i.get("role").and_then(Value::as_str) == Some("user")))
+                .map(|i| content_text(i.get("content")))
+                .unwrap_or_default();
+        }
+        if payload.get("message").is_none() && payload.get("replacement_history").is_none() {
+            return Err("a compacted item without message".into());
+        }
+        if payload.get("replacement_history").is_some() {
+            self.b.keep(&at, "compacted", line.clone());
+        }
+        self.b.compacted(&at, brief, 0, None);
+        Ok(())
+    }
+
+    fn event(&mut self, payload: &Value, line: &Value) {
+        let at = self.at.clone();
+        let kind = payload.get("type").and_then(Value::as_str).unwrap_or("");
+        let usage = payload.pointer("/info/last_token_usage");
+        match (kind, usage) {
+            ("token_count", Some(usage)) => {
+                let n = |name: &str| usage.get(name).and_then(Value::as_u64).unwrap_or(0);
+                let cached = n("cached_input_tokens");
+                let entry = Entry::Usage {
+                    at,
+                    model: self.model_name(),
+                    input_tokens: n("input_tokens").saturating_sub(cached),
+                    output_tokens: n("output_tokens"),
+                    cache_read_tokens: cached,
+                    cache_write_tokens: 0,
+                    cost_usd: None,
+                };
+                match self.last {
+                    Some(call) => self.b.usage(call, entry),
+                    None => self.b.entry(entry),
+                }
+            }
+            _ => self.b.keep(&at, "event_msg", line.clone()),
+        }
+    }
+
+    fn finish(self, path: &Path) -> Read {
+        let State { b, id, cwd, version, parent, skipped, .. } = self;
+        let (title, model) = (b.title.clone(), b.model.clone());
+        let created_at = b.first_at.clone().unwrap_or_else(crate::time::now);
+        let updated_at = b.last_at.clone().unwrap_or_else(|| created_at.clone());
+        let unit = Unit {
+            key: None,
+            source_id: id.unwrap_or_else(|| file_stem(path)),
+            entries: b.finish(),
+            cwd,
+            created_at,
+            updated_at,
+            title,
+            model,
+            parent,
+        };
+        Read { version, units: vec![unit], skipped }
+    }
+}
+
+/// A reasoning item's text: its raw content when recorded, else its summary.
+fn reasoning_text(item: &Value) -> String {
+    let content = content_text(item.get("content"));
+    if !content.is_empty() {
+        return content;
+    }
+    content_text(item.get("summary"))
+}
+
+/// A call's input: the `arguments` JSON text as an object (text that is
+/// not an object is wrapped, as every provider wants an object).
+fn arguments(arguments: Option<&Value>) -> Value {
+    let parsed = match arguments {
+        Some(Value::String(text)) => serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone())),
+        Some(other) => other.clone(),
+        None => Value::Object(Default::default()),
+    };
+    if parsed.is_object() { parsed } else { serde_json::json!({"arguments": parsed}) }
+}
+
+/// A tool output's text and whether it failed: a string, content items,
+/// or `{content, success}`.
+fn output_text(output: Option<&Value>) -> (String, bool) {
+    match output {
+        Some(Value::Object(o)) => {
+            let failed = o.get("success").and_then(Value::as_bool) == Some(false);
+            (content_text(o.get("content")), failed)
+        }
+        other => (content_text(other), false),
+    }
+}
