@@ -253,6 +253,15 @@ fn fill_times(entries: &mut [Entry]) {
             next = Some(entry.at().to_string());
         }
     }
+    // Those at the end take the time of the entry before them.
+    let mut last: Option<String> = None;
+    for entry in entries.iter_mut() {
+        if !entry.at().is_empty() {
+            last = Some(entry.at().to_string());
+        } else if let (Some(at), Entry::Custom { at: slot, .. }) = (&last, &mut *entry) {
+            *slot = at.clone();
+        }
+    }
 }
 
 /// How many entries come before the item at `mark` (all when it is past

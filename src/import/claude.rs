@@ -216,7 +216,8 @@ impl Part {
                 None => return Err("an assistant content block without type".into()),
             }
         }
-        if let Some(u) = message.get("usage") {
+        // Claude Code's own stand-in answers (`<synthetic>`) cost nothing.
+        if let Some(u) = message.get("usage").filter(|_| !model.is_empty()) {
             let n = |name: &str| u.get(name).and_then(Value::as_u64).unwrap_or(0);
             let usage = Entry::Usage {
                 at: at.to_string(),

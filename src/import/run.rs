@@ -372,7 +372,12 @@ fn entries_until(store: &Store, id: &SessionId, time: &str) -> anyhow::Result<us
             at.and_then(|at| crate::time::parse_ms(&at)).is_none_or(|ms| ms <= limit)
         })
         .count();
-    Ok(count.max(1).min(lines.len()))
+    // Never between a call and its results: a fork there would split them.
+    let mut count = count.max(1).min(lines.len());
+    while count < lines.len() && crate::store::entry::quick_type(lines.entry(count)) == Some("tool") {
+        count += 1;
+    }
+    Ok(count)
 }
 
 /// Each entry redacted, as the raw text the file stores.

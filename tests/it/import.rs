@@ -406,3 +406,45 @@ fn the_default_locations_and_a_dry_run() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr_of(&out).contains("nowhere/sessions"), "{}", stderr_of(&out));
 }
+
+/// Transcripts the real tools wrote (Claude Code 2.1.197 and pi, driven
+/// against a scripted model: see the fixtures' README): their shapes, not
+/// ours, become valid sessions.
+#[test]
+fn recorded_claude_code_and_pi_transcripts() {
+    let (ts, server) = store_and_server();
+    let src = ts.dir.path().join("sources/recorded");
+    copy_tree(&fixtures().join("recorded"), &src);
+    for tool in ["claude", "pi"] {
+        let out = import(&ts, &["--from", tool, src.join(tool).to_str().unwrap()]);
+        assert!(out.status.success(), "{tool}: {}", stderr_of(&out));
+    }
+    let all = sessions(&ts);
+    assert_eq!(all.len(), 3, "Claude Code's session and its subagent, pi's session");
+    let calls = check_calls(&all);
+    assert_eq!(calls.len(), 10, "{calls:?}");
+    let (claude_id, claude) = from_source(&all, "040a4136-8c79-4182-afa8-3dcce6912609.jsonl");
+    let (_, agent) = from_source(&all, "agent-a65e512f81fd0f5e8.jsonl");
+    let (_, pi) = from_source(&all, "01a23360-9e96-7216-bf79-a856c0f65660.jsonl");
+    assert_eq!(claude["title"], "What files are here?");
+    assert_eq!(claude["cwd"], "/tmp/agents/work");
+    assert_eq!(claude["importedFrom"]["version"], "2.1.197");
+    assert!(texts_of(claude, "compacted")[0].contains("The summary below covers"), "the summary line is the brief");
+    // The subagent is a child at the entry that spawned it, whole with its result.
+    assert_eq!(agent["parent"]["id"].as_str(), Some(claude_id.as_str()));
+    let at = agent["parent"]["entry"].as_u64().unwrap() as usize;
+    assert_eq!(
+        (events(claude)[at - 1]["type"].as_str(), events(claude)[at - 1]["name"].as_str()),
+        (Some("tool"), Some("Agent"))
+    );
+    assert_eq!(texts_of(agent, "assistant").last().unwrap(), "Subagent report: README.md and main.rs.");
+    assert_eq!(pi["model"], "anthropic/claude-sonnet-4-5");
+    assert!(texts_of(pi, "compacted")[0].starts_with("## Goal"));
+    assert!(texts_of(pi, "user").iter().any(|t| t.starts_with("Ran `git status --short")));
+    assert!(events(claude).iter().chain(events(pi)).all(|e| !e["at"].as_str().unwrap().is_empty()));
+    server.push(text_reply("continuing", 100));
+    let out = ts.chat().args(["--resume", claude_id, "-m", "openai/gpt-4.1", "-p", "continue"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let body = server.model_requests()[0].body.to_string();
+    assert!(body.contains("There are two files") && !body.contains("skill_listing"), "{body}");
+}
