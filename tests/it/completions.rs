@@ -32,10 +32,8 @@ fn blocks(out: &str) -> Vec<Vec<String>> {
 
 #[test]
 fn bash_loads_lazily_and_completes_subcommands_flags_and_ids() {
-    if !installed("bash") || !Path::new("/usr/share/bash-completion/bash_completion").is_file() {
-        assert!(std::env::var_os("CI").is_none(), "CI needs bash-completion");
-        return;
-    }
+    require("bash");
+    require_file("/usr/share/bash-completion/bash_completion", "bash-completion");
     let (ts, path) = setup();
     // bash-completion looks in $BASH_COMPLETION_USER_DIR/completions/NAME.
     let user_dir = ts.dir.path().join("bash-completion");
@@ -78,9 +76,7 @@ t glrs-fork ''
 
 #[test]
 fn fish_completes_ids_with_their_titles() {
-    if !installed("fish") {
-        return;
-    }
+    require("fish");
     let (ts, path) = setup();
     let script = format!(
         "set -p fish_complete_path {}; \
@@ -102,9 +98,7 @@ fn fish_completes_ids_with_their_titles() {
 
 #[test]
 fn zsh_completes_from_fpath_with_descriptions() {
-    if !installed("zsh") {
-        return;
-    }
+    require("zsh");
     let (ts, path) = setup();
     let mut cmd = ts.std_cmd("zsh");
     cmd.args(["-f", "-i"]).env("PATH", &path).env("TERM", "xterm").env("HOME", ts.dir.path());

@@ -49,9 +49,7 @@ fn markdown_and_jsonl_on_stdout_and_into_files() {
 
 #[test]
 fn the_html_page_renders_in_headless_chromium_with_no_console_errors() {
-    if !installed("chromium") {
-        return;
-    }
+    require("chromium");
     let ts = TestStore::new();
     ts.write_fixed("abcd0001", "2026-11-01T10:00:05.000Z", "/w", ENTRIES);
     let page = ts.dir.path().join("session.html");

@@ -131,3 +131,14 @@ fn an_invalid_request_uses_no_reply_and_fails_the_test() {
     );
     assert!(message.contains("scripted reply 1 was never used"), "{message}");
 }
+
+#[test]
+fn a_test_whose_program_is_missing_fails_instead_of_passing() {
+    // Issue 24.6: chromium, the shells, jq and man are required, not skipped.
+    let missing = std::panic::catch_unwind(|| require("glrs-no-such-program"));
+    let message = missing.err().and_then(|p| p.downcast_ref::<String>().cloned()).unwrap_or_default();
+    assert!(message.contains("glrs-no-such-program, which is not on PATH"), "{message:?}");
+    let missing = std::panic::catch_unwind(|| require_file("/nonexistent/bash_completion", "bash-completion"));
+    assert!(missing.is_err(), "a missing file fails too");
+    require("sh");
+}

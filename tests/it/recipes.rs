@@ -333,7 +333,7 @@ pub(crate) fn readme_block(lang: &str, needle: &str) -> String {
 
 #[test]
 fn the_extension_recipes_a_shell_script_tool_and_a_hook_that_blocks_rm_rf() {
-    assert!(installed("jq"), "the tool recipe uses jq");
+    require("jq");
     let h = Home::new();
     let server = MockServer::start();
     h.config(&mock_config(&server));

@@ -139,11 +139,10 @@ fn inline(code: &str) -> &str {
 #[test]
 fn the_print_to_stdout_lines_show_a_page_and_load_completions() {
     let h = Home::new();
-    if installed("man") {
-        let out = h.sh(inline("glrs man compact | man -l -"));
-        let page = ok(&out, "glrs man | man -l -");
-        assert!(page.contains("glrs-compact") && page.contains("EXIT STATUS"), "{page}");
-    }
+    require("man");
+    let out = h.sh(inline("glrs man compact | man -l -"));
+    let page = ok(&out, "glrs man | man -l -");
+    assert!(page.contains("glrs-compact") && page.contains("EXIT STATUS"), "{page}");
     // Process substitution is bash's: the line runs in bash, as a bash user types it.
     let line = inline("source <(glrs completions bash)");
     let path = format!("{}:/usr/bin:/bin", h.home.join(".cargo/bin").display());
@@ -181,42 +180,37 @@ fn completions_installed_as_the_readme_says_complete_an_id_in_each_shell() {
         run_bounded(&mut cmd, std::time::Duration::from_secs(60), program)
     };
 
-    if Path::new("/usr/share/bash-completion/bash_completion").is_file() {
-        let script = r#"source /usr/share/bash-completion/bash_completion
+    require_file("/usr/share/bash-completion/bash_completion", "bash-completion");
+    let script = r#"source /usr/share/bash-completion/bash_completion
 __load_completion glrs-sessions || { echo "nothing loaded"; exit 1; }
 spec=$(complete -p glrs-sessions); func=${spec#*-F }; func=${func%% *}
 COMP_WORDS=(glrs-sessions show ''); COMP_CWORD=2; COMP_LINE='glrs-sessions show '; COMP_POINT=${#COMP_LINE}; COMP_TYPE=9
 "$func" glrs-sessions '' show
 printf '%s\n' "${COMPREPLY[@]}""#;
-        let out = shell("bash", &["--norc", "--noprofile", "-c", script]);
-        let offered = ok(&out, "bash completing");
-        assert_eq!(offered.lines().next(), Some("abcd0001"), "{offered}");
-    } else {
-        assert!(std::env::var_os("CI").is_none(), "CI needs bash-completion");
-    }
-    if installed("fish") {
-        let out = shell("fish", &["-c", "complete -C 'glrs-sessions show '"]);
-        let offered = ok(&out, "fish completing");
-        assert!(offered.lines().any(|l| l == "abcd0001\tplan the release"), "{offered}");
-    }
-    if installed("zsh") {
-        let fpath = "fpath=(~/.local/share/zsh/site-functions $fpath)";
-        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README.md");
-        assert!(readme.contains(&format!("# {fpath}")), "the README's ~/.zshrc line");
-        let zshrc = format!("{fpath}\nautoload -U compinit; compinit -u\nPS1='READY%% '\n");
-        std::fs::write(h.home.join(".zshrc"), zshrc).expect(".zshrc");
-        let mut cmd = Command::new("zsh");
-        cmd.arg("-i").env_clear().env("HOME", &h.home).env("PATH", &path).env("TERM", "xterm").current_dir(&h.work);
-        let mut p = rexpect::session::spawn_with_options(cmd, rexpect::reader::Options::new().timeout_ms(Some(20_000)))
-            .expect("zsh in a pty");
-        p.exp_string("READY% ").expect("zsh's prompt after ~/.zshrc");
-        p.send("glrs-sessions show \t").expect("type");
-        p.flush().expect("flush");
-        p.exp_string("abcd0001").expect("the id completed");
-        p.send("\x03").expect("Ctrl-C");
-        p.flush().expect("flush");
-        p.exp_string("READY% ").expect("the prompt again");
-        p.send_line("exit").expect("exit");
-        p.exp_eof().expect("zsh to exit");
-    }
+    let out = shell("bash", &["--norc", "--noprofile", "-c", script]);
+    let offered = ok(&out, "bash completing");
+    assert_eq!(offered.lines().next(), Some("abcd0001"), "{offered}");
+    require("fish");
+    let out = shell("fish", &["-c", "complete -C 'glrs-sessions show '"]);
+    let offered = ok(&out, "fish completing");
+    assert!(offered.lines().any(|l| l == "abcd0001\tplan the release"), "{offered}");
+    require("zsh");
+    let fpath = "fpath=(~/.local/share/zsh/site-functions $fpath)";
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README.md");
+    assert!(readme.contains(&format!("# {fpath}")), "the README's ~/.zshrc line");
+    let zshrc = format!("{fpath}\nautoload -U compinit; compinit -u\nPS1='READY%% '\n");
+    std::fs::write(h.home.join(".zshrc"), zshrc).expect(".zshrc");
+    let mut cmd = Command::new("zsh");
+    cmd.arg("-i").env_clear().env("HOME", &h.home).env("PATH", &path).env("TERM", "xterm").current_dir(&h.work);
+    let mut p = rexpect::session::spawn_with_options(cmd, rexpect::reader::Options::new().timeout_ms(Some(20_000)))
+        .expect("zsh in a pty");
+    p.exp_string("READY% ").expect("zsh's prompt after ~/.zshrc");
+    p.send("glrs-sessions show \t").expect("type");
+    p.flush().expect("flush");
+    p.exp_string("abcd0001").expect("the id completed");
+    p.send("\x03").expect("Ctrl-C");
+    p.flush().expect("flush");
+    p.exp_string("READY% ").expect("the prompt again");
+    p.send_line("exit").expect("exit");
+    p.exp_eof().expect("zsh to exit");
 }

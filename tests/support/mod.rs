@@ -238,16 +238,19 @@ pub fn json_of(output: &std::process::Output) -> serde_json::Value {
     serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout_of(output)))
 }
 
-/// Whether a system program a test drives (a shell, chromium) is on PATH.
-/// Under CI (`CI` set) a missing one fails the test: `.ci/run` installs it.
-pub fn installed(program: &str) -> bool {
+/// Fail the test unless `program` is on PATH: a test that cannot run its
+/// subject fails rather than pass without running (issue 24). `.ci/run`
+/// installs every program the tests drive.
+pub fn require(program: &str) {
     let found = std::env::var_os("PATH")
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()));
-    if !found {
-        assert!(std::env::var_os("CI").is_none(), "CI needs {program} (.ci/run installs it with apt-get)");
-        eprintln!("skipped: {program} is not installed");
-    }
-    found
+    assert!(found, "this test drives {program}, which is not on PATH: install it (.ci/run does, with apt-get)");
+}
+
+/// Fail the test unless `file` (of Debian's package `package`) exists.
+pub fn require_file(file: &str, package: &str) {
+    let found = std::path::Path::new(file).is_file();
+    assert!(found, "this test needs {file}: install {package} (.ci/run does, with apt-get)");
 }
 
 /// Run `cmd` (in its own process group) and collect its output; after
