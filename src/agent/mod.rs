@@ -260,6 +260,11 @@ impl Agent {
         &self.id
     }
 
+    /// What to do about an overflow compaction could not fix.
+    pub fn overflow_advice(&self) -> String {
+        crate::provider::catalogue::overflow_advice(&self.config, &self.model.provider, &self.model.model)
+    }
+
     /// The model it talks to.
     pub fn model(&self) -> &ModelRef {
         &self.model

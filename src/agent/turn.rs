@@ -334,11 +334,15 @@ impl Agent {
                             if driver.make_room(self, cancel, ui).await {
                                 continue;
                             }
-                            CallError::Overflow(message)
+                            CallError::Overflow(format!(
+                                "{message}; nothing could be compacted: {}",
+                                self.overflow_advice()
+                            ))
                         }
                         CallError::Overflow(m) => CallError::Overflow(format!(
                             "{m}; the request is still too large after compacting: try /compact with an instruction \
-                             saying what to keep, /clear, or a model with a larger window (/model)"
+                             saying what to keep, or {}",
+                            self.overflow_advice()
                         )),
                         other => other,
                     };

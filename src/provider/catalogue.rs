@@ -46,9 +46,38 @@ pub fn context_window(config: &crate::config::Config, provider: &str, model_id: 
         .unwrap_or(DEFAULT_WINDOW)
 }
 
+/// What to do about a context overflow compaction could not fix (issue
+/// 24): start afresh, or a model with a larger window; and when glrs only
+/// assumed the window of a model it does not know, the key to set.
+pub fn overflow_advice(config: &crate::config::Config, provider: &str, model_id: &str) -> String {
+    let mut advice = "start the context afresh with /clear, or use a model with a larger window (/model, or \
+                      --model)"
+        .to_string();
+    let configured = config.model_metadata(provider, model_id).and_then(|m| m.context).is_some();
+    if !configured && known_window(model_id).is_none() {
+        advice.push_str(&format!(
+            "; glrs does not know {provider}/{model_id} and assumed a window of {} tokens: set its real window in \
+             providers.{provider}.models.{model_id}.metadata.context",
+            crate::output::thousands(DEFAULT_WINDOW)
+        ));
+    }
+    advice
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn overflow_advice_names_the_assumed_window_only_for_a_model_glrs_does_not_know() {
+        let config = crate::config::Config::default();
+        let unknown = overflow_advice(&config, "local", "mystery");
+        assert!(unknown.contains("/clear") && unknown.contains("larger window"), "{unknown}");
+        assert!(unknown.contains("assumed a window of 256,000 tokens"), "{unknown}");
+        assert!(unknown.contains("providers.local.models.mystery.metadata.context"), "{unknown}");
+        let known = overflow_advice(&config, "openai", "gpt-4.1");
+        assert!(known.contains("/clear") && !known.contains("assumed"), "{known}");
+    }
 
     #[test]
     fn longest_prefix_wins_and_unknown_is_default() {

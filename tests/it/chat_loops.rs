@@ -72,3 +72,19 @@ fn the_prompt_fill_is_of_the_window_compaction_plans_against() {
     p.send_line("/quit").unwrap();
     p.exp_eof().unwrap();
 }
+
+#[test]
+fn an_overflow_with_nothing_to_compact_says_what_to_do_and_names_the_assumed_window() {
+    // Issue 24.7: a first turn too large for a model glrs does not know.
+    let (ts, server) = store_and_server();
+    let overflow = r#"{"error":{"message":"prompt is too long","code":"context_length_exceeded"}}"#;
+    server.push(Reply::json(400, overflow));
+    let out = ts.chat().args(["-m", "ollama/mystery", "-p", "hello"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    let err = stderr_of(&out);
+    assert!(err.contains("context overflow: HTTP 400"), "{err}");
+    assert!(err.contains("nothing could be compacted: start the context afresh with /clear"), "{err}");
+    assert!(err.contains("a model with a larger window"), "{err}");
+    assert!(err.contains("assumed a window of 256,000 tokens"), "{err}");
+    assert!(err.contains("providers.ollama.models.mystery.metadata.context"), "{err}");
+}

@@ -94,6 +94,8 @@ fn the_config_examples_load_and_the_permission_rules_act_as_described() {
     }
     let gpt = models.as_array().expect("a list").iter().find(|m| m["model"] == "openai/gpt-4.1").cloned();
     assert_eq!(gpt.expect("gpt-4.1")["window"], 200_000, "metadata.context applies");
+    let local = models.as_array().expect("a list").iter().find(|m| m["model"] == "local/qwen2.5-coder-7b").cloned();
+    assert_eq!(local.expect("the local model")["window"], 16_384, "the local server's window is given");
 
     // The permissions example, as written, beside the mock's providers:
     // `git status` is allowed, `rm` is denied by its rule and never runs.
