@@ -312,6 +312,7 @@ impl Agent {
                             ui.delta(&Delta::Text(shown));
                         }
                     }
+                    Delta::Retrying(retry) => ui.notice(&format!("({retry})")),
                     reasoning => ui.delta(&reasoning),
                 };
                 self.provider.complete(&request, &mut on_delta, cancel).await

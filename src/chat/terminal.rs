@@ -92,6 +92,8 @@ impl TurnUi for TermUi {
                 let text = self.dim(&terminal_safe(text));
                 self.write(&text);
             }
+            // Said by the turn as a notice, not part of the answer.
+            Delta::Retrying(_) => {}
             Delta::Text(text) => {
                 if self.reasoning {
                     self.reasoning = false;

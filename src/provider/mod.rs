@@ -32,7 +32,7 @@ use anyhow::{Context, Result, bail};
 use reqwest::header::{HeaderMap, HeaderValue};
 
 use crate::config::{Config, ProviderType};
-pub use types::{Delta, Message, Reasoning, Response, ToolSpec, Usage};
+pub use types::{Delta, Message, Reasoning, Response, Retrying, ToolSpec, Usage};
 
 /// The built-in provider ids (the config decides which ids need a `type`,
 /// so the list lives there; config must not depend on this module).
@@ -364,6 +364,7 @@ impl Provider {
                 .and_then(|factor| self.base_delay.checked_mul(factor))
                 .unwrap_or(MAX_RETRY_WAIT);
             let wait = retry_after.unwrap_or(backoff).min(MAX_RETRY_WAIT);
+            on_delta(Delta::Retrying(Retrying { why: message, wait, attempt: attempt + 1, attempts: self.attempts }));
             tokio::select! {
                 () = tokio::time::sleep(wait) => {}
                 () = cancel.cancelled() => return Err(CallError::Cancelled { partial: Response::default() }),

@@ -80,11 +80,54 @@ pub enum Delta {
     Text(String),
     /// Reasoning text.
     Reasoning(String),
+    /// The request failed in a way worth trying again, and will be: said
+    /// so the user is not left in silence while it waits (issue 24).
+    Retrying(Retrying),
+}
+
+/// A retry about to happen: why, after how long, and which attempt it is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Retrying {
+    /// What went wrong (`cannot reach openai: …`, `HTTP 503: …`).
+    pub why: String,
+    /// How long before the next attempt.
+    pub wait: std::time::Duration,
+    /// The number of the next attempt (from 2).
+    pub attempt: u32,
+    /// Attempts in all (`retry.attempts`).
+    pub attempts: u32,
+}
+
+impl std::fmt::Display for Retrying {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let secs = self.wait.as_secs_f64();
+        // Whole seconds as such; short waits with the digits that matter.
+        let shown = if secs >= 1.0 {
+            format!("{secs:.0}")
+        } else {
+            let short = format!("{secs:.3}");
+            short.trim_end_matches('0').trim_end_matches('.').to_string()
+        };
+        write!(f, "{}: retrying in {shown} s (attempt {} of {})", self.why, self.attempt, self.attempts)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_retry_says_when_and_which_attempt() {
+        let at = |ms: u64| Retrying {
+            why: "HTTP 503: busy".into(),
+            wait: std::time::Duration::from_millis(ms),
+            attempt: 2,
+            attempts: 4,
+        };
+        assert_eq!(at(2000).to_string(), "HTTP 503: busy: retrying in 2 s (attempt 2 of 4)");
+        assert_eq!(at(10).to_string(), "HTTP 503: busy: retrying in 0.01 s (attempt 2 of 4)");
+        assert_eq!(at(500).to_string(), "HTTP 503: busy: retrying in 0.5 s (attempt 2 of 4)");
+    }
 
     #[test]
     fn absurd_counts_from_a_server_saturate_instead_of_wrapping() {

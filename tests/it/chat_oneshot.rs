@@ -156,9 +156,15 @@ fn a_429_is_retried_after_retry_after_and_a_500_with_backoff() {
     server.push(Reply::json(500, r#"{"error":{"message":"oops"}}"#));
     server.push(Reply::sse(openai_text(&["finally"], 1, 1, 0)));
     let start = Instant::now();
-    ts.chat().args(["-p", "hi", "-m", "openai/gpt-4.1"]).assert().success().stdout("finally\n");
+    let out = ts.chat().args(["-p", "hi", "-m", "openai/gpt-4.1"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(stdout_of(&out), "finally\n");
     assert!(start.elapsed().as_millis() >= 900, "Retry-After: 1 was not honoured");
     assert_eq!(server.model_requests().len(), 3);
+    // Each wait is said, with the attempt to come (issue 24.8): no silence.
+    let err = stderr_of(&out);
+    assert!(err.contains("(HTTP 429: slow down: retrying in 1 s (attempt 2 of 3))\n"), "{err}");
+    assert!(err.contains("(HTTP 500: oops: retrying in 0.02 s (attempt 3 of 3))\n"), "{err}");
 }
 
 #[test]

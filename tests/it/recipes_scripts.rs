@@ -11,7 +11,6 @@ use crate::support::mock::{MockServer, Reply};
 use crate::support::sse::*;
 use crate::support::*;
 use serde_json::{Value, json};
-use std::path::Path;
 
 /// The tool results the model was sent in `body`, in order.
 fn results(body: &Value) -> Vec<String> {
