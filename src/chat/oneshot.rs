@@ -109,10 +109,11 @@ pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool) -> Result<i32
     let printed = if json_output { print_json(chat.id().as_str(), &outcome.reply, &outcome.usage) } else { Ok(()) };
     let mut code = match &outcome.error {
         None => 0,
-        Some(e) if outcome.stopped() => {
+        Some(_) if outcome.stopped() => {
             match stop {
                 Some(signal) => eprintln!("glrs-chat: stopped by {}: what arrived is kept", signal.name()),
-                None => eprintln!("glrs-chat: {e}"),
+                // Said as a signal's stop is (issue 24): what stopped it, and what is kept.
+                None => eprintln!("glrs-chat: stopped by Ctrl-C: what arrived is kept"),
             }
             130
         }

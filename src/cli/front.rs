@@ -125,24 +125,52 @@ pub fn dispatch(args: &[OsString]) -> ExitCode {
         name if !is_program_name(name) => ("glrs-chat".to_string(), args),
         name => (format!("glrs-{name}"), &args[1..]),
     };
-    exec(&program, rest, first)
+    exec(&program, rest, args)
 }
 
 fn is_program_name(name: &str) -> bool {
     !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
 }
 
-fn exec(program: &str, rest: &[OsString], first: &str) -> ExitCode {
+/// Run `program` with `rest`; `typed` is everything after `glrs`, for the
+/// advice when there is no such program.
+fn exec(program: &str, rest: &[OsString], typed: &[OsString]) -> ExitCode {
     let error = std::process::Command::new(program_path(program)).args(rest).exec();
     if error.kind() == std::io::ErrorKind::NotFound {
-        eprintln!(
-            "glrs: error: no program {program} (looked beside glrs and on PATH); glrs --help lists them \
-             (to send {first:?} as a prompt: glrs -p {first:?})"
-        );
+        eprintln!("glrs: error: no program {program} (looked beside glrs and on PATH); {}", not_found_advice(typed));
         return ExitCode::from(2);
     }
     eprintln!("glrs: error: cannot run {program}: {error}");
     ExitCode::from(1)
+}
+
+/// What to say after "no program glrs-NAME": the name meant, when one is
+/// close (`sesions` → `sessions`), else how to send all the words typed as
+/// a prompt (`glrs hello world` → `glrs -p 'hello world'`).
+fn not_found_advice(typed: &[OsString]) -> String {
+    let name = typed.first().map(|n| n.to_string_lossy()).unwrap_or_default();
+    let names = PROGRAMS.iter().map(|(n, _)| *n).chain(BUILTINS.iter().copied());
+    // A typo's worth of edits: one in a short name, two in a long one (so
+    // `hello` is a prompt, not `help`).
+    let closest = names
+        .map(|n| (strsim::damerau_levenshtein(&name, n), n))
+        .filter(|(edits, n)| *edits <= (n.len() / 4).max(1))
+        .min_by_key(|(edits, _)| *edits);
+    if let Some((_, meant)) = closest {
+        return format!("did you mean {meant}? (glrs --help lists them)");
+    }
+    let words: Vec<String> = typed.iter().map(|w| w.to_string_lossy().into_owned()).collect();
+    format!("glrs --help lists them (to send it as a prompt: glrs -p {})", shell_quoted(&words.join(" ")))
+}
+
+/// `text` as one shell word: as it is when nothing in it is special, else
+/// in single quotes.
+fn shell_quoted(text: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_-./,:=@%+".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        return text.to_string();
+    }
+    format!("'{}'", text.replace('\'', r"'\''"))
 }
 
 fn builtin(args: &[OsString]) -> ExitCode {
@@ -154,13 +182,10 @@ fn builtin(args: &[OsString]) -> ExitCode {
                 eprintln!("glrs: error: {name:?} is not a glrs program");
                 return ExitCode::from(2);
             }
-            exec(&format!("glrs-{name}"), &[OsString::from("--help")], &name)
+            exec(&format!("glrs-{name}"), &[OsString::from("--help")], &[OsString::from(&name)])
         }
         Ok(cmd) => super::finish("glrs", run_builtin(cmd)),
-        Err(e) => {
-            let _ = e.print();
-            ExitCode::from(if e.use_stderr() { 2 } else { 0 })
-        }
+        Err(e) => ExitCode::from(super::usage_error("glrs", &e)),
     }
 }
 

@@ -19,6 +19,30 @@ use std::process::ExitCode;
 use crate::error::StoreError;
 pub use crate::programs::{program_path, run_program};
 
+/// Parse the arguments of `program`: a usage error is printed as every
+/// other error is, `NAME: error: …` (SPEC 11), and exits 2; `--help` and
+/// `--version` print and exit 0.
+pub fn parse_args<A: clap::Parser>(program: &str) -> A {
+    match A::try_parse() {
+        Ok(args) => args,
+        Err(e) => std::process::exit(usage_error(program, &e).into()),
+    }
+}
+
+/// Print clap's error `e` (or its help or version) for `program`, with the
+/// programs' `NAME: error:` prefix: the exit status to end with (0 for
+/// help and version, else 2).
+pub fn usage_error(program: &str, e: &clap::Error) -> u8 {
+    if !e.use_stderr() {
+        let _ = e.print();
+        return 0;
+    }
+    let text = e.render().to_string();
+    let text = text.strip_prefix("error: ").unwrap_or(&text);
+    eprint!("{program}: error: {text}");
+    2
+}
+
 /// Turn a program's result into its exit status (SPEC section 11): errors
 /// go to stderr as `NAME: error: …` and exit 1, or 4 when a session is busy,
 /// or 2 for an argument that is not an id. A closed pipe (`| head`) is not

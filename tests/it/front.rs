@@ -153,3 +153,33 @@ fn a_missing_glrs_config_a_model_without_provider_and_an_unknown_compact_model_a
     assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
     assert!(stderr_of(&out).contains("unknown provider \"nosuch\""), "{}", stderr_of(&out));
 }
+
+#[test]
+fn unknown_programs_get_the_name_meant_or_the_whole_prompt_and_usage_errors_their_prefix() {
+    // Issue 24.9.
+    let ts = TestStore::new();
+    let out = ts.cmd("glrs").args(["hello", "world"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr_of(&out).contains("(to send it as a prompt: glrs -p 'hello world')"), "{}", stderr_of(&out));
+    let out = ts.cmd("glrs").args(["sesions", "ls"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr_of(&out).contains("no program glrs-sesions"), "{}", stderr_of(&out));
+    assert!(stderr_of(&out).contains("did you mean sessions?"), "{}", stderr_of(&out));
+    let out = ts.cmd("glrs").args(["hello", "it's", "late"]).output().unwrap();
+    assert!(stderr_of(&out).contains(r"glrs -p 'hello it'\''s late'"), "{}", stderr_of(&out));
+    // Usage errors, as every other error: NAME: error: …, exit 2.
+    for (program, args) in [
+        ("glrs-sessions", &["show", "--bogus"][..]),
+        ("glrs-chat", &["--bogus"]),
+        ("glrs-fork", &[]),
+        ("glrs-compact", &["--bogus"]),
+        ("glrs-artifacts", &["cat"]),
+        ("glrs", &["man", "--bogus"]),
+    ] {
+        let out = ts.cmd(program).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{program} {args:?}");
+        assert!(stderr_of(&out).starts_with(&format!("{program}: error: ")), "{program}: {}", stderr_of(&out));
+    }
+    let out = ts.cmd("glrs-sessions").arg("--version").output().unwrap();
+    assert!(out.status.success() && stdout_of(&out).starts_with("glrs-sessions "), "{}", stdout_of(&out));
+}

@@ -453,3 +453,24 @@ fn a_first_turn_killed_before_its_turn_entry_keeps_its_message_on_resume() {
     let last = server.model_requests().pop().unwrap();
     assert_eq!(user_messages(&last), ["remember 99", "which?"]);
 }
+
+#[test]
+fn ctrl_c_and_sigterm_stop_a_one_shot_turn_with_the_same_words() {
+    // Issue 24.9: Ctrl-C (SIGINT) and SIGTERM say what stopped the turn
+    // and that what arrived is kept, each with its exit status.
+    let (ts, server) = store_and_server();
+    for (signal, code, name) in [("INT", 130, "Ctrl-C"), ("TERM", 143, "SIGTERM")] {
+        let before = server.model_requests().len();
+        server.push(slow_words("w", 40, 20, 100));
+        let mut child = chat_cmd(&ts, CHAT, &["-m", "openai/gpt-4.1", "-p", "go"]).spawn().unwrap();
+        wait_until("the model call", || server.model_requests().len() > before);
+        // Some of the answer has arrived before the stop.
+        std::thread::sleep(Duration::from_millis(300));
+        send_signal(&child, signal);
+        let status = wait_exit(&mut child);
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        assert_eq!(status.code(), Some(code), "{signal}: {err}");
+        assert!(err.contains(&format!("glrs-chat: stopped by {name}: what arrived is kept\n")), "{signal}: {err}");
+    }
+}
