@@ -48,10 +48,27 @@ pub fn pick_session(store: &Store) -> Result<Pick> {
             return Ok(Pick::Nothing);
         }
         match choose(store, &shown, answer) {
-            Ok(at) => return Ok(Pick::Open(at)),
+            // One open in another program is said, with the way to a copy,
+            // and the question asked again (issue 24).
+            Ok(at) => match open_elsewhere(store, &at) {
+                Some(note) => println!("{note}"),
+                None => return Ok(Pick::Open(at)),
+            },
             Err(why) => println!("{why:#}"),
         }
     }
+}
+
+/// Why `at` cannot be opened here, when another program has it open.
+fn open_elsewhere(store: &Store, at: &Located) -> Option<String> {
+    let (pid, by) = store.open_holder_of(&at.id).ok()??;
+    let busy = crate::error::StoreError::Busy { id: at.id.to_string(), pid, by };
+    Some(match by {
+        crate::store::lock::Holder::Chat => {
+            format!("{busy}: pick another, or work on a copy of it: glrs-fork {}", at.id)
+        }
+        crate::store::lock::Holder::Compaction => format!("{busy}; or pick another"),
+    })
 }
 
 /// The session an answer names: a listed number, else an id or prefix.

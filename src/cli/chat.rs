@@ -296,7 +296,7 @@ fn start_from_parent(
 /// that could not be read is always named.
 fn newest_in(store: &Store, cwd: &str) -> Result<Located> {
     let listing = listing::list(store)?;
-    let found = listing.sessions.into_iter().find(|s| s.cwd == cwd);
+    let found = listing.sessions.iter().find(|s| s.cwd == cwd);
     for problem in &listing.problems {
         eprintln!("{PROGRAM_NAME}: warning: {problem}");
     }
@@ -310,8 +310,26 @@ fn newest_in(store: &Store, cwd: &str) -> Result<Located> {
             None => eprintln!("{PROGRAM_NAME}: warning: {} (it may be a session started here)", bad.problem),
         }
     }
-    match found {
-        Some(s) => Ok(store.resolve(&s.id)?),
-        None => bail!("no session was started in {cwd}: nothing to continue (glrs-sessions ls lists them all)"),
+    let Some(newest) = found else {
+        bail!("no session was started in {cwd}: nothing to continue (glrs-sessions ls lists them all)")
+    };
+    let at = store.resolve(&newest.id)?;
+    // Open in another program: said with the session, the fork command
+    // (from the error's advice) and the next session here (issue 24).
+    if let Ok(Some((pid, by))) = store.open_holder_of(&at.id) {
+        let next = listing
+            .sessions
+            .iter()
+            .filter(|s| s.cwd == cwd && s.id != newest.id)
+            .find(|s| crate::SessionId::parse(&s.id).is_ok_and(|id| matches!(store.open_holder(&id), Ok(None))));
+        let busy = anyhow::Error::new(crate::error::StoreError::Busy { id: newest.id.clone(), pid, by });
+        return Err(match next {
+            Some(next) => busy.context(format!(
+                "the newest session in {cwd} is open elsewhere (to continue the one before it: glrs-chat --resume {})",
+                next.id
+            )),
+            None => busy.context(format!("the newest session in {cwd} is open elsewhere")),
+        });
     }
+    Ok(at)
 }

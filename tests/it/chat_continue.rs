@@ -51,3 +51,41 @@ fn continue_names_a_corrupt_file_that_may_be_newer_and_resumes_the_newest_readab
         );
     }
 }
+
+#[test]
+fn continue_and_the_picker_name_a_session_open_elsewhere_and_offer_the_fork_and_the_next() {
+    // Issue 24.10.
+    let (ts, server) = store_and_server();
+    let project = tempfile::tempdir().unwrap();
+    let chat = |args: &[&str]| ts.chat().current_dir(project.path()).args(args).output().unwrap();
+    for text in ["older", "newer"] {
+        server.push(Reply::sse(openai_text(&["a"], 1, 1, 0)));
+        assert!(chat(&["-m", "openai/gpt-4.1", "-p", text]).status.success());
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let listed = json_of(&ts.sessions().args(["ls", "--json"]).output().unwrap());
+    let ids: Vec<String> = listed.as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap().to_string()).collect();
+    let (newer, older) = (&ids[0], &ids[1]);
+    let held = ts.store.open_lock(&glrs::SessionId::parse(newer).unwrap()).unwrap();
+
+    let out = chat(&["--continue", "-p", "again"]);
+    assert_eq!(out.status.code(), Some(4), "{}", stderr_of(&out));
+    let err = stderr_of(&out);
+    assert!(err.contains(&format!("session {newer} is open in another program")), "{err}");
+    assert!(err.contains(&format!("glrs-fork {newer}")), "the fork command: {err}");
+    assert!(err.contains(&format!("glrs-chat --resume {older}")), "the next one here: {err}");
+
+    // The picker says so and asks again: the next pick opens.
+    let mut p = crate::support::pty::chat(&ts, &["--resume"], &[], false);
+    p.exp_string("open which").unwrap();
+    p.send_line("1").unwrap();
+    p.exp_string(&format!("session {newer} is open in another program")).unwrap();
+    p.exp_string(&format!("glrs-fork {newer}")).unwrap();
+    p.exp_string("open which").unwrap();
+    p.send_line("2").unwrap();
+    p.exp_string(&format!("session {older}")).unwrap();
+    crate::support::pty::prompt(&mut p);
+    p.send_line("/quit").unwrap();
+    p.exp_eof().unwrap();
+    ts.release(held, &glrs::SessionId::parse(newer).unwrap());
+}
