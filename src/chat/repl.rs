@@ -108,11 +108,17 @@ impl Completer for ReplHelper {
             return Ok(("/model ".len(), found));
         }
         if before.starts_with('/') && !before.contains(' ') {
-            let found = COMMANDS.iter().filter(|(c, _)| c.starts_with(before)).map(|(c, _)| pair(c)).collect();
-            return Ok((0, found));
+            return Ok((0, commands_for(before)));
         }
         Ok((pos, Vec::new()))
     }
+}
+
+/// The slash commands that start with `typed`, each completed with a space
+/// after it (issue 24), ready for its argument as a shell completes a word.
+fn commands_for(typed: &str) -> Vec<Pair> {
+    let fits = COMMANDS.iter().filter(|(c, _)| c.starts_with(typed));
+    fits.map(|(c, _)| Pair { display: c.to_string(), replacement: format!("{c} ") }).collect()
 }
 
 impl Hinter for ReplHelper {
@@ -566,7 +572,15 @@ fn leave_loudly(chat: &mut Chat) {
 
 #[cfg(test)]
 mod tests {
-    use super::join_lines;
+    use super::{commands_for, join_lines};
+
+    #[test]
+    fn a_completed_command_gets_a_space() {
+        let found = commands_for("/res");
+        let replaced: Vec<&str> = found.iter().map(|p| p.replacement.as_str()).collect();
+        assert_eq!(replaced, ["/resume ", "/reset "]);
+        assert_eq!(found[0].display, "/resume");
+    }
 
     #[test]
     fn continued_lines_lose_the_backslash_and_the_marker_only() {

@@ -49,6 +49,7 @@ pub enum Command {
     /// Print an artifact: a FILE, ID (its newest) or ID:N (its Nth, oldest first)
     Cat {
         #[arg(value_name = "FILE|ID[:N]")]
+        #[arg(add = crate::cli::complete::artifacts(true))]
         /// An artifact file, a session id (its newest), or ID:N (its Nth)
         target: String,
     },
@@ -61,6 +62,7 @@ pub enum Command {
     /// Set an artifact's note (empty text clears it)
     Annotate {
         #[arg(value_name = "FILE")]
+        #[arg(add = crate::cli::complete::artifacts(false))]
         /// The artifact file
         file: String,
         /// The note (empty clears it)
@@ -69,6 +71,7 @@ pub enum Command {
     /// Remove an artifact
     Rm {
         #[arg(value_name = "FILE")]
+        #[arg(add = crate::cli::complete::artifacts(false))]
         /// The artifact file
         file: String,
     },

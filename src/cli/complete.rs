@@ -68,6 +68,44 @@ pub fn session_ids(current: &OsStr) -> Vec<CompletionCandidate> {
         .collect()
 }
 
+/// The completer for an argument naming an artifact as `ID/NAME.md`; with
+/// `ids`, also the ids of sessions that have artifacts (`cat ID` prints the
+/// newest).
+pub fn artifacts(ids: bool) -> ArgValueCompleter {
+    ArgValueCompleter::new(move |current: &OsStr| artifact_refs(current, ids))
+}
+
+/// Artifacts as `ID/NAME.md` starting with what was typed, each with its
+/// label, read only from the sessions whose id fits what was typed.
+fn artifact_refs(current: &OsStr, ids: bool) -> Vec<CompletionCandidate> {
+    let typed = current.to_string_lossy().to_ascii_lowercase();
+    let Ok(store) = Store::from_env() else { return Vec::new() };
+    let Ok(folders) = std::fs::read_dir(&store.paths.artifacts) else { return Vec::new() };
+    let session_part = typed.split('/').next().unwrap_or_default();
+    let mut sessions: Vec<crate::SessionId> = folders
+        .flatten()
+        .filter_map(|e| crate::SessionId::parse(&e.file_name().to_string_lossy()).ok())
+        .filter(|id| id.as_str().starts_with(session_part) || session_part.starts_with(id.as_str()))
+        .collect();
+    sessions.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+    let mut out = Vec::new();
+    for id in sessions {
+        let Ok(found) = crate::compact::artifact::list(&store, &id) else { continue };
+        if ids && !found.is_empty() && id.as_str().starts_with(&typed) {
+            out.push(CompletionCandidate::new(id.as_str()).help(Some("its newest artifact".into())));
+        }
+        for info in found {
+            let Some(name) = info.file.file_name().map(|n| n.to_string_lossy().into_owned()) else { continue };
+            let reference = format!("{id}/{name}");
+            if reference.starts_with(&typed) {
+                let label = crate::output::field(&info.label);
+                out.push(CompletionCandidate::new(reference).help((!label.is_empty()).then(|| label.into())));
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,6 +21,18 @@ fn setup() -> (TestStore, String) {
     ts.write_fixed("aaaa0001", "2026-11-02T10:00:00.000Z", "/w", &[U1]);
     ts.write_fixed("bbbb0002", "2026-11-03T10:00:00.000Z", "/w", &[U2]);
     std::fs::write(ts.dir.path().join("somefile.txt"), "a file the shells must not offer").unwrap();
+    let id = glrs::SessionId::parse("aaaa0001").unwrap();
+    let mut info = glrs::compact::artifact::ArtifactInfo {
+        file: Default::default(),
+        session: id.to_string(),
+        created_at: "2026-11-02T10:00:00.000Z".into(),
+        label: "the login fix".into(),
+        messages: 1,
+        note: String::new(),
+        entries: "1-1".into(),
+    };
+    let block = glrs::compact::plan::Block { tag: "user".into(), text: "x".into() };
+    glrs::compact::artifact::write_new(&ts.store, &id, &mut info, &[block]).unwrap();
     let bin = Path::new(env!("CARGO_BIN_EXE_glrs-sessions")).parent().unwrap().display().to_string();
     (ts, format!("{bin}:/usr/bin:/bin"))
 }
@@ -59,6 +71,9 @@ t glrs-sessions show ''
 t glrs-chat --resume b
 t glrs sessions export a
 t glrs-fork ''
+t glrs-artifacts cat ''
+t glrs-artifacts rm a
+t glrs-artifacts annotate ''
 "#;
     let mut cmd = ts.std_cmd("bash");
     cmd.args(["--norc", "--noprofile", "-c", script]).env("PATH", &path).env("BASH_COMPLETION_USER_DIR", &user_dir);
@@ -72,6 +87,20 @@ t glrs-fork ''
     assert_eq!(b[3], ["bbbb0002"], "{text}");
     assert_eq!(b[4], ["aaaa0001"], "{text}");
     assert!(b[5].contains(&"aaaa0001".to_string()), "{text}");
+    // Artifacts (issue 24.11): ID/NAME.md, and for cat the session too.
+    let artifact = format!("aaaa0001/{}", artifact_name(&ts));
+    assert_eq!(b[6][..2], ["aaaa0001", artifact.as_str()], "{text}");
+    assert_eq!(b[7], [artifact.as_str()], "{text}");
+    assert_eq!(b[8][..1], [artifact.as_str()], "{text}");
+}
+
+/// The file name of the one artifact `setup` writes.
+fn artifact_name(ts: &TestStore) -> String {
+    let dir = ts.sessions_dir().join("artifacts/aaaa0001");
+    let names: Vec<String> =
+        std::fs::read_dir(dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+    names[0].clone()
 }
 
 #[test]
@@ -80,7 +109,8 @@ fn fish_completes_ids_with_their_titles() {
     let (ts, path) = setup();
     let script = format!(
         "set -p fish_complete_path {}; \
-         for line in 'glrs-sessions show ' 'glrs sessions ' 'glrs-sessions ls --j' 'glrs-chat --resume a'; \
+         for line in 'glrs-sessions show ' 'glrs sessions ' 'glrs-sessions ls --j' 'glrs-chat --resume a' \
+         'glrs-artifacts cat ' 'glrs-artifacts annotate a'; \
          complete -C $line; echo ---; end",
         completions().join("fish").display()
     );
@@ -94,6 +124,9 @@ fn fish_completes_ids_with_their_titles() {
     assert!(b[1].iter().any(|c| c.starts_with("show\t")) && !b[1].iter().any(|c| c.contains("somefile")), "{text}");
     assert_eq!(b[2].iter().map(|c| c.split('\t').next().unwrap()).collect::<Vec<_>>(), ["--json", "--jsonl"]);
     assert_eq!(b[3], ["aaaa0001\tfix the login test"], "{text}");
+    let artifact = format!("aaaa0001/{}\tthe login fix", artifact_name(&ts));
+    assert_eq!(b[4][..2], ["aaaa0001\tits newest artifact", artifact.as_str()], "{text}");
+    assert_eq!(b[5], [artifact.as_str()], "{text}");
 }
 
 #[test]
