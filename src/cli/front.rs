@@ -22,7 +22,8 @@ pub const PROGRAMS: &[(&str, &str)] = &[
     ("artifacts", "list, read, annotate and remove compaction artifacts"),
 ];
 
-/// `glrs`'s own commands.
+/// The front door's own commands (clap takes this line as the about of
+/// the command they join: [`command`] sets its own after).
 #[derive(Debug, Subcommand)]
 pub enum Builtin {
     /// Print a program's man page (glrs man sessions | man -l -), or write them all into a folder
@@ -67,12 +68,6 @@ pub enum Builtin {
 pub fn command() -> clap::Command {
     let mut cmd = clap::Command::new("glrs")
         .version(env!("CARGO_PKG_VERSION"))
-        .about("The glrs front door: glrs [chat flags] [PROMPT] is glrs-chat; glrs NAME ARGS runs glrs-NAME ARGS")
-        .long_about(
-            "The glrs front door. With no program name, glrs is glrs-chat: every glrs-chat flag is accepted \
-             (glrs --resume ID, glrs -p PROMPT, glrs -m openai/gpt-4.1; glrs help chat lists them all). \
-             glrs NAME ARGS runs glrs-NAME ARGS, found beside glrs, else on PATH.",
-        )
         .override_usage("glrs [CHAT FLAGS] [PROMPT]\n       glrs NAME [ARGS]...")
         .after_help(
             "Chat flags (glrs help chat): --resume [ID], --continue, --key K, --model M, --system TEXT, \
@@ -82,7 +77,18 @@ pub fn command() -> clap::Command {
     for (name, about) in PROGRAMS {
         cmd = cmd.subcommand(clap::Command::new(*name).about(*about).allow_external_subcommands(true));
     }
-    Builtin::augment_subcommands(cmd)
+    with_about(Builtin::augment_subcommands(cmd))
+}
+
+/// `cmd` with the front door's about: the derive gives the command the
+/// enum's doc line when it adds the subcommands.
+fn with_about(cmd: clap::Command) -> clap::Command {
+    cmd.about("The glrs front door: glrs [chat flags] [PROMPT] is glrs-chat; glrs NAME ARGS runs glrs-NAME ARGS")
+        .long_about(
+            "The glrs front door. With no program name, glrs is glrs-chat: every glrs-chat flag is accepted \
+             (glrs --resume ID, glrs -p PROMPT, glrs -m openai/gpt-4.1; glrs help chat lists them all). \
+             glrs NAME ARGS runs glrs-NAME ARGS, found beside glrs, else on PATH.",
+        )
 }
 
 /// `glrs` as the shell completes it: the chat's flags, and each program
@@ -101,7 +107,7 @@ pub fn completion_command() -> clap::Command {
         };
         cmd = cmd.subcommand(program.name(*name).about(*about));
     }
-    Builtin::augment_subcommands(cmd)
+    with_about(Builtin::augment_subcommands(cmd))
 }
 
 const BUILTINS: &[&str] = &["man", "completions", "config", "models", "help"];

@@ -50,10 +50,14 @@ const PAGES: &[Page] = &[
              fails is not kept; a resumed session keeps an error entry.",
             "In the REPL, the prompt shows the session id, the model and how full the context is. Replies stream \
              as they arrive; Esc or Ctrl-C stops a turn and keeps what arrived; a line typed during a turn joins it \
-             as a steer. Slash commands: /help, /status, /sessions, /resume [ID], /new, /reset, /fork [N], /clear, \
-             /compact [instruction], /artifacts, /mcp, /model [M], /quit.",
+             as a steer. Slash commands: /help, /status, /sessions, /resume [ID], /model [M], /thinking [LEVEL], \
+             /new, /reset, /fork [N], /compact [instruction], /clear, /artifacts, /export [FILE], /mcp, /quit.",
         ],
-        exit: &[("130", "a one-shot turn was stopped with Ctrl-C (what arrived is kept)")],
+        exit: &[
+            ("130", "a one-shot turn was stopped with Ctrl-C (what arrived is kept)"),
+            ("129", "a turn was stopped by SIGHUP (what arrived is kept)"),
+            ("143", "a turn was stopped by SIGTERM (what arrived is kept)"),
+        ],
         examples: &[
             (
                 "One turn, the reply on stdout:",
@@ -68,8 +72,7 @@ const PAGES: &[Page] = &[
     Page {
         program: "glrs-sessions",
         description: &[
-            "Every listing is tab-separated, one record a line with no header when piped, and JSON with --json. \
-             grep searches what a person reads (user and assistant text, tool calls and results, reasoning, \
+            "grep searches what a person reads (user and assistant text, tool calls and results, reasoning, \
              notices, errors, briefs) with Rust regex syntax and exits 1 when nothing matched, 2 for an invalid \
              pattern, like grep(1). A corrupt or newer-schema file never hides the others: it is named in a warning.",
         ],
@@ -279,5 +282,28 @@ mod tests {
         assert!(page.contains(".SH \"SEE ALSO\""), "{page}");
         assert!(page.contains("glrs\\-compact \\-\\-all \\-\\-quiet"), "the cron line: {page}");
         assert_eq!(page.matches(".ie \\n(.g").count(), 1, "one preamble");
+    }
+
+    #[test]
+    fn the_chat_page_names_every_slash_command_and_exit_status_and_no_paragraph_twice() {
+        // Issue 24.12: the page agrees with the program.
+        let chat = PAGES.iter().find(|p| p.program == "glrs-chat").unwrap();
+        let text = chat.description.join(" ");
+        for (command, _) in crate::chat::repl::COMMANDS {
+            let named = [" ", ",", "."].iter().any(|after| text.contains(&format!("{command}{after}")));
+            assert!(named, "{command}");
+        }
+        let codes: Vec<&str> = chat.exit.iter().map(|(c, _)| *c).collect();
+        for code in ["129", "130", "143"] {
+            assert!(codes.contains(&code), "{code}");
+        }
+        for page in PAGES {
+            let command = crate::cli::generate::programs().into_iter().find(|c| c.get_name() == page.program);
+            let about = command.and_then(|c| c.get_long_about().map(|a| a.to_string())).unwrap_or_default();
+            for paragraph in page.description {
+                let first = paragraph.split(". ").next().unwrap_or_default();
+                assert!(!about.contains(first), "{}: said by clap already: {first}", page.program);
+            }
+        }
     }
 }

@@ -11,6 +11,8 @@ fn help_names_the_chat_flags_and_help_chat_is_the_chats_help() {
     assert!(out.status.success());
     let text = stdout_of(&out);
     assert!(text.contains("glrs [CHAT FLAGS] [PROMPT]") && text.contains("glrs help chat"), "{text}");
+    // Issue 24.12: no Markdown backticks from a doc comment.
+    assert!(text.starts_with("The glrs front door") && !text.contains('`'), "{text}");
     for sub in ["man", "completions", "config", "models", "sessions"] {
         assert!(text.contains(sub), "{sub}: {text}");
     }

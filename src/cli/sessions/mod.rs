@@ -33,7 +33,7 @@ pub(crate) const PROGRAM: &str = PROGRAM_NAME;
         Sessions live in $XDG_DATA_HOME/glrs/sessions (else ~/.local/share/glrs/sessions); \
         sessions in the legacy glorious folder are listed too and never changed. \
         An ID may be any unique prefix of 4 or more characters.\n\n\
-        Listings are tab-separated, one record a line, when piped (glrs-sessions ls | fzf), \
+        Listings are tab-separated, one record a line with no header, when piped (glrs-sessions ls | fzf), \
         and JSON with --json.",
     after_help = "Exit status: 0 success, 1 failure (grep: nothing matched), 2 usage error or invalid id, \
         4 session open in another program."
