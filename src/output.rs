@@ -121,6 +121,35 @@ pub fn field(text: &str) -> String {
     text.chars().map(|c| if matches!(c, '\t' | '\n' | '\r') { ' ' } else { c }).collect()
 }
 
+/// A table for a terminal: `headers`, then each row, columns padded to
+/// line up by display width (wide characters count double); the last
+/// column is not padded. Nothing at all for no rows. Piped output stays
+/// tab-separated: this is only for people (issue 24).
+pub fn write_table(out: &mut dyn std::io::Write, headers: &[&str], rows: &[Vec<String>]) -> std::io::Result<()> {
+    use unicode_width::UnicodeWidthStr;
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let headers: Vec<String> = headers.iter().map(|h| h.to_string()).collect();
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.width()).collect();
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.width());
+        }
+    }
+    for row in std::iter::once(&headers).chain(rows) {
+        let mut line = String::new();
+        for (i, (cell, w)) in row.iter().zip(&widths).enumerate() {
+            line.push_str(cell);
+            if i + 1 < row.len() {
+                line.push_str(&" ".repeat(w - cell.width() + 2));
+            }
+        }
+        writeln!(out, "{}", line.trim_end())?;
+    }
+    Ok(())
+}
+
 /// `1 entry`, `2 entries`: a count with its noun in the right number.
 pub fn count(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })

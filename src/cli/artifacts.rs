@@ -111,17 +111,28 @@ pub fn run(args: Args) -> Result<i32> {
                 serde_json::to_writer_pretty(&mut out, &rows)?;
                 writeln!(out)?;
             } else {
-                for a in rows {
-                    writeln!(
-                        out,
-                        "{}\t{}\t{}\t{}\t{}\t{}",
-                        a.file.display(),
-                        a.session,
-                        a.created_at,
-                        field(&a.label),
-                        a.messages,
-                        field(&a.note)
-                    )?;
+                let terminal = crate::output::stdout_is_terminal();
+                let table: Vec<Vec<String>> = rows
+                    .iter()
+                    .map(|a| {
+                        let cells = [
+                            a.file.display().to_string(),
+                            a.session.clone(),
+                            a.created_at.clone(),
+                            field(&a.label),
+                            a.messages.to_string(),
+                            field(&a.note),
+                        ];
+                        cells.iter().map(|c| crate::output::shown(c, terminal).into_owned()).collect()
+                    })
+                    .collect();
+                if terminal {
+                    let headers = ["FILE", "SESSION", "CREATED", "LABEL", "MESSAGES", "NOTE"];
+                    crate::output::write_table(&mut out, &headers, &table)?;
+                } else {
+                    for row in table {
+                        writeln!(out, "{}", row.join("\t"))?;
+                    }
                 }
             }
         }
@@ -149,6 +160,9 @@ pub fn run(args: Args) -> Result<i32> {
         Command::Rm { file } => {
             let path = artifact::resolve_file(&store, &file)?;
             std::fs::remove_file(&path).map_err(|e| anyhow::anyhow!("cannot remove {}: {e}", path.display()))?;
+            if crate::output::stdout_is_terminal() {
+                writeln!(out, "removed {}", crate::output::terminal_safe(&path.display().to_string()))?;
+            }
         }
     }
     out.flush()?;

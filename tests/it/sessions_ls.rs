@@ -383,3 +383,45 @@ fn an_unreadable_folder_is_a_warning_naming_it_and_the_others_are_listed() {
         assert!(err.contains(&*legacy.to_string_lossy()), "{err}");
     }
 }
+
+#[test]
+fn on_a_terminal_every_listing_lines_up_an_empty_store_says_so_and_rm_says_what_it_removed() {
+    // Issue 24.13. Piped, each stays as it was (tab-separated, or nothing).
+    use crate::support::pty::run_raw;
+    let ts = TestStore::new();
+    let sessions = env!("CARGO_BIN_EXE_glrs-sessions");
+    let artifacts = env!("CARGO_BIN_EXE_glrs-artifacts");
+    assert!(run_raw(&ts, sessions, &["ls"]).contains("no sessions yet"));
+    assert_eq!(stdout_of(&ts.sessions().arg("ls").output().unwrap()), "", "piped: nothing");
+
+    ts.write_fixed("aaaa0001", "2026-11-02T10:00:00.000Z", "/w", &[U1, A1]);
+    let id = glrs::SessionId::parse("aaaa0001").unwrap();
+    ts.store.set_key("work", &id).unwrap();
+    let mut info = glrs::compact::artifact::ArtifactInfo {
+        file: Default::default(),
+        session: id.to_string(),
+        created_at: "2026-11-02T10:00:00.000Z".into(),
+        label: "the login fix".into(),
+        messages: 1,
+        note: String::new(),
+        entries: "1-1".into(),
+    };
+    let block = glrs::compact::plan::Block { tag: "user".into(), text: "x".into() };
+    glrs::compact::artifact::write_new(&ts.store, &id, &mut info, &[block]).unwrap();
+
+    for (exe, args, header) in
+        [(artifacts, &["ls", "--all"][..], "FILE"), (sessions, &["keys"], "KEY"), (sessions, &["grep", "login"], "ID")]
+    {
+        let shown = run_raw(&ts, exe, args);
+        assert!(shown.starts_with(header) && !shown.contains('\t'), "{args:?}: {shown:?}");
+        let piped = ts.cmd(exe.rsplit('/').next().unwrap()).args(args).output().unwrap();
+        assert!(stdout_of(&piped).contains('\t'), "{args:?} piped: {}", stdout_of(&piped));
+    }
+    let grep = run_raw(&ts, sessions, &["grep", "login"]);
+    let lines: Vec<&str> = grep.lines().collect();
+    assert_eq!(lines[0].find("TYPE"), lines[1].find("user"), "the columns line up: {grep}");
+
+    let removed = run_raw(&ts, sessions, &["rm", "aaaa0001"]);
+    assert!(removed.contains("removed aaaa0001 and its 1 artifact"), "{removed:?}");
+    assert!(ts.store.locate(&id).is_none());
+}

@@ -60,9 +60,8 @@ pub fn run(store: &Store, args: &GrepArgs, out: &mut dyn Write) -> Result<i32> {
                         kind: entry.kind().to_string(),
                         line: clip(line.trim()),
                     };
-                    if !args.json {
+                    if !args.json && !terminal {
                         let (kind, line) = (field(&hit.kind), field(&hit.line));
-                        let (kind, line) = (shown(&kind, terminal), shown(&line, terminal));
                         writeln!(out, "{}\t{}\t{kind}\t{line}", hit.id, hit.entry)?;
                     }
                     hits.push(hit);
@@ -73,6 +72,21 @@ pub fn run(store: &Store, args: &GrepArgs, out: &mut dyn Write) -> Result<i32> {
     if args.json {
         serde_json::to_writer_pretty(&mut *out, &hits)?;
         writeln!(out)?;
+    } else if terminal {
+        // For people, the columns line up (all hits are known first).
+        let table: Vec<Vec<String>> = hits
+            .iter()
+            .map(|h| {
+                let (kind, line) = (field(&h.kind), field(&h.line));
+                vec![
+                    h.id.clone(),
+                    h.entry.to_string(),
+                    shown(&kind, true).into_owned(),
+                    shown(&line, true).into_owned(),
+                ]
+            })
+            .collect();
+        crate::output::write_table(out, &["ID", "ENTRY", "TYPE", "LINE"], &table)?;
     }
     // Like grep(1): 1 when nothing matched, so scripts can test for it.
     Ok(if hits.is_empty() { 1 } else { 0 })

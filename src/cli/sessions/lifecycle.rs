@@ -55,10 +55,19 @@ pub fn keys(store: &Store, args: &KeysArgs, out: &mut dyn Write) -> Result<i32> 
         // Keys and ids come from keys.json: one field each, and on a
         // terminal their control sequences shown, not obeyed.
         let terminal = stdout_is_terminal();
-        for r in rows {
-            let fields = [r.key, r.session, r.updated_at.unwrap_or_default(), r.next_reset];
-            let fields: Vec<String> = fields.iter().map(|f| shown(&field(f), terminal).into_owned()).collect();
-            writeln!(out, "{}", fields.join("\t"))?;
+        let table: Vec<Vec<String>> = rows
+            .into_iter()
+            .map(|r| {
+                let fields = [r.key, r.session, r.updated_at.unwrap_or_default(), r.next_reset];
+                fields.iter().map(|f| shown(&field(f), terminal).into_owned()).collect()
+            })
+            .collect();
+        if terminal {
+            crate::output::write_table(out, &["KEY", "SESSION", "UPDATED", "NEXT RESET"], &table)?;
+        } else {
+            for row in table {
+                writeln!(out, "{}", row.join("\t"))?;
+            }
         }
     }
     Ok(0)

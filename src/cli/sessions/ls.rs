@@ -5,10 +5,9 @@ use std::borrow::Cow;
 use std::io::Write;
 
 use anyhow::{Context, Result};
-use unicode_width::UnicodeWidthStr;
 
 use super::{LsArgs, PROGRAM};
-use crate::output::{field, stdout_is_terminal, terminal_safe};
+use crate::output::{field, stdout_is_terminal, terminal_safe, write_table};
 use crate::store::Store;
 use crate::store::listing::{self, Summary};
 
@@ -194,6 +193,11 @@ pub fn run(store: &Store, args: &LsArgs, out: &mut dyn Write) -> Result<i32> {
                 })
                 .collect();
             write_aligned(out, &columns, &table)?;
+            if table.is_empty() {
+                // For people only: a pipe still reads an empty listing.
+                let none = if listing.sessions.is_empty() { "no sessions yet" } else { "no sessions match" };
+                writeln!(out, "{none}")?;
+            }
         } else {
             // One buffer for every row: no allocation per session.
             for (depth, s) in rows {
@@ -227,32 +231,10 @@ fn title(depth: usize, s: &Summary) -> Cow<'_, str> {
     Cow::Owned(format!("{indent}{title}"))
 }
 
-/// On a terminal: a header and columns padded to line up (display width,
-/// so wide characters count double); the last column is not padded.
+/// On a terminal: a header and columns that line up ([`write_table`]).
 fn write_aligned(out: &mut dyn Write, columns: &[Column], table: &[Vec<String>]) -> std::io::Result<()> {
-    if table.is_empty() {
-        return Ok(());
-    }
-    let headers: Vec<String> = columns.iter().map(|c| c.header().to_string()).collect();
-    let mut widths: Vec<usize> = headers.iter().map(|h| h.width()).collect();
-    for row in table {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.width());
-        }
-    }
-    for row in std::iter::once(&headers).chain(table) {
-        let mut line = String::new();
-        for (i, (cell, w)) in row.iter().zip(&widths).enumerate() {
-            if i + 1 == row.len() {
-                line.push_str(cell);
-            } else {
-                line.push_str(cell);
-                line.push_str(&" ".repeat(w - cell.width() + 2));
-            }
-        }
-        writeln!(out, "{}", line.trim_end())?;
-    }
-    Ok(())
+    let headers: Vec<&str> = columns.iter().map(|c| c.header()).collect();
+    write_table(out, &headers, table)
 }
 
 /// Sessions in lineage order: each root (newest first), then its forks

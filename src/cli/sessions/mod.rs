@@ -283,10 +283,23 @@ fn path(store: &Store, args: &PathArgs, out: &mut dyn Write) -> Result<i32> {
 /// else 1 when any failed.
 fn rm(store: &Store, args: &RmArgs) -> i32 {
     let mut code = 0;
+    let terminal = crate::output::stdout_is_terminal();
     for text in &args.ids {
-        if let Err(err) = store.resolve(text).and_then(|at| store.remove(&at)) {
-            eprintln!("{PROGRAM}: error: {err}{}", crate::cli::advice(&err).unwrap_or_default());
-            code = code.max(err.exit_code());
+        let removed = store.resolve(text).and_then(|at| {
+            let artifacts = crate::compact::artifact::list(store, &at.id).map_or(0, |a| a.len());
+            store.remove(&at).map(|()| (at.id, artifacts))
+        });
+        match removed {
+            // Said to a person (a pipe gets nothing, as rm(1)).
+            Ok((id, artifacts)) if terminal => match artifacts {
+                0 => println!("removed {id}"),
+                n => println!("removed {id} and its {}", crate::output::count(n as u64, "artifact", "artifacts")),
+            },
+            Ok(_) => {}
+            Err(err) => {
+                eprintln!("{PROGRAM}: error: {err}{}", crate::cli::advice(&err).unwrap_or_default());
+                code = code.max(err.exit_code());
+            }
         }
     }
     code
