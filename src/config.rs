@@ -9,6 +9,7 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
+pub mod keys;
 mod pruning;
 mod session;
 pub use pruning::{

@@ -20,8 +20,6 @@ const PAGES: &[Page] = &[
     Page {
         program: "glrs",
         description: &[
-            "glrs with no program name is glrs-chat: every glrs-chat flag and a positional PROMPT are accepted \
-             (glrs help chat lists them). glrs NAME ARGS runs glrs-NAME ARGS, found beside glrs, else on PATH.",
             "Its own commands: glrs man and glrs completions SHELL print (or with --dir, install) the man pages \
              and shell completions; glrs config path and glrs config show print the config file's path and its \
              contents with secrets as ***; glrs models lists the providers and models that can be used, their \

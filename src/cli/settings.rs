@@ -21,6 +21,12 @@ pub enum ConfigCommand {
     Path,
     /// Print the config as glrs reads it (GLRS_MODEL applied), secrets as ***
     Show,
+    /// List every config key with its default and the values it takes
+    Keys {
+        /// The table as Markdown (the README's "Config keys" section)
+        #[arg(long)]
+        markdown: bool,
+    },
 }
 
 /// `glrs config path | show`.
@@ -28,6 +34,20 @@ pub fn config(cmd: ConfigCommand, out: &mut dyn Write) -> Result<i32> {
     let paths = Paths::from_env()?;
     match cmd {
         ConfigCommand::Path => writeln!(out, "{}", paths.config.display())?,
+        ConfigCommand::Keys { markdown: true } => write!(out, "{}", crate::config::keys::markdown())?,
+        ConfigCommand::Keys { markdown: false } => {
+            let rows: Vec<Vec<String>> = crate::config::keys::KEYS
+                .iter()
+                .map(|k| vec![k.path.to_string(), k.default.to_string(), k.range.to_string()])
+                .collect();
+            if stdout_is_terminal() {
+                crate::output::write_table(out, &["KEY", "DEFAULT", "VALUES"], &rows)?;
+            } else {
+                for row in rows {
+                    writeln!(out, "{}", row.join("\t"))?;
+                }
+            }
+        }
         ConfigCommand::Show => {
             // Checked as every program checks it: a bad file is the same error.
             Config::load_env(&paths)?;

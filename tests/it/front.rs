@@ -185,3 +185,17 @@ fn unknown_programs_get_the_name_meant_or_the_whole_prompt_and_usage_errors_thei
     let out = ts.cmd("glrs-sessions").arg("--version").output().unwrap();
     assert!(out.status.success() && stdout_of(&out).starts_with("glrs-sessions "), "{}", stdout_of(&out));
 }
+
+#[test]
+fn config_keys_lists_every_key_and_the_readme_table_is_its_markdown() {
+    // Issue 24.15: the README's table is the program's, which the loader checks.
+    let ts = TestStore::new();
+    let out = ts.cmd("glrs").args(["config", "keys"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let text = stdout_of(&out);
+    assert!(text.lines().any(|l| l.starts_with("compactAt\t0.75\t")), "{text}");
+    assert!(text.lines().all(|l| l.split('\t').count() == 3), "{text}");
+    let markdown = stdout_of(&ts.cmd("glrs").args(["config", "keys", "--markdown"]).output().unwrap());
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    assert!(readme.contains(&markdown), "README.md's Config keys table is not `glrs config keys --markdown`");
+}
