@@ -287,7 +287,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let out_dir = dir.path().join("output");
         let scene = Scene { session_id: "s1", session_file: Path::new("/x/s1.json"), cwd: dir.path() };
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let rt = crate::runtime::build().unwrap();
         let h = hooks(json!({
             "tool_call": [
                 {"command": "cat > seen.json; echo ok"},
@@ -341,7 +341,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let out_dir = dir.path().join("output");
         let scene = Scene { session_id: "s1", session_file: Path::new("/x/s1.json"), cwd: dir.path() };
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let rt = crate::runtime::build().unwrap();
         // The background child writes its pid then holds stdout open; the
         // test's own bound (not the hook's 60 s) is what a regression hits.
         let h = hooks(json!({

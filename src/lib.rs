@@ -34,6 +34,7 @@ pub mod programs;
 pub mod provider;
 pub mod prune;
 pub mod redact;
+pub mod runtime;
 pub mod store;
 pub mod time;
 pub mod tools;

@@ -28,7 +28,7 @@ use crate::time;
 use super::Agent;
 use super::hooked::fields;
 use crate::hooks::Event;
-use crate::tools::permissions::{Answer, Asker, Question};
+use crate::tools::permissions::{Answer, Asked, Asker, Question};
 use crate::tools::{ToolContext, ToolOutput};
 
 /// Printed (and recorded) when a turn reaches `maxStepsPerTurn`.
@@ -151,8 +151,8 @@ pub trait TurnUi: Send {
     /// A tool ran (or was denied, or interrupted).
     fn tool(&mut self, _call: &ToolCall, _output: &ToolOutput) {}
     /// Ask whether a call may run. A UI without a terminal cannot.
-    fn ask(&mut self, _question: &Question<'_>) -> Answer {
-        Answer::Cannot
+    fn ask(&mut self, _question: &Question<'_>) -> Asked {
+        Asked::Now(Answer::Cannot)
     }
     /// Something to tell the user (saving failed, a steer joined).
     fn notice(&mut self, text: &str);
@@ -169,7 +169,7 @@ fn report(outcome: &crate::hooks::Outcome, ui: &mut dyn TurnUi) {
 struct UiAsker<'a>(&'a mut dyn TurnUi);
 
 impl Asker for UiAsker<'_> {
-    fn ask(&mut self, question: &Question<'_>) -> Answer {
+    fn ask(&mut self, question: &Question<'_>) -> Asked {
         self.0.ask(question)
     }
 }

@@ -10,7 +10,9 @@
 //! agent's; what is here is only the chat's.
 
 pub mod compaction;
+pub mod editor;
 pub mod history;
+pub mod keyboard;
 pub mod markdown;
 pub mod oneshot;
 pub mod picker;

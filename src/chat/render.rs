@@ -261,37 +261,41 @@ fn closes(trimmed: &str, fence: &str) -> bool {
     n >= fence.chars().count() && trimmed[n..].trim().is_empty()
 }
 
-/// A spinner drawn on the current line until stopped.
+/// A spinner drawn on the current line until stopped: a timer task on
+/// the runtime, not a thread.
 pub struct Spinner {
     active: Arc<AtomicBool>,
     out: Arc<Mutex<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
 }
 
+/// Time between two frames.
+const FRAME: Duration = Duration::from_millis(80);
+
 impl Spinner {
-    /// Start drawing; `lock` serialises terminal writes with the caller.
+    /// Start drawing (inside the runtime); `lock` serialises terminal
+    /// writes with the caller.
     pub fn start(lock: Arc<Mutex<()>>) -> Spinner {
         let active = Arc::new(AtomicBool::new(true));
         let flag = active.clone();
         let out = lock.clone();
-        let thread = std::thread::spawn(move || {
+        let task = tokio::spawn(async move {
             let frames = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
-            let mut i = 0;
-            while flag.load(Ordering::SeqCst) {
-                if let Ok(_guard) = out.lock() {
-                    if !flag.load(Ordering::SeqCst) {
-                        break;
-                    }
-                    let mut stdout = std::io::stdout().lock();
-                    let frame = Style::on_terminal(true).dim(&frames[i % frames.len()].to_string());
-                    let _ = write!(stdout, "\r{frame} ");
-                    let _ = stdout.flush();
+            let mut ticks = tokio::time::interval(FRAME);
+            for i in 0.. {
+                ticks.tick().await;
+                let Ok(_guard) = out.lock() else { return };
+                // Checked under the lock: once `stop` holds it, no frame follows.
+                if !flag.load(Ordering::SeqCst) {
+                    return;
                 }
-                i += 1;
-                std::thread::sleep(Duration::from_millis(80));
+                let mut stdout = std::io::stdout().lock();
+                let frame = Style::on_terminal(true).dim(&frames[i % frames.len()].to_string());
+                let _ = write!(stdout, "\r{frame} ");
+                let _ = stdout.flush();
             }
         });
-        Spinner { active, out: lock, thread: Some(thread) }
+        Spinner { active, out: lock, task: Some(task) }
     }
 
     /// Stop and erase the spinner.
@@ -299,8 +303,8 @@ impl Spinner {
         if !self.active.swap(false, Ordering::SeqCst) {
             return;
         }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
+        if let Some(task) = self.task.take() {
+            task.abort();
         }
         if let Ok(_guard) = self.out.lock() {
             let mut stdout = std::io::stdout().lock();

@@ -17,9 +17,12 @@ use rustyline::{
     Cmd, ConditionalEventHandler, Context, Editor, Event, EventContext, EventHandler, Helper, KeyEvent, RepeatCount,
 };
 
+use tokio::sync::mpsc;
+
 use super::Chat;
+use super::editor::LineEditor;
 use super::signals::Watcher;
-use super::terminal::{BackgroundCompact, KeyWatch, term_ui};
+use super::terminal::{BackgroundCompact, KeyWatch, WatchParts, term_ui};
 use crate::provider::Cancel;
 
 /// The slash commands, for help and completion.
@@ -143,9 +146,8 @@ enum Action {
     Quit,
 }
 
-/// Run the REPL until the user leaves. Returns the exit code.
-pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> Result<i32> {
-    let color = crate::output::color_enabled();
+/// The line editor for `chat`, its history from `prompts.json`.
+fn line_editor(chat: &Chat, color: bool) -> Result<LineEditor> {
     let mut editor: Editor<ReplHelper, rustyline::history::DefaultHistory> = Editor::new()?;
     let models = crate::provider::select::configured_models(chat.config());
     editor.set_helper(Some(ReplHelper { store: chat.store().clone(), models, color }));
@@ -155,6 +157,47 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
     for prompt in chat.store().prompts().unwrap_or_default() {
         let _ = editor.add_history_entry(prompt.text);
     }
+    Ok(LineEditor::start(editor)?)
+}
+
+/// What the prompt gave.
+enum Input {
+    Line(String),
+    /// Ctrl-C at the prompt: the line is dropped.
+    Dropped,
+    /// Leave: Ctrl-D, or a signal (then [`Watcher::received`] says which).
+    Leave,
+}
+
+/// The next line: a queued one, else what the editor reads.
+async fn next_input(
+    editor: &LineEditor,
+    prompt: &str,
+    initial: &str,
+    queued: &mut std::collections::VecDeque<String>,
+    signals: &Watcher,
+) -> Result<Input> {
+    if let Some(line) = queued.pop_front() {
+        println!("{prompt}{line}");
+        return Ok(Input::Line(line));
+    }
+    if signals.received().is_some() {
+        return Ok(Input::Leave);
+    }
+    Ok(match editor.read(prompt, initial, signals).await {
+        _ if signals.received().is_some() => Input::Leave,
+        Some(Ok(line)) => Input::Line(line),
+        Some(Err(ReadlineError::Interrupted)) => Input::Dropped,
+        Some(Err(ReadlineError::Eof)) | None => Input::Leave,
+        Some(Err(e)) => return Err(e.into()),
+    })
+}
+
+/// Run the REPL until the user leaves (inside the runtime). Returns the
+/// exit code.
+pub async fn run(mut chat: Chat, resumed: bool) -> Result<i32> {
+    let color = crate::output::color_enabled();
+    let editor = line_editor(&chat, color)?;
     let style = crate::output::Style::on_terminal(color);
     let dim = |t: &str| style.dim(t);
     println!("{}", dim(&format!("glrs-chat · session {} · {} · /help for commands", chat.id(), chat.model().full())));
@@ -162,12 +205,8 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
         super::history::show(&chat, color);
     }
     // SIGTERM or SIGHUP at the prompt wakes it and the loop leaves like
-    // Ctrl-D (below). Only a prompt that cannot be woken ends at once,
-    // stopping the MCP servers first.
-    let signals = Watcher::start(|stop| {
-        crate::process::servers::stop_all();
-        std::process::exit(stop.exit_code())
-    })?;
+    // Ctrl-D (below); during a turn they stop it first.
+    let signals = Watcher::start()?;
     let mut code = 0;
     let mut initial = String::new();
     // Lines typed during an idle compaction: they run once it lands.
@@ -178,26 +217,13 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
             eprintln!("glrs-chat: warning: {}", crate::output::terminal_safe(&line));
         }
         let prompt = prompt_text(&chat);
-        let line = if let Some(line) = queued.pop_front() {
-            println!("{prompt}{line}");
-            line
-        } else {
-            let read = signals.at_prompt(|| editor.readline_with_initial(&prompt, (&initial, "")));
-            if let Some(stop) = signals.received() {
-                // Leaves like Ctrl-D: what is unsaved gets one more attempt.
-                eprintln!("glrs-chat: stopped by {}", stop.name());
-                code = stop.exit_code();
-                break;
+        let line = match next_input(&editor, &prompt, &initial, &mut queued, &signals).await? {
+            Input::Line(line) => line,
+            Input::Dropped => {
+                initial.clear();
+                continue;
             }
-            match read {
-                Some(Ok(line)) => line,
-                Some(Err(ReadlineError::Interrupted)) => {
-                    initial.clear();
-                    continue;
-                }
-                Some(Err(ReadlineError::Eof)) | None => break,
-                Some(Err(e)) => return Err(e.into()),
-            }
+            Input::Leave => break,
         };
         initial.clear();
         let text = join_lines(&line);
@@ -205,14 +231,20 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
         if trimmed.is_empty() {
             continue;
         }
-        let _ = editor.add_history_entry(text.as_str());
+        editor.remember(&text);
         if let Some(instruction) = super::compaction::parse_compact(trimmed) {
-            let idle = idle_work(&mut chat, runtime, &signals, color, IdleWork::Compact(instruction));
+            let idle = idle_work(&mut chat, &signals, color, IdleWork::Compact(instruction)).await;
             initial = idle.release(&mut queued);
             continue;
         }
         if trimmed.starts_with('/') {
-            match slash(&mut chat, trimmed, color) {
+            if trimmed == "/mcp"
+                && let Some(servers) = chat.tools().servers()
+            {
+                servers.ready().await;
+            }
+            // Slash commands run child programs and read the store.
+            match crate::runtime::blocking(|| slash(&mut chat, trimmed, color)) {
                 Ok(Action::Continue) => continue,
                 Ok(Action::Quit) => break,
                 Err(e) => {
@@ -235,28 +267,27 @@ pub fn run(mut chat: Chat, runtime: &tokio::runtime::Runtime, resumed: bool) -> 
         if let Err(warning) = chat.remember_prompt(&text) {
             eprintln!("glrs-chat: warning: {warning:#}");
         }
-        let (typed, stopped_at_line) = run_turn(&mut chat, &text, runtime, color, &signals);
+        let (typed, stopped_at_line) = run_turn(&mut chat, &text, color, &signals).await;
         initial = typed;
         if signals.received().is_none() && (chat.flush_due() || chat.compaction_due() || stopped_at_line) {
-            let idle = idle_work(&mut chat, runtime, &signals, color, IdleWork::Due { stopped_at_line });
+            let idle = idle_work(&mut chat, &signals, color, IdleWork::Due { stopped_at_line }).await;
             let held = idle.release(&mut queued);
             if !held.is_empty() {
                 initial = held;
             }
         }
-        // SIGTERM or SIGHUP stopped the turn like Ctrl-C; now leave.
-        if let Some(stop) = signals.received() {
-            eprintln!("glrs-chat: stopped by {}: what arrived is kept", stop.name());
-            code = stop.exit_code();
-            break;
-        }
+    }
+    if let Some(stop) = signals.received() {
+        // Stopped the turn like Ctrl-C, or woke the prompt; now leave.
+        eprintln!("glrs-chat: stopped by {}: what arrived is kept", stop.name());
+        code = stop.exit_code();
     }
     // A failed write point gets one more attempt before the chat ends.
-    if let Err(unsaved) = chat.leave() {
+    if let Err(unsaved) = crate::runtime::blocking(|| chat.leave()) {
         eprintln!("glrs-chat: error: {unsaved}");
         code = 1;
     }
-    let ended = runtime.block_on(chat.hook(crate::hooks::Event::SessionEnd, Default::default(), None));
+    let ended = chat.hook(crate::hooks::Event::SessionEnd, Default::default(), None).await;
     for problem in ended.problems {
         eprintln!("glrs-chat: warning: {problem}");
     }
@@ -311,42 +342,41 @@ impl Idle {
 
 /// Flush and compaction at idle, holding the input queue: lines typed
 /// meanwhile wait; Esc or Ctrl-C abandons (nothing is written).
-fn idle_work(
-    chat: &mut Chat,
-    runtime: &tokio::runtime::Runtime,
-    signals: &Watcher,
-    color: bool,
-    work: IdleWork<'_>,
-) -> Idle {
+async fn idle_work(chat: &mut Chat, signals: &Watcher, color: bool, work: IdleWork<'_>) -> Idle {
     let cancel = Arc::new(Cancel::default());
-    let typed: Arc<Mutex<Vec<String>>> = Arc::default();
+    let (typed, mut lines_typed) = mpsc::unbounded_channel();
     let mut ui = term_ui(color);
-    let watch = KeyWatch::start(cancel.clone(), typed.clone());
-    let outcome = signals.during(&cancel, || {
-        runtime.block_on(async {
-            match work {
-                IdleWork::Due { stopped_at_line } => chat.at_idle(stopped_at_line, &cancel, &mut ui).await,
-                IdleWork::Compact(instruction) => Some(chat.compact_child(instruction, &cancel, &mut ui).await),
-            }
-        })
+    let watch = KeyWatch::start(WatchParts {
+        cancel: cancel.clone(),
+        steers: typed,
+        compact: None,
+        answer: ui.answer.clone(),
+        lock: ui.lock.clone(),
+        signals: signals.clone(),
     });
-    let unsent = watch.finish();
-    let lines = typed.lock().map(|mut q| std::mem::take(&mut *q)).unwrap_or_default();
+    let work = async {
+        match work {
+            IdleWork::Due { stopped_at_line } => chat.at_idle(stopped_at_line, &cancel, &mut ui).await,
+            IdleWork::Compact(instruction) => Some(chat.compact_child(instruction, &cancel, &mut ui).await),
+        }
+    };
+    let outcome = signals.during(&cancel, work).await;
+    let unsent = watch.finish().await;
+    let lines = drain(&mut lines_typed);
     let abandoned = matches!(outcome, Some(super::compaction::CompactOutcome::Abandoned));
     Idle { lines, unsent, abandoned }
 }
 
+/// Everything waiting in `lines`.
+fn drain(lines: &mut mpsc::UnboundedReceiver<String>) -> Vec<String> {
+    std::iter::from_fn(|| lines.try_recv().ok()).collect()
+}
+
 /// One turn with the key watcher; returns text typed but not sent, and
 /// whether the turn stopped at the compaction line.
-fn run_turn(
-    chat: &mut Chat,
-    text: &str,
-    runtime: &tokio::runtime::Runtime,
-    color: bool,
-    signals: &Watcher,
-) -> (String, bool) {
+async fn run_turn(chat: &mut Chat, text: &str, color: bool, signals: &Watcher) -> (String, bool) {
     let cancel = Arc::new(Cancel::default());
-    let steers: Arc<Mutex<Vec<String>>> = Arc::default();
+    let (steers, mut steered) = mpsc::unbounded_channel();
     let mut ui = term_ui(color);
     let started: Arc<Mutex<Vec<crate::process::Background>>> = Arc::default();
     // `/compact` during a turn needs the session on disk to act on.
@@ -355,21 +385,27 @@ fn run_turn(
         started: started.clone(),
         lock: ui.lock.clone(),
     });
-    let watch = KeyWatch::start_with(cancel.clone(), steers.clone(), compact, ui.answer.clone(), ui.lock.clone());
+    let watch = KeyWatch::start(WatchParts {
+        cancel: cancel.clone(),
+        steers,
+        compact,
+        answer: ui.answer.clone(),
+        lock: ui.lock.clone(),
+        signals: signals.clone(),
+    });
     ui.can_ask = watch.active();
-    let queue = steers.clone();
-    let mut take_steers = move || queue.lock().map(|mut q| std::mem::take(&mut *q)).unwrap_or_default();
-    let outcome = signals.during(&cancel, || runtime.block_on(chat.turn(text, &mut ui, &cancel, &mut take_steers)));
-    let leftover = watch.finish();
+    let mut take_steers = || drain(&mut steered);
+    let outcome = signals.during(&cancel, chat.turn(text, &mut ui, &cancel, &mut take_steers)).await;
+    let leftover = watch.finish().await;
+    // Steers sent after the last model call: the next prompt's text.
+    let late = take_steers();
     let children = started.lock().map(|mut c| std::mem::take(&mut *c)).unwrap_or_default();
     if !children.is_empty() {
         chat.adopt_background(children);
-        // Ctrl-C stops waiting (the key watcher has finished).
+        // Ctrl-C (a SIGINT now the terminal is out of raw mode) stops waiting.
         let wait = Arc::new(Cancel::default());
-        signals.during(&wait, || runtime.block_on(chat.wait_for_background(&wait, &mut ui)));
+        signals.during(&wait, chat.wait_for_background(&wait, &mut ui)).await;
     }
-    // Steers sent after the last model call: the next prompt's text.
-    let late: Vec<String> = steers.lock().map(|mut q| std::mem::take(&mut *q)).unwrap_or_default();
     match &outcome.error {
         None => {}
         Some(e) if outcome.stopped() => println!("{}", ui.dim(&format!("({e}: what arrived is kept)"))),
@@ -538,11 +574,8 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
 
 /// `/mcp`: each server, its state, and its tools (SPEC 15).
 fn mcp_listing(chat: &Chat, color: bool) {
-    let listing = chat.tools().servers().map(|s| {
-        s.wait_ready();
-        s.listing()
-    });
-    let listing = listing.unwrap_or_default();
+    // Ready: awaited before the command runs.
+    let listing = chat.tools().servers().map(|s| s.listing()).unwrap_or_default();
     if listing.is_empty() {
         match chat.config().mcp_servers.is_empty() {
             true => println!("no MCP servers: add them under \"mcpServers\" in config.json (the README shows how)"),

@@ -3,17 +3,15 @@
 //! 128 + the signal's number. Without this, closing the terminal in the
 //! middle of a turn would lose everything since the last write point.
 //!
-//! One-shot mode waits on [`Signals`] beside its turn. The REPL spends its
-//! idle time blocked in rustyline, so [`Watcher`] listens on a thread of its
-//! own: during a turn it cancels the turn; at the prompt it wakes rustyline
-//! (with the SIGINT rustyline listens for), and the REPL leaves the way
-//! Ctrl-D does: what an earlier failed save left unwritten gets one more
-//! attempt, else a recovery file. Between the two (a slash command
-//! running), the REPL sees the signal before its next prompt.
+//! One-shot mode waits on [`Signals`] beside its turn. The REPL's
+//! [`Watcher`] is a task on the runtime: during a turn it cancels the turn;
+//! at the prompt the REPL, waiting for the line editor's thread and the
+//! watcher at once, wakes the editor and leaves the way Ctrl-D does: what
+//! an earlier failed save left unwritten gets one more attempt, else a
+//! recovery file. Between the two (a slash command running), the REPL sees
+//! the signal before its next prompt.
 
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
@@ -48,14 +46,6 @@ impl Stop {
             Stop::Hangup => "SIGHUP",
         }
     }
-
-    fn from_number(n: i32) -> Option<Stop> {
-        match n {
-            15 => Some(Stop::Terminate),
-            1 => Some(Stop::Hangup),
-            _ => None,
-        }
-    }
 }
 
 /// SIGTERM and SIGHUP, for a task that runs inside a tokio runtime.
@@ -79,118 +69,65 @@ impl Signals {
     }
 }
 
-/// Listens for SIGTERM and SIGHUP on its own thread, for the REPL.
+/// Listens for SIGTERM and SIGHUP for the REPL, in a task on the runtime.
+/// A closed terminal ([`Watcher::raise`] with [`Stop::Hangup`] from the key
+/// reader, on end of file) is taken for SIGHUP.
 #[derive(Clone)]
 pub struct Watcher {
-    /// The cancel of the turn (or idle work) running now, if any.
+    /// The cancel of the turn (or idle work) running now, if any. Held
+    /// while a signal is noted, so work starting meanwhile sees it.
     current: Arc<Mutex<Option<Arc<Cancel>>>>,
-    received: Arc<AtomicI32>,
-    /// True while the REPL waits at its prompt ([`Watcher::at_prompt`]).
-    prompting: Arc<AtomicBool>,
-    /// The thread that waits at the prompt.
-    reader: Arc<Mutex<Option<Reader>>>,
+    received: tokio::sync::watch::Sender<Option<Stop>>,
 }
 
-/// The thread that reads the prompt: rustyline's read returns only when
-/// that thread is interrupted (any other thread may take a signal sent to
-/// the process).
-#[derive(Clone, Copy)]
-struct Reader(libc::pthread_t);
-// SAFETY: a thread id is only passed to pthread_kill, from any thread; it
-// is a plain id, not memory this process shares.
-unsafe impl Send for Reader {}
-
-/// How long the prompt is woken before the old way is taken (a terminal
-/// rustyline reads without listening for signals): `at_idle`.
-const WAKE_FOR: Duration = Duration::from_secs(3);
-
 impl Watcher {
-    /// Start listening. At the prompt a signal wakes the prompt, which
-    /// returns [`rustyline::error::ReadlineError::Interrupted`]: the caller
-    /// then sees [`Watcher::received`] and leaves. `at_idle` runs on the
-    /// listening thread only when the prompt does not wake.
-    pub fn start(at_idle: impl Fn(Stop) + Send + 'static) -> std::io::Result<Watcher> {
-        let watcher = Watcher {
-            current: Arc::default(),
-            received: Arc::default(),
-            prompting: Arc::default(),
-            reader: Arc::default(),
-        };
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_io().build()?;
-        // Registered here, before the thread starts, so a signal sent right
+    /// Start listening (inside the runtime). SIGINT is listened for too,
+    /// and only stops the work running: at the prompt the line editor
+    /// catches it itself (it wakes the prompt, [`Watcher::arrived`]), and
+    /// a stray one never ends the chat without saving.
+    pub fn start() -> std::io::Result<Watcher> {
+        let watcher = Watcher { current: Arc::default(), received: tokio::sync::watch::Sender::new(None) };
+        // Registered here, before the task runs, so a signal sent right
         // after start-up is never lost (nor fatal).
-        let mut signals = runtime.block_on(async { Signals::new() })?;
+        let mut signals = Signals::new()?;
+        let mut interrupt = signal(SignalKind::interrupt())?;
         let shared = watcher.clone();
-        std::thread::Builder::new().name("glrs-signals".into()).spawn(move || {
-            runtime.block_on(async {
-                loop {
-                    let stop = signals.recv().await;
-                    shared.received.store(stop.number(), Ordering::SeqCst);
-                    // Held meanwhile, so no turn starts.
-                    let running = shared.current.lock();
-                    match running.as_ref().ok().and_then(|r| r.as_ref()) {
-                        Some(cancel) => cancel.cancel(),
-                        None if shared.wake_prompt() => {}
-                        None => at_idle(stop),
-                    }
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    stop = signals.recv() => shared.raise(stop),
+                    Some(()) = interrupt.recv() => shared.cancel_current(),
                 }
-            })
-        })?;
+            }
+        });
         Ok(watcher)
     }
 
-    /// Run `read` (the prompt) so that a signal wakes it; `None`, without
-    /// reading, when a signal has come already.
-    pub fn at_prompt<T>(&self, read: impl FnOnce() -> T) -> Option<T> {
-        if let Ok(mut reader) = self.reader.lock() {
-            // SAFETY: pthread_self has no preconditions.
-            *reader = Some(Reader(unsafe { libc::pthread_self() }));
+    /// Note `stop` (the first one counts) and stop the work running.
+    pub fn raise(&self, stop: Stop) {
+        let running = self.current.lock();
+        self.received.send_if_modified(|seen| seen.is_none() && seen.replace(stop).is_none());
+        if let Some(cancel) = running.as_ref().ok().and_then(|r| r.as_ref()) {
+            cancel.cancel();
         }
-        self.prompting.store(true, Ordering::SeqCst);
-        // Checked after `prompting` is set: a signal either sees the prompt
-        // waiting (and wakes it) or is seen here.
-        let out = if self.received().is_some() { None } else { Some(read()) };
-        self.prompting.store(false, Ordering::SeqCst);
-        out
     }
 
-    /// Wake the prompt if it is waiting. False only when it cannot be
-    /// woken: no SIGINT handler of rustyline's (stdout is not a terminal),
-    /// or it did not wake within [`WAKE_FOR`]. When it is not waiting, the
-    /// REPL sees `received` before its next prompt.
-    fn wake_prompt(&self) -> bool {
-        if !self.prompting.load(Ordering::SeqCst) {
-            return true;
+    fn cancel_current(&self) {
+        if let Some(cancel) = self.current.lock().ok().and_then(|r| r.clone()) {
+            cancel.cancel();
         }
-        let reader = self.reader.lock().ok().and_then(|r| *r);
-        let Some(Reader(thread)) = reader.filter(|_| interrupt_is_handled()) else { return false };
-        let deadline = std::time::Instant::now() + WAKE_FOR;
-        while self.prompting.load(Ordering::SeqCst) {
-            if std::time::Instant::now() > deadline {
-                return false;
-            }
-            // Again and again: the first may come before rustyline reads.
-            // SAFETY: the thread is the REPL's, alive while it prompts;
-            // SIGINT has a handler (checked above), so it cannot end the
-            // process.
-            unsafe {
-                libc::pthread_kill(thread, libc::SIGINT);
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        true
     }
 
     /// Run `work` as the thing a signal stops (through `cancel`).
-    pub fn during<T>(&self, cancel: &Arc<Cancel>, work: impl FnOnce() -> T) -> T {
+    pub async fn during<T>(&self, cancel: &Arc<Cancel>, work: impl Future<Output = T>) -> T {
         if let Ok(mut current) = self.current.lock() {
             *current = Some(cancel.clone());
+            // A signal that arrived just before is not lost.
+            if self.received().is_some() {
+                cancel.cancel();
+            }
         }
-        // A signal that arrived just before is not lost.
-        if self.received().is_some() {
-            cancel.cancel();
-        }
-        let out = work();
+        let out = work.await;
         if let Ok(mut current) = self.current.lock() {
             *current = None;
         }
@@ -199,19 +136,18 @@ impl Watcher {
 
     /// The signal that arrived, if one did.
     pub fn received(&self) -> Option<Stop> {
-        Stop::from_number(self.received.load(Ordering::SeqCst))
+        *self.received.borrow()
     }
-}
 
-/// True when SIGINT has a handler (rustyline installs one for its prompt
-/// on a terminal): then it interrupts the prompt rather than end the process.
-fn interrupt_is_handled() -> bool {
-    // SAFETY: a zeroed sigaction is a valid out-parameter; a null new
-    // action only reads the current one.
-    unsafe {
-        let mut current: libc::sigaction = std::mem::zeroed();
-        libc::sigaction(libc::SIGINT, std::ptr::null(), &mut current) == 0
-            && current.sa_sigaction != libc::SIG_DFL
-            && current.sa_sigaction != libc::SIG_IGN
+    /// Resolves when a signal has arrived (at once if one did).
+    pub async fn arrived(&self) -> Stop {
+        let mut seen = self.received.subscribe();
+        loop {
+            if let Some(stop) = *seen.borrow_and_update() {
+                return stop;
+            }
+            // The sender lives in `self`: the channel never closes here.
+            let _ = seen.changed().await;
+        }
     }
 }

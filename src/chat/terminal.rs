@@ -1,27 +1,33 @@
 //! The terminal side of a REPL turn: the UI that streams the reply and
 //! shows tool calls (one line each, a dimmed preview of the result, errors
-//! in red) and asks permission, and the key watcher that reads keys while
-//! the terminal is in raw mode (Esc or Ctrl-C stop the turn, Enter sends a
-//! steer or answers a permission prompt).
+//! in red) and asks permission, and the key watcher, a task that reads
+//! keys ([`super::keyboard`]) while the terminal is in raw mode (Esc or
+//! Ctrl-C stop the turn, Enter sends a steer or answers a permission
+//! prompt). Steers go to the turn by a channel, answers by a oneshot.
 
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
+use tokio::sync::{mpsc, oneshot};
 
 use super::TurnUi;
+use super::keyboard::{Key, Keyboard};
 use super::render::{MarkdownStream, Spinner};
+use super::signals::{Stop, Watcher};
 use crate::output::{Style, terminal_safe};
 use crate::provider::{Cancel, Delta};
 use crate::store::ToolCall;
 use crate::tools::ToolOutput;
-use crate::tools::permissions::{Answer, Question, parse_answer};
+use crate::tools::permissions::{Answer, Asked, Question, parse_answer};
 
-/// Where the key watcher sends the line typed at a permission prompt
-/// (`None`: Esc or Ctrl-C).
-pub type AnswerSlot = Arc<Mutex<Option<std::sync::mpsc::Sender<Option<String>>>>>;
+/// Where the key watcher sends the answer to the permission prompt shown
+/// now, if one is.
+pub type AnswerSlot = Arc<Mutex<Option<oneshot::Sender<Answer>>>>;
+
+/// How long the end of a turn waits for its key watcher to stop (it stops
+/// at once: it never blocks).
+const WATCH_STOP: Duration = Duration::from_secs(2);
 
 /// How many lines of a tool's result the REPL shows.
 pub const RESULT_PREVIEW_LINES: usize = 4;
@@ -138,10 +144,10 @@ impl TurnUi for TermUi {
         self.write(&format!("{text}\n"));
     }
 
-    fn ask(&mut self, question: &Question<'_>) -> Answer {
+    fn ask(&mut self, question: &Question<'_>) -> Asked {
         self.stop_spinner();
         if !self.can_ask {
-            return Answer::Cannot;
+            return Asked::Now(Answer::Cannot);
         }
         let mut text = String::new();
         if let Some(preview) = &question.preview {
@@ -153,15 +159,12 @@ impl TurnUi for TermUi {
             "allow {}? y yes · a always ({always}, this session) · n no · or type what to do instead: ",
             question.tool
         ));
-        let (tx, rx) = std::sync::mpsc::channel();
+        let (tx, rx) = oneshot::channel();
         if let Ok(mut slot) = self.answer.lock() {
             *slot = Some(tx);
         }
         self.write(&text);
-        match rx.recv() {
-            Ok(Some(line)) => parse_answer(&line),
-            _ => Answer::Interrupted,
-        }
+        Asked::Later(rx)
     }
 
     fn notice(&mut self, text: &str) {
@@ -209,121 +212,167 @@ impl BackgroundCompact {
     }
 }
 
-/// Reads keys while a turn runs (the terminal in raw mode).
+/// What the key watcher works with.
+pub struct WatchParts {
+    /// Esc and Ctrl-C cancel it.
+    pub cancel: Arc<Cancel>,
+    /// Lines sent with Enter go here (steers of the turn).
+    pub steers: mpsc::UnboundedSender<String>,
+    /// Starts `/compact` typed during the turn, when the session is saved.
+    pub compact: Option<BackgroundCompact>,
+    /// The permission prompt waiting for its answer, if any.
+    pub answer: AnswerSlot,
+    /// Held while echoing.
+    pub lock: Arc<Mutex<()>>,
+    /// Told when the terminal ends (a hang-up).
+    pub signals: Watcher,
+}
+
+/// Reads keys while a turn runs (the terminal in raw mode): a task on the
+/// runtime.
 pub struct KeyWatch {
-    /// Set to make the watcher stop.
-    pub stop: Arc<AtomicBool>,
-    /// The watcher; it returns the text typed but not sent.
-    pub thread: Option<std::thread::JoinHandle<String>>,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<String>>,
 }
 
 impl KeyWatch {
-    /// Watch keys: Esc and Ctrl-C cancel, lines sent become steers.
-    pub fn start(cancel: Arc<Cancel>, steers: Arc<Mutex<Vec<String>>>) -> KeyWatch {
-        KeyWatch::start_with(cancel, steers, None, Arc::default(), Arc::default())
+    /// Watch keys (inside the runtime): Esc and Ctrl-C cancel, lines sent
+    /// become steers or answers, `/compact` starts a compaction. Without a
+    /// terminal in raw mode nothing is read ([`KeyWatch::active`] is false).
+    pub fn start(parts: WatchParts) -> KeyWatch {
+        let raw = crossterm::terminal::enable_raw_mode().is_ok();
+        let keyboard = raw.then(Keyboard::open).and_then(Result::ok);
+        let Some(mut keyboard) = keyboard else {
+            if raw {
+                let _ = crossterm::terminal::disable_raw_mode();
+            }
+            return KeyWatch { stop: None, task: None };
+        };
+        let (stop, mut stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let mut typing = Typing { parts, typed: String::new(), held: None };
+            loop {
+                tokio::select! {
+                    biased;
+                    _ = &mut stopped => break,
+                    key = keyboard.next() => match key {
+                        Some(key) => typing.key(key),
+                        None => {
+                            // The terminal is gone: end the turn as SIGHUP does.
+                            typing.parts.signals.raise(Stop::Hangup);
+                            typing.reply(Answer::Interrupted);
+                            break;
+                        }
+                    },
+                }
+            }
+            // Keys read but not yet taken are the user's too.
+            for key in keyboard.take_read() {
+                typing.key(key);
+            }
+            typing.typed
+        });
+        KeyWatch { stop: Some(stop), task: Some(task) }
     }
 
     /// True while keys are read (the terminal went into raw mode).
     pub fn active(&self) -> bool {
-        !self.stop.load(Ordering::SeqCst)
+        self.task.is_some()
     }
 
-    /// Watch keys, also starting background compactions and answering permission prompts.
-    pub fn start_with(
-        cancel: Arc<Cancel>,
-        steers: Arc<Mutex<Vec<String>>>,
-        compact: Option<BackgroundCompact>,
-        answer: AnswerSlot,
-        lock: Arc<Mutex<()>>,
-    ) -> KeyWatch {
-        let raw = crossterm::terminal::enable_raw_mode().is_ok();
-        let stop = Arc::new(AtomicBool::new(!raw));
-        let flag = stop.clone();
-        let thread = std::thread::spawn(move || {
-            let mut typed = String::new();
-            // A steer half typed when a permission prompt appears waits
-            // here, so the answer is only what is typed at the prompt.
-            let mut held: Option<String> = None;
-            let asking = || answer.lock().is_ok_and(|slot| slot.is_some());
-            let echo = |text: &str| {
-                let _guard = lock.lock();
-                let mut out = std::io::stdout().lock();
-                let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
-            };
-            let reply = |line: Option<String>| {
-                if let Some(tx) = answer.lock().ok().and_then(|mut slot| slot.take()) {
-                    let _ = tx.send(line);
-                    true
-                } else {
-                    false
-                }
-            };
-            while !flag.load(Ordering::SeqCst) {
-                if !event::poll(Duration::from_millis(30)).unwrap_or(false) {
-                    continue;
-                }
-                let event = event::read();
-                if held.is_none() && asking() {
-                    held = Some(std::mem::take(&mut typed));
-                }
-                match event {
-                    Ok(Event::Key(key)) if key.kind != KeyEventKind::Release => match key.code {
-                        KeyCode::Esc => {
-                            cancel.cancel();
-                            if reply(None) {
-                                echo("\r\n");
-                                typed = held.take().unwrap_or_default();
-                            }
-                        }
-                        KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-                            cancel.cancel();
-                            if reply(None) {
-                                echo("\r\n");
-                                typed = held.take().unwrap_or_default();
-                            }
-                        }
-                        KeyCode::Enter => {
-                            let line = std::mem::take(&mut typed);
-                            if reply(Some(line.clone())) {
-                                // The answer to a permission prompt, not a steer.
-                                echo("\r\n");
-                                typed = held.take().unwrap_or_default();
-                                continue;
-                            }
-                            let compact_now = super::compaction::parse_compact(&line);
-                            if let (Some(instruction), Some(compact)) = (compact_now, &compact) {
-                                compact.start(instruction);
-                            } else if !line.trim().is_empty()
-                                && let Ok(mut queue) = steers.lock()
-                            {
-                                queue.push(line);
-                            }
-                        }
-                        KeyCode::Backspace if typed.pop().is_some() && asking() => echo("\x08 \x08"),
-                        KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
-                            typed.push(c);
-                            if asking() {
-                                echo(&c.to_string());
-                            }
-                        }
-                        _ => {}
-                    },
-                    Ok(Event::Paste(text)) => typed.push_str(&text),
-                    Ok(_) => {}
-                    Err(_) => break,
-                }
-            }
-            typed
-        });
-        KeyWatch { stop, thread: Some(thread) }
-    }
-
-    /// Stop watching; what was typed but not sent is returned.
-    pub fn finish(mut self) -> String {
-        self.stop.store(true, Ordering::SeqCst);
-        let typed = self.thread.take().and_then(|t| t.join().ok()).unwrap_or_default();
+    /// Stop watching (bounded); what was typed but not sent is returned.
+    pub async fn finish(mut self) -> String {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let typed = match self.task.take() {
+            Some(task) => match tokio::time::timeout(WATCH_STOP, task).await {
+                Ok(Ok(typed)) => typed,
+                _ => String::new(),
+            },
+            None => return String::new(),
+        };
         let _ = crossterm::terminal::disable_raw_mode();
         typed
+    }
+}
+
+/// The key watcher's state: the line being typed, and the steer half
+/// typed when a permission prompt appeared (it waits, so the answer is
+/// only what is typed at the prompt).
+struct Typing {
+    parts: WatchParts,
+    typed: String,
+    held: Option<String>,
+}
+
+impl Typing {
+    /// A prompt is shown and its turn still waits for the answer.
+    fn asking(&self) -> bool {
+        self.parts.answer.lock().is_ok_and(|slot| slot.as_ref().is_some_and(|tx| !tx.is_closed()))
+    }
+
+    fn echo(&self, text: &str) {
+        let _guard = self.parts.lock.lock();
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    }
+
+    /// Answer the prompt waiting, if one is.
+    fn reply(&self, answer: Answer) -> bool {
+        match self.parts.answer.lock().ok().and_then(|mut slot| slot.take()) {
+            Some(tx) if !tx.is_closed() => {
+                let _ = tx.send(answer);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// After an answer: the line on its own line, the held steer back.
+    fn answered(&mut self) {
+        self.echo("\r\n");
+        self.typed = self.held.take().unwrap_or_default();
+    }
+
+    fn key(&mut self, key: Key) {
+        if self.held.is_none() && self.asking() {
+            self.held = Some(std::mem::take(&mut self.typed));
+        }
+        match key {
+            Key::Stop => {
+                self.parts.cancel.cancel();
+                if self.reply(Answer::Interrupted) {
+                    self.answered();
+                }
+            }
+            Key::Enter => {
+                let line = std::mem::take(&mut self.typed);
+                if self.reply(parse_answer(&line)) {
+                    // The answer to a permission prompt, not a steer.
+                    self.answered();
+                    return;
+                }
+                let compact_now = super::compaction::parse_compact(&line);
+                if let (Some(instruction), Some(compact)) = (compact_now, &self.parts.compact) {
+                    compact.start(instruction);
+                } else if !line.trim().is_empty() {
+                    let _ = self.parts.steers.send(line);
+                }
+            }
+            Key::Backspace => {
+                if self.typed.pop().is_some() && self.asking() {
+                    self.echo("\x08 \x08");
+                }
+            }
+            Key::Text(c) => {
+                self.typed.push(c);
+                if self.asking() {
+                    self.echo(&c.to_string());
+                }
+            }
+            Key::Other => {}
+        }
     }
 }
 

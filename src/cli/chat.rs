@@ -76,8 +76,20 @@ pub struct Args {
     pub json: bool,
 }
 
-/// Run `glrs-chat` and return its exit code.
+/// Run `glrs-chat` and return its exit code. The process's one runtime
+/// (`crate::runtime`) is built here; what the chat leaves running on it
+/// gets a bounded moment to stop when it returns.
 pub fn run(args: Args) -> Result<i32> {
+    let runtime = crate::runtime::build()?;
+    let code = {
+        let _inside = runtime.enter();
+        run_on(args, &runtime)
+    };
+    crate::runtime::shut_down(runtime);
+    code
+}
+
+fn run_on(args: Args, runtime: &tokio::runtime::Runtime) -> Result<i32> {
     let store = Store::from_env()?;
     let config = Config::load_env(&store.paths)?;
     let prompt = one_shot_prompt(args.prompt.clone().or(args.text.clone()))?;
@@ -93,7 +105,6 @@ pub fn run(args: Args) -> Result<i32> {
     // set up, and a typo must not leave an empty session owning the key.
     crate::tools::Permissions::new(&config.permissions.allow, &config.permissions.deny, &args.allow, args.allow_all)
         .map_err(|e| UsageError(format!("{e:#}")))?;
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let explicit = args.model.as_deref().map(ModelRef::parse).transpose()?;
     // A resumed session keeps the system prompt in its header unless --system is given.
     let system = args.system.clone();
@@ -101,7 +112,6 @@ pub fn run(args: Args) -> Result<i32> {
     let config_path = store.paths.config.clone();
     let choose_default = {
         let config = config.clone();
-        let runtime = &runtime;
         move || runtime.block_on(select::choose(&config, None, &config_path))
     };
 
@@ -222,7 +232,7 @@ pub fn run(args: Args) -> Result<i32> {
             }
             code
         }
-        None => chat::repl::run(chat, &runtime, resumed),
+        None => runtime.block_on(chat::repl::run(chat, resumed)),
     }
 }
 

@@ -84,7 +84,7 @@ pub fn run(args: Args) -> Result<i32> {
     if let Some(model) = &options.model {
         crate::provider::check_known(&config, &model.provider)?;
     }
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let runtime = crate::runtime::build()?;
     let cancel = Cancel::default();
     let job = Job {
         store: &store,

@@ -3,8 +3,8 @@
 //! tools go into the one registry as `mcp__<server>__<tool>`, asked about
 //! like every extension tool.
 //!
-//! [`Servers::start`] starts them all at once on a thread of their own, so
-//! the chat's start-up does not wait for them: the first model request
+//! [`Servers::start`] starts them all at once, as tasks on the process's
+//! runtime ([`crate::runtime`]), so the chat's start-up does not wait for them: the first model request
 //! does (the registry's `settle`), and only as long as one is still
 //! starting, each bounded by its `startupTimeoutSec`. A server that says
 //! its tools changed has them listed again ([`changes`]), and the next
@@ -13,7 +13,7 @@
 //! to a dead server's tools are error results. A streamable HTTP server
 //! has no process to watch: it is found dead when a call or a listing
 //! cannot reach it. [`Servers::stop`]
-//! (also on drop, and `crate::process::servers::stop_all` on paths that exit at once)
+//! (also on drop)
 //! ends every server with everything it started: each stdio server runs in
 //! a process group of its own.
 //!
@@ -27,7 +27,7 @@ mod tool;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rmcp::Peer;
 use rmcp::service::{RoleClient, RunningServiceCancellationToken};
@@ -91,7 +91,7 @@ struct Entry {
     left_out: Vec<String>,
 }
 
-/// What the servers' thread and the chat share.
+/// What the servers' tasks and the chat share.
 struct Shared {
     entries: Mutex<Vec<Entry>>,
     news: Mutex<Vec<String>>,
@@ -102,8 +102,8 @@ struct Shared {
 /// The MCP servers of one chat.
 pub struct Servers {
     shared: Arc<Shared>,
-    /// Ends the servers' thread.
-    thread: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
+    /// The servers' tasks on the process's runtime, ended by [`Servers::stop`].
+    tasks: Mutex<Vec<tokio::task::AbortHandle>>,
 }
 
 impl Shared {
@@ -317,21 +317,18 @@ impl Servers {
             changed: tokio::sync::watch::Sender::new(0),
             stopping: AtomicBool::new(false),
         });
-        let this = Arc::new(Servers { shared: shared.clone(), thread: Mutex::new(None) });
+        let this = Arc::new(Servers { shared: shared.clone(), tasks: Mutex::default() });
         if servers.is_empty() {
             return Ok(this);
         }
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-        for (index, server) in servers.into_iter().enumerate() {
-            runtime.spawn(run_server(shared.clone(), index, server, cwd.clone()));
-        }
-        let (end, ended) = tokio::sync::oneshot::channel::<()>();
-        std::thread::Builder::new().name("glrs-mcp".into()).spawn(move || {
-            let _ = runtime.block_on(ended);
-            runtime.shutdown_timeout(Duration::from_millis(200));
-        })?;
-        if let Ok(mut thread) = this.thread.lock() {
-            *thread = Some(end);
+        // Tasks on the process's one runtime (crate::runtime), which has
+        // worker threads: they run while the chat waits at its prompt.
+        let runtime = tokio::runtime::Handle::try_current().map_err(std::io::Error::other)?;
+        let tasks = servers.into_iter().enumerate().map(|(index, server)| {
+            runtime.spawn(run_server(shared.clone(), index, server, cwd.clone())).abort_handle()
+        });
+        if let Ok(mut running) = this.tasks.lock() {
+            running.extend(tasks);
         }
         Ok(this)
     }
@@ -345,7 +342,7 @@ impl Servers {
                 changed: tokio::sync::watch::Sender::new(0),
                 stopping: AtomicBool::new(false),
             }),
-            thread: Mutex::new(None),
+            tasks: Mutex::default(),
         })
     }
 
@@ -386,18 +383,6 @@ impl Servers {
             for e in entries.iter() {
                 e.refresh.caught_up(e.refresh.heard());
             }
-        }
-    }
-
-    /// The same as [`Servers::ready`], for a thread outside any runtime
-    /// (the REPL's `/mcp`): the servers run on their own thread.
-    pub fn wait_ready(&self) {
-        let deadline = Instant::now() + self.ready_bound();
-        while self.busy() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        if self.busy() {
-            self.give_up_refreshes();
         }
     }
 
@@ -464,8 +449,8 @@ impl Servers {
             }
         }
         crate::process::servers::stop(&groups);
-        if let Some(end) = self.thread.lock().ok().and_then(|mut t| t.take()) {
-            let _ = end.send(());
+        for task in self.tasks.lock().map(|mut t| std::mem::take(&mut *t)).unwrap_or_default() {
+            task.abort();
         }
     }
 }

@@ -112,7 +112,7 @@ mod tests {
     fn run(dir: &Path, out: &Path, input: Value) -> ToolOutput {
         let cancel = Cancel::default();
         let ctx = ToolContext { cwd: dir, cancel: &cancel, session_id: "x", session_file: dir, output_dir: out };
-        tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(Bash.run(&input, &ctx))
+        crate::runtime::build().unwrap().block_on(Bash.run(&input, &ctx))
     }
 
     #[test]

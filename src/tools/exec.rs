@@ -225,7 +225,7 @@ mod tests {
         script(&tools, "garbage", "echo '{not json'");
         script(&tools, "builtin", r#"echo '{"name": "bash", "description": "x", "parameters": {}}'"#);
         std::fs::write(tools.join("README"), "not executable: not a tool").unwrap();
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let rt = crate::runtime::build().unwrap();
         let out_dir = dir.path().join("out");
         let (loaded, problems) = rt.block_on(load_in(&tools, &["bash".to_string()], &out_dir));
         assert_eq!(loaded.iter().map(|t| t.name().to_string()).collect::<Vec<_>>(), ["shout"]);

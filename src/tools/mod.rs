@@ -347,7 +347,15 @@ impl Registry {
                     preview: tool.preview(&call.input, ctx.cwd),
                     subject: subject.as_deref(),
                 };
-                match asker.ask(&question) {
+                let answer = match asker.ask(&question) {
+                    permissions::Asked::Now(answer) => answer,
+                    permissions::Asked::Later(answer) => tokio::select! {
+                        biased;
+                        () = ctx.cancel.cancelled() => Answer::Interrupted,
+                        answer = answer => answer.unwrap_or(Answer::Interrupted),
+                    },
+                };
+                match answer {
                     Answer::Once => {}
                     Answer::Always => self.permissions.allow_for_session(tool.name(), subject.as_deref()),
                     Answer::Deny(reason) => return ToolOutput::error(permissions::denied_by_user(reason.as_deref())),
@@ -416,8 +424,8 @@ mod tests {
 
     struct Never;
     impl Asker for Never {
-        fn ask(&mut self, _: &permissions::Question<'_>) -> Answer {
-            Answer::Cannot
+        fn ask(&mut self, _: &permissions::Question<'_>) -> permissions::Asked {
+            permissions::Asked::Now(Answer::Cannot)
         }
     }
 

@@ -96,10 +96,21 @@ pub struct Question<'a> {
     pub subject: Option<&'a str>,
 }
 
+/// An answer given at once, or one to wait for: the REPL's prompt is
+/// answered by its key reader, through a oneshot channel (the call waits
+/// for it beside the turn's cancel, so Esc and signals get through; a
+/// dropped sender is taken for Esc).
+pub enum Asked {
+    /// Known now (one-shot mode cannot ask).
+    Now(Answer),
+    /// The prompt is shown; the answer comes by this channel.
+    Later(tokio::sync::oneshot::Receiver<Answer>),
+}
+
 /// Asks the user; the REPL does, one-shot mode cannot.
 pub trait Asker {
-    /// Ask, and wait for the answer.
-    fn ask(&mut self, question: &Question<'_>) -> Answer;
+    /// Ask; the answer is given or awaited by the caller.
+    fn ask(&mut self, question: &Question<'_>) -> Asked;
 }
 
 /// Parse an answer typed at the prompt.
