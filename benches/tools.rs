@@ -22,7 +22,7 @@ use std::time::Duration;
 use common::time;
 use glrs::provider::Cancel;
 use glrs::store::ToolCall;
-use glrs::tools::permissions::{Answer, Asker, Question};
+use glrs::tools::permissions::{Answer, Asked, Asker, Question};
 use glrs::tools::search::{GrepQuery, grep};
 use glrs::tools::{Permissions, Registry, Situation, ToolContext};
 use serde_json::json;
@@ -54,8 +54,8 @@ fn generate(root: &Path, dirs: usize, files: usize) {
 
 struct Never;
 impl Asker for Never {
-    fn ask(&mut self, _: &Question<'_>) -> Answer {
-        Answer::Cannot
+    fn ask(&mut self, _: &Question<'_>) -> Asked {
+        Asked::Now(Answer::Cannot)
     }
 }
 

@@ -49,10 +49,13 @@ mod tests {
         let out = runtime.block_on(async {
             let beside = tokio::spawn(async { 2 });
             // The task beside runs while the main future blocks.
-            let blocked = super::blocking(|| std::thread::sleep(std::time::Duration::from_millis(10)));
+            let blocked = super::blocking(|| {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+                1
+            });
             (blocked, beside.await.unwrap())
         });
-        assert_eq!(out, ((), 2));
+        assert_eq!(out, (1, 2));
         super::shut_down(runtime);
     }
 }

@@ -25,6 +25,23 @@ use super::signals::Watcher;
 use super::terminal::{BackgroundCompact, KeyWatch, WatchParts, term_ui};
 use crate::provider::Cancel;
 
+/// `println!` that never panics: the terminal may be gone (closed
+/// mid-turn), and the chat must still save and leave.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// `eprintln!` that never panics, as [`say!`].
+macro_rules! warn {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 /// The slash commands, for help and completion.
 pub const COMMANDS: &[(&str, &str)] = &[
     ("/help", "this list"),
@@ -178,7 +195,7 @@ async fn next_input(
     signals: &Watcher,
 ) -> Result<Input> {
     if let Some(line) = queued.pop_front() {
-        println!("{prompt}{line}");
+        say!("{prompt}{line}");
         return Ok(Input::Line(line));
     }
     if signals.received().is_some() {
@@ -200,7 +217,7 @@ pub async fn run(mut chat: Chat, resumed: bool) -> Result<i32> {
     let editor = line_editor(&chat, color)?;
     let style = crate::output::Style::on_terminal(color);
     let dim = |t: &str| style.dim(t);
-    println!("{}", dim(&format!("glrs-chat · session {} · {} · /help for commands", chat.id(), chat.model().full())));
+    say!("{}", dim(&format!("glrs-chat · session {} · {} · /help for commands", chat.id(), chat.model().full())));
     if resumed {
         super::history::show(&chat, color);
     }
@@ -214,7 +231,7 @@ pub async fn run(mut chat: Chat, resumed: bool) -> Result<i32> {
     loop {
         // MCP servers that failed to start or stopped since: said once.
         for line in chat.tools().servers().map(|s| s.news()).unwrap_or_default() {
-            eprintln!("glrs-chat: warning: {}", crate::output::terminal_safe(&line));
+            warn!("glrs-chat: warning: {}", crate::output::terminal_safe(&line));
         }
         let prompt = prompt_text(&chat);
         let line = match next_input(&editor, &prompt, &initial, &mut queued, &signals).await? {
@@ -248,7 +265,7 @@ pub async fn run(mut chat: Chat, resumed: bool) -> Result<i32> {
                 Ok(Action::Continue) => continue,
                 Ok(Action::Quit) => break,
                 Err(e) => {
-                    eprintln!("glrs-chat: error: {e:#}");
+                    warn!("glrs-chat: error: {e:#}");
                     continue;
                 }
             }
@@ -259,13 +276,13 @@ pub async fn run(mut chat: Chat, resumed: bool) -> Result<i32> {
                 Ok((next, line)) => {
                     leave_loudly(&mut chat);
                     chat = Chat::from(next);
-                    println!("{}", dim(&format!("({line})")));
+                    say!("{}", dim(&format!("({line})")));
                 }
-                Err(e) => eprintln!("glrs-chat: error: cannot start the key's new session: {e:#}"),
+                Err(e) => warn!("glrs-chat: error: cannot start the key's new session: {e:#}"),
             }
         }
         if let Err(warning) = chat.remember_prompt(&text) {
-            eprintln!("glrs-chat: warning: {warning:#}");
+            warn!("glrs-chat: warning: {warning:#}");
         }
         let (typed, stopped_at_line) = run_turn(&mut chat, &text, color, &signals).await;
         initial = typed;
@@ -279,20 +296,20 @@ pub async fn run(mut chat: Chat, resumed: bool) -> Result<i32> {
     }
     if let Some(stop) = signals.received() {
         // Stopped the turn like Ctrl-C, or woke the prompt; now leave.
-        eprintln!("glrs-chat: stopped by {}: what arrived is kept", stop.name());
+        warn!("glrs-chat: stopped by {}: what arrived is kept", stop.name());
         code = stop.exit_code();
     }
     // A failed write point gets one more attempt before the chat ends.
     if let Err(unsaved) = crate::runtime::blocking(|| chat.leave()) {
-        eprintln!("glrs-chat: error: {unsaved}");
+        warn!("glrs-chat: error: {unsaved}");
         code = 1;
     }
     let ended = chat.hook(crate::hooks::Event::SessionEnd, Default::default(), None).await;
     for problem in ended.problems {
-        eprintln!("glrs-chat: warning: {problem}");
+        warn!("glrs-chat: warning: {problem}");
     }
     if chat.is_saved() {
-        println!("to come back: glrs-chat --resume {}", chat.id());
+        say!("to come back: glrs-chat --resume {}", chat.id());
     }
     Ok(code)
 }
@@ -408,9 +425,9 @@ async fn run_turn(chat: &mut Chat, text: &str, color: bool, signals: &Watcher) -
     }
     match &outcome.error {
         None => {}
-        Some(e) if outcome.stopped() => println!("{}", ui.dim(&format!("({e}: what arrived is kept)"))),
+        Some(e) if outcome.stopped() => say!("{}", ui.dim(&format!("({e}: what arrived is kept)"))),
         // Named with the model: behind a gateway, which one refused matters.
-        Some(e) => eprintln!("glrs-chat: error: {}: {e}", chat.model().full()),
+        Some(e) => warn!("glrs-chat: error: {}: {e}", chat.model().full()),
     }
     let mut next = late.join("\n");
     if !leftover.is_empty() {
@@ -428,16 +445,14 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
         "/quit" | "/exit" => return Ok(Action::Quit),
         "/help" => {
             for (name, what) in COMMANDS {
-                println!("  {name:<10} {what}");
+                say!("  {name:<10} {what}");
             }
-            println!(
-                "  Esc or Ctrl-C stops a turn; a line typed during a turn joins it; a line ending in \\ continues."
-            );
+            say!("  Esc or Ctrl-C stops a turn; a line typed during a turn joins it; a line ending in \\ continues.");
         }
         "/status" => {
             let trigger = chat.trigger();
             let line = trigger.threshold().map_or("off".to_string(), |t| format!("{t} tokens"));
-            println!(
+            say!(
                 "model {} · thinking {} · window {} tokens · trigger {line} · context {} tokens ({}%) · compactions {} · last memory flush: {}",
                 chat.model().full(),
                 chat.thinking().name(),
@@ -447,18 +462,18 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
                 chat.compactions(),
                 chat.flushed_cycle().map_or("none this session".to_string(), |c| format!("after compaction {c}"))
             );
-            println!("{}", chat.pruning_status());
+            say!("{}", chat.pruning_status());
             if chat.is_saved() {
                 crate::programs::run_program("glrs-sessions", &["status", chat.id().as_str()])?;
             } else {
-                println!("session {} has nothing saved yet", chat.id());
+                say!("session {} has nothing saved yet", chat.id());
             }
         }
         "/clear" => {
             if let Some(problem) = chat.clear() {
-                eprintln!("glrs-chat: {problem}");
+                warn!("glrs-chat: {problem}");
             }
-            println!("(cleared: the model starts from nothing; the transcript stays in the session)");
+            say!("(cleared: the model starts from nothing; the transcript stays in the session)");
         }
         "/mcp" => mcp_listing(chat, color),
         "/artifacts" => {
@@ -466,13 +481,13 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
         }
         "/export" => {
             if !chat.is_saved() {
-                println!("nothing to export yet: session {} has nothing saved", chat.id());
+                say!("nothing to export yet: session {} has nothing saved", chat.id());
                 return Ok(Action::Continue);
             }
             let file = if arg.is_empty() { format!("{}.md", chat.id()) } else { arg.to_string() };
             let status = crate::programs::run_program("glrs-sessions", &["export", chat.id().as_str(), "-o", &file])?;
             if status.success() {
-                println!("exported to {file}");
+                say!("exported to {file}");
             }
         }
         "/sessions" => {
@@ -480,28 +495,28 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
         }
         "/model" => {
             if arg.is_empty() {
-                println!("{} (window {} tokens)", chat.model().full(), chat.window());
+                say!("{} (window {} tokens)", chat.model().full(), chat.window());
                 let mut models = crate::provider::select::configured_models(chat.config());
                 if !models.contains(&chat.model().full()) {
                     models.push(chat.model().full());
                     models.sort();
                 }
-                println!("configured models (/model NAME switches; Tab completes):");
+                say!("configured models (/model NAME switches; Tab completes):");
                 for m in models {
                     let mark = if m == chat.model().full() { "*" } else { " " };
-                    println!("  {mark} {m}");
+                    say!("  {mark} {m}");
                 }
             } else {
                 chat.set_model(crate::provider::select::ModelRef::parse(arg)?)?;
-                println!("model {} for the next turns", chat.model().full());
+                say!("model {} for the next turns", chat.model().full());
             }
         }
         "/thinking" => {
             if arg.is_empty() {
-                println!("thinking {} (off, low, medium or high)", chat.thinking().name());
+                say!("thinking {} (off, low, medium or high)", chat.thinking().name());
             } else {
                 chat.set_thinking(crate::provider::cache::Thinking::parse(arg).map_err(anyhow::Error::msg)?);
-                println!("thinking {} for the next turns", chat.thinking().name());
+                say!("thinking {} for the next turns", chat.thinking().name());
             }
         }
         "/resume" => {
@@ -514,7 +529,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
                 chat.store().resolve(arg)?
             };
             if &at.id == chat.id() {
-                println!("session {} is the one open", chat.id());
+                say!("session {} is the one open", chat.id());
                 return Ok(Action::Continue);
             }
             let current = chat.model().clone();
@@ -532,27 +547,27 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
             chat.carry_tools_to(&mut next);
             leave_loudly(chat);
             if chat.is_saved() {
-                println!("left {} (glrs-chat --resume {})", chat.id(), chat.id());
+                say!("left {} (glrs-chat --resume {})", chat.id(), chat.id());
             }
             *chat = next;
-            println!("session {} · {}", chat.id(), chat.model().full());
+            say!("session {} · {}", chat.id(), chat.model().full());
             super::history::show(chat, color);
         }
         "/new" | "/reset" => {
             let next = Chat::from(chat.successor()?);
             leave_loudly(chat);
             if chat.is_saved() {
-                println!("left {} (glrs-chat --resume {})", chat.id(), chat.id());
+                say!("left {} (glrs-chat --resume {})", chat.id(), chat.id());
             }
             *chat = next;
             match &chat.key() {
-                Some(key) => println!("new session {} for key {key}", chat.id()),
-                None => println!("new session {}", chat.id()),
+                Some(key) => say!("new session {} for key {key}", chat.id()),
+                None => say!("new session {}", chat.id()),
             }
         }
         "/fork" => {
             if !chat.is_saved() {
-                println!("nothing to fork yet: session {} has nothing saved", chat.id());
+                say!("nothing to fork yet: session {} has nothing saved", chat.id());
                 return Ok(Action::Continue);
             }
             let mut args = vec![chat.id().to_string()];
@@ -562,12 +577,12 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
             let out = std::process::Command::new(crate::programs::program_path("glrs-fork")).args(&args).output()?;
             if out.status.success() {
                 let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
-                println!("forked to {id}: /resume {id} opens it");
+                say!("forked to {id}: /resume {id} opens it");
             } else {
                 eprint!("{}", String::from_utf8_lossy(&out.stderr));
             }
         }
-        _ => println!("unknown command {command}: /help lists them"),
+        _ => say!("unknown command {command}: /help lists them"),
     }
     Ok(Action::Continue)
 }
@@ -578,8 +593,8 @@ fn mcp_listing(chat: &Chat, color: bool) {
     let listing = chat.tools().servers().map(|s| s.listing()).unwrap_or_default();
     if listing.is_empty() {
         match chat.config().mcp_servers.is_empty() {
-            true => println!("no MCP servers: add them under \"mcpServers\" in config.json (the README shows how)"),
-            false => println!("no MCP servers were started: --no-tools starts none"),
+            true => say!("no MCP servers: add them under \"mcpServers\" in config.json (the README shows how)"),
+            false => say!("no MCP servers were started: --no-tools starts none"),
         }
         return;
     }
@@ -588,9 +603,9 @@ fn mcp_listing(chat: &Chat, color: bool) {
     let safe = |t: &str| crate::output::terminal_safe(t).into_owned();
     for server in listing {
         let count = if server.tools.is_empty() { String::new() } else { format!(" · {} tools", server.tools.len()) };
-        println!("{}  {}{count}", server.name, safe(&server.state.to_string()));
+        say!("{}  {}{count}", server.name, safe(&server.state.to_string()));
         for (tool, description) in server.tools {
-            println!("  {tool}  {}", style.dim(&safe(&crate::limits::one_line(&description, 80))));
+            say!("  {tool}  {}", style.dim(&safe(&crate::limits::one_line(&description, 80))));
         }
     }
 }
@@ -599,7 +614,7 @@ fn mcp_listing(chat: &Chat, color: bool) {
 /// sessions; if it fails, say where it went instead.
 fn leave_loudly(chat: &mut Chat) {
     if let Err(unsaved) = chat.leave() {
-        eprintln!("glrs-chat: error: {unsaved}");
+        warn!("glrs-chat: error: {unsaved}");
     }
 }
 

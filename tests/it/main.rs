@@ -18,6 +18,7 @@ mod chat_markdown;
 mod chat_oneshot;
 mod chat_prompts;
 mod chat_repl;
+mod chat_terminal;
 mod compact;
 mod compaction_hooks;
 mod completions;
