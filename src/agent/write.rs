@@ -22,7 +22,15 @@ impl Agent {
     /// the next write point, and the error is returned to be shown. A write
     /// that took effect but warned (the folder could not be synced) is done:
     /// its entries are not queued again, and the warning is returned.
+    ///
+    /// It locks the session and fsyncs, which may wait: inside the runtime
+    /// it runs where the runtime's other tasks (the key watcher, the signal
+    /// watcher, MCP servers) keep going ([`crate::runtime::blocking`]).
     pub fn save(&mut self) -> Result<Option<String>, StoreError> {
+        crate::runtime::blocking(|| self.save_now())
+    }
+
+    fn save_now(&mut self) -> Result<Option<String>, StoreError> {
         if !self.is_saved() && self.store.locate(&self.id).is_none() {
             self.store.create_as(&self.id, &self.cwd)?;
         }

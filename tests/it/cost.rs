@@ -66,9 +66,12 @@ fn warn_mode_prints_one_line_at_chat_start_and_not_again_within_check_every() {
     let out = ts.chat().args(["-p", "hello again", "-m", "openai/gpt-4.1"]).output().unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
     assert!(!stderr_of(&out).contains("maintenance"), "{}", stderr_of(&out));
-    // Once the last check is older than checkEvery, it runs again.
-    config_with(&ts, &server, json!({"session": {"maintenance": {"checkEvery": "1s"}}}));
-    std::thread::sleep(Duration::from_millis(1100));
+    // Once the last check is older than checkEvery, it runs again: the
+    // last check moved back two hours rather than waited for.
+    config_with(&ts, &server, json!({"session": {"maintenance": {"checkEvery": "1h"}}}));
+    let two_hours_ago = jiff::Timestamp::now() - jiff::SignedDuration::from_hours(2);
+    let state = json!({"lastCheck": two_hours_ago.to_string()}).to_string();
+    std::fs::write(ts.sessions_dir().join("maintenance.json"), state).unwrap();
     server.push(Reply::sse(openai_text(&["third"], 5, 1, 0)));
     let out = ts.chat().args(["-p", "third", "-m", "openai/gpt-4.1"]).output().unwrap();
     assert!(stderr_of(&out).contains("glrs-chat: maintenance: 2 old sessions"), "{}", stderr_of(&out));

@@ -48,6 +48,35 @@ fn wait_exit(child: &mut Child) -> ExitStatus {
     status.expect("exited")
 }
 
+/// Wait (at most 20 s) until the chat has printed `text` on its stdout
+/// (piped); what follows is drained on a thread until it exits.
+fn wait_for_stdout(child: &mut Child, text: &str) {
+    use std::io::Read;
+    let mut out = child.stdout.take().expect("stdout is piped");
+    let (chunks, arrived) = std::sync::mpsc::channel::<Vec<u8>>();
+    std::thread::spawn(move || {
+        let mut buffer = [0u8; 4096];
+        while let Ok(n @ 1..) = out.read(&mut buffer) {
+            if chunks.send(buffer[..n].to_vec()).is_err() {
+                // The test has seen what it waited for: keep the pipe drained.
+                while let Ok(1..) = out.read(&mut buffer) {}
+                return;
+            }
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut seen = Vec::new();
+    while !String::from_utf8_lossy(&seen).contains(text) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match arrived.recv_timeout(left) {
+            Ok(chunk) => seen.extend(chunk),
+            Err(_) => {
+                panic!("waited 20 s for {text:?} on the chat's stdout; it printed {:?}", String::from_utf8_lossy(&seen))
+            }
+        }
+    }
+}
+
 fn send_signal(child: &Child, signal: &str) {
     let ok = Command::new("kill").args(["-s", signal, &child.id().to_string()]).status().expect("run kill");
     assert!(ok.success(), "kill -s {signal} failed");
@@ -74,7 +103,8 @@ fn killed_during_the_next_model_call(signal: &str) {
     server.push(slow_words("w", 40, 20, 100));
     let mut child = chat_cmd(&ts, CHAT, &["--resume", &id, "-p", "two"]).spawn().unwrap();
     wait_until("the model call after the tool step", || server.model_requests().len() >= 4);
-    std::thread::sleep(Duration::from_millis(700));
+    // Some of the reply has arrived (and been shown).
+    wait_for_stdout(&mut child, "w1 ");
     if signal == "KILL" {
         child.kill().unwrap();
     } else {
@@ -424,7 +454,7 @@ fn a_first_turn_killed_before_its_turn_entry_keeps_its_message_on_resume() {
     server.push(slow_words("w", 40, 20, 100));
     let mut child = chat_cmd(&ts, CHAT, &["-m", "openai/gpt-4.1", "-p", "remember 4217"]).spawn().unwrap();
     wait_until("the model call after the tool step", || server.model_requests().len() >= 2);
-    std::thread::sleep(Duration::from_millis(500));
+    wait_for_stdout(&mut child, "w1 ");
     child.kill().unwrap();
     wait_exit(&mut child);
     let (id, killed) = ts.only_session();
