@@ -119,11 +119,11 @@ fn stdio(
     cmd.args(args).envs(env).current_dir(dir).process_group(0);
     // A server in its own group escapes every signal but our own stops, so
     // the kernel kills it if glrs-chat is SIGKILLed. The fork happens here,
-    // on the thread running this future: the `glrs-mcp` thread of
-    // `Servers::start`, whose current-thread runtime lives until the servers
-    // are stopped (when they are killed anyway), so its exit kills nothing
-    // early. Never a blocking-pool thread, whose exit after 10 s idle would
-    // take the server with it.
+    // on the thread running this future: a worker of the process's runtime
+    // (`crate::runtime`), which runs until the runtime shuts down at the
+    // chat's end (when the servers are killed anyway), so its exit kills
+    // nothing early. Never a `spawn_blocking` thread, whose exit after 10 s
+    // idle would take the server with it.
     crate::process::die_with_parent(cmd.as_std_mut());
     let (process, stderr) = TokioChildProcess::builder(cmd)
         .stderr(Stdio::piped())

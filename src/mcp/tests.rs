@@ -19,7 +19,9 @@ fn failing(name: &str, command: &str, args: &[&str]) -> Server {
 
 #[test]
 fn every_server_that_fails_to_start_is_in_the_news_once_ready_returns() {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let runtime = crate::runtime::build().unwrap();
+    // The servers are tasks on the process's runtime.
+    let _inside = runtime.enter();
     // The race was between a failure's state and its report: many rounds,
     // each with two servers failing at about the same moment.
     for round in 0..40 {
