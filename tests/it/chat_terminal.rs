@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use crate::support::mock::{MockServer, Reply};
-use crate::support::procs::{wait_for_pids, wait_until_gone};
+use crate::support::procs::{mcp_test_server, wait_for_pids, wait_until_gone};
 use crate::support::pty::{Hangable, hangable_chat, prompt};
 use crate::support::sse::*;
 use crate::support::*;
@@ -17,16 +17,22 @@ use serde_json::json;
 /// How long a chat may take to exit once its terminal is closed.
 const PROMPTLY: Duration = Duration::from_secs(10);
 
-/// A store whose config points at a new mock server, with the tools on.
-fn store_and_server() -> (TestStore, MockServer) {
+/// A store whose config points at a new mock server, with the tools on
+/// and `mcp` as its `mcpServers`.
+fn store_and_server_with(mcp: serde_json::Value) -> (TestStore, MockServer) {
     let ts = TestStore::new();
     let server = MockServer::start();
     ts.config(json!({
         "memoryFlush": {"enabled": false},
         "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}},
         "retry": {"attempts": 1},
+        "mcpServers": mcp,
     }));
     (ts, server)
+}
+
+fn store_and_server() -> (TestStore, MockServer) {
+    store_and_server_with(json!({}))
 }
 
 fn call(server: &MockServer, id: &str, command: &str) {
@@ -49,13 +55,19 @@ fn hang_up_and_resume(mut chat: Hangable, ts: &TestStore, server: &MockServer) {
 
 #[test]
 fn closing_the_terminal_while_a_reply_streams_ends_the_chat_like_sighup() {
-    let (ts, server) = store_and_server();
+    let pids = tempfile::tempdir().unwrap();
+    let pids = pids.path().join("mcp-pids");
+    let mcp = json!({"command": mcp_test_server(), "args": ["--spawn-child"], "env": {"MCP_TEST_PIDS": &pids}});
+    let (ts, server) = store_and_server_with(json!({ "t": mcp }));
     server.push(slow_words("word", 400, 10, 50));
     let mut chat = hangable_chat(&ts, &["-m", "openai/gpt-4.1"], &[]);
     chat.expect("% > ");
     chat.send("count slowly\r");
     chat.expect("word3 ");
+    let servers = wait_for_pids(&pids, Duration::from_secs(20), "the MCP test server and its child");
+    std::fs::remove_file(&pids).unwrap();
     hang_up_and_resume(chat, &ts, &server);
+    wait_until_gone(&servers, PROMPTLY, "the MCP server of a chat whose terminal closed, and its child");
     let (_, session) = ts.only_session();
     let assistant = session["events"].as_array().unwrap().iter().find(|e| e["type"] == "assistant").cloned();
     let assistant = assistant.expect("what arrived is kept");
