@@ -111,6 +111,9 @@ pub struct Config {
     /// `redact.*`.
     pub redact: RedactConfig,
     #[serde(default)]
+    /// `childEnv.*`: the key variables children do not inherit.
+    pub child_env: ChildEnvConfig,
+    #[serde(default)]
     /// `hooks.<event>` (SPEC 15).
     pub hooks: crate::hooks::HooksConfig,
     #[serde(default)]
@@ -127,6 +130,20 @@ pub struct ToolsConfig {
     #[serde(default)]
     /// `disabled`: tools never offered.
     pub disabled: Vec<String>,
+}
+
+/// `childEnv.{withhold, pass}`: the variables `bash` commands, exec tools,
+/// hooks and `apiKeyCommand` do not inherit are the providers' key
+/// variables and `withhold`, less those `pass` names.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ChildEnvConfig {
+    #[serde(default)]
+    /// `withhold`: more variables to keep from children (a token, a password).
+    pub withhold: Vec<String>,
+    #[serde(default)]
+    /// `pass`: key variables children get after all.
+    pub pass: Vec<String>,
 }
 
 /// `permissions.{allow, deny}`: `TOOL` or `TOOL:GLOB` rules.
@@ -410,6 +427,19 @@ impl Config {
         }
         let envs = self.providers.values().filter_map(|p| p.api_key_env.clone());
         crate::redact::Redactor::new(true, &self.redact.patterns, crate::redact::key_values(envs))
+    }
+
+    /// The variables children do not inherit (`childEnv`): every
+    /// provider's `apiKeyEnv`, the key variables glrs reads by default and
+    /// `childEnv.withhold`, less `childEnv.pass`.
+    pub fn withheld_env(&self) -> Vec<String> {
+        let configured = self.providers.values().filter_map(|p| p.api_key_env.clone());
+        let mut names: Vec<String> = crate::redact::KEY_VARIABLES.iter().map(|s| s.to_string()).collect();
+        names.extend(configured.chain(self.child_env.withhold.iter().cloned()));
+        names.retain(|n| !self.child_env.pass.contains(n));
+        names.sort();
+        names.dedup();
+        names
     }
 
     /// The metadata configured for `provider/model`, if any.

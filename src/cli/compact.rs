@@ -76,6 +76,8 @@ pub struct Args {
 pub fn run(args: Args) -> Result<i32> {
     let store = Store::from_env()?;
     let config = Config::load_env(&store.paths)?;
+    // Before any child starts: no command, hook or tool gets a provider key.
+    crate::process::env::withhold(config.withheld_env());
     let options = Options {
         instruction: args.instruction.clone(),
         model: args.model.as_deref().map(ModelRef::parse).transpose()?,

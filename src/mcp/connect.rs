@@ -116,6 +116,8 @@ fn stdio(
     group: &Mutex<Option<i32>>,
 ) -> Result<TokioChildProcess, String> {
     let mut cmd = tokio::process::Command::new(command);
+    // No key of ours: the variables the MCP SDKs pass, and its own `env`.
+    crate::process::env::minimal(cmd.as_std_mut());
     cmd.args(args).envs(env).current_dir(dir).process_group(0);
     // A server in its own group escapes every signal but our own stops, so
     // the kernel kills it if glrs-chat is SIGKILLed. The fork happens here,

@@ -19,11 +19,14 @@
 //!   before its pid can be reused.
 //! - [`servers`]: the groups of long-lived children (stdio MCP servers),
 //!   stopped together on the paths that end the process at once.
+//! - [`env`]: the environment children get: no provider key unless the
+//!   config passes it; a minimal one for MCP servers.
 //!
 //! A leaf: it knows no tool, hook, provider or chat.
 
 pub mod background;
 pub mod deathsig;
+pub mod env;
 pub mod group;
 pub mod reaper;
 pub mod run;

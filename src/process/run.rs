@@ -119,6 +119,7 @@ pub async fn run_process(spawn: &Spawn<'_>, timeout: Duration, output_dir: &Path
     // Spawned on the chat's runtime thread (main), which lives as long as
     // the chat: see super::deathsig for why that matters.
     super::deathsig::die_with_parent(cmd.as_std_mut());
+    super::env::scrub(cmd.as_std_mut());
     if let Some(confine) = spawn.confine.clone() {
         use std::os::unix::process::CommandExt;
         // SAFETY: a Confine step promises async-signal-safety (its doc).

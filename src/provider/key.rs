@@ -54,6 +54,7 @@ fn run_key_command(command: &str, timeout: Duration) -> Result<Vec<u8>> {
     let mut cmd = Command::new("sh");
     cmd.args(["-c", command]).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit()).process_group(0);
     crate::process::die_with_parent(&mut cmd);
+    crate::process::env::scrub(&mut cmd);
     let mut child = cmd.spawn().context("could not be run")?;
     let group = GroupKill::new(i32::try_from(child.id()).unwrap_or(0));
     let stdout = child.stdout.take().context("has no stdout")?;

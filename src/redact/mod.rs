@@ -203,12 +203,16 @@ fn replace_secret(re: &Regex, text: &str, kind: &str) -> String {
     .into_owned()
 }
 
+/// The key variables glrs reads by default: redacted, and kept from
+/// children (`Config::withheld_env`).
+pub const KEY_VARIABLES: &[&str] =
+    &["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AZURE_OPENAI_API_KEY", "OPENROUTER_API_KEY"];
+
 /// The key variables whose values are redacted: each provider's
 /// `apiKeyEnv` and the variables glrs reads by default, with their values
 /// from the environment.
 pub fn key_values(env_names: impl IntoIterator<Item = String>) -> Vec<(String, String)> {
-    let defaults = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AZURE_OPENAI_API_KEY", "OPENROUTER_API_KEY"];
-    let mut names: Vec<String> = defaults.iter().map(|s| s.to_string()).collect();
+    let mut names: Vec<String> = KEY_VARIABLES.iter().map(|s| s.to_string()).collect();
     names.extend(env_names);
     names.sort();
     names.dedup();

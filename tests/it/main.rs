@@ -19,6 +19,7 @@ mod chat_oneshot;
 mod chat_prompts;
 mod chat_repl;
 mod chat_terminal;
+mod child_env;
 mod compact;
 mod compaction_hooks;
 mod completions;
