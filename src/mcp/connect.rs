@@ -16,7 +16,6 @@ use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use tokio::io::AsyncBufReadExt;
 
 use super::changes::{Counted, Listener, Refresh};
 use super::config::{Server, Transport};
@@ -142,14 +141,47 @@ fn stdio(
         tail.reading.store(true, std::sync::atomic::Ordering::SeqCst);
         let tail = tail.clone();
         tokio::spawn(async move {
-            let mut lines = tokio::io::BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                tail.push(&line);
-            }
+            keep_tail(stderr, &tail).await;
             tail.reading.store(false, std::sync::atomic::Ordering::SeqCst);
         });
     }
     Ok(process)
+}
+
+/// The most of one stderr line held while its end has not come: past it,
+/// the rest of the line is read and dropped, so a server writing without
+/// newlines costs a bounded amount of memory, however much it writes.
+const MAX_PENDING_LINE: usize = 4 * TAIL_LINE_CHARS;
+
+/// Read `stderr` to its end in bounded chunks, keeping its last lines in
+/// `tail` (each cut to [`MAX_PENDING_LINE`] bytes before it is kept).
+async fn keep_tail(mut stderr: impl tokio::io::AsyncRead + Unpin, tail: &Tail) {
+    use tokio::io::AsyncReadExt;
+    let mut chunk = vec![0u8; 8192];
+    let mut line: Vec<u8> = Vec::new();
+    loop {
+        let n = match stderr.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let mut rest = &chunk[..n];
+        while let Some(at) = rest.iter().position(|b| *b == b'\n') {
+            take_bounded(&mut line, &rest[..at]);
+            tail.push(&String::from_utf8_lossy(&line));
+            line.clear();
+            rest = &rest[at + 1..];
+        }
+        take_bounded(&mut line, rest);
+    }
+    if !line.is_empty() {
+        tail.push(&String::from_utf8_lossy(&line));
+    }
+}
+
+/// Append to `line` what fits under [`MAX_PENDING_LINE`].
+fn take_bounded(line: &mut Vec<u8>, bytes: &[u8]) {
+    let room = MAX_PENDING_LINE.saturating_sub(line.len());
+    line.extend_from_slice(&bytes[..bytes.len().min(room)]);
 }
 
 /// A streamable HTTP transport to `url`.

@@ -35,6 +35,7 @@ mod import;
 mod layering;
 mod lifecycle;
 mod mcp;
+mod mcp_attacks;
 mod races;
 mod recipes;
 mod recipes_scripts;
