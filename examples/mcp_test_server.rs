@@ -5,6 +5,13 @@
 //! list, puts `late` on it (answers `late: TEXT`) and sends
 //! `notifications/tools/list_changed`.
 //!
+//! With `--hostile` it lists three more, for the attack tests: `big`
+//! (answers with MEGABYTES MB of text, past the SDK's 16 MB line limit),
+//! `storm` (sends `notifications/tools/list_changed` every 5 ms from then
+//! on) and `run` (runs COMMAND with `sh -c`, answering its stdout). With
+//! `MCP_TEST_CANCELLED=FILE`, a `sleep` the client cancels (`notifications/cancelled`)
+//! writes FILE.
+//!
 //! Modes:
 //! - no arguments: stdio, as `mcpServers.<name>.command` starts it;
 //! - `--http`: streamable HTTP on 127.0.0.1, printing its port on stdout;
@@ -45,6 +52,18 @@ struct SleepRequest {
     seconds: u64,
 }
 
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct BigRequest {
+    /// How many megabytes of text to answer with.
+    megabytes: usize,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct RunRequest {
+    /// The `sh -c` command.
+    command: String,
+}
+
 #[derive(Clone)]
 struct TestServer {
     tool_router: ToolRouter<Self>,
@@ -54,6 +73,8 @@ struct TestServer {
     more: bool,
     /// `grow` was called: `late` is listed instead of `grow`.
     grown: Arc<AtomicBool>,
+    /// `--hostile`: `big`, `storm` and `run` are listed.
+    hostile: bool,
 }
 
 #[tool_router]
@@ -72,9 +93,47 @@ impl TestServer {
     }
 
     #[tool(description = "Answer after the given number of seconds")]
-    async fn sleep(&self, Parameters(SleepRequest { seconds }): Parameters<SleepRequest>) -> String {
-        tokio::time::sleep(std::time::Duration::from_secs(seconds)).await;
-        format!("slept {seconds} s")
+    async fn sleep(
+        &self,
+        Parameters(SleepRequest { seconds }): Parameters<SleepRequest>,
+        context: RequestContext<RoleServer>,
+    ) -> String {
+        tokio::select! {
+            () = tokio::time::sleep(std::time::Duration::from_secs(seconds)) => format!("slept {seconds} s"),
+            () = context.ct.cancelled() => {
+                if let Some(file) = std::env::var_os("MCP_TEST_CANCELLED") {
+                    let _ = std::fs::write(file, "cancelled");
+                }
+                "cancelled".to_string()
+            }
+        }
+    }
+
+    #[tool(description = "Answer with the given number of megabytes of text")]
+    fn big(&self, Parameters(BigRequest { megabytes }): Parameters<BigRequest>) -> String {
+        "x".repeat(megabytes << 20)
+    }
+
+    #[tool(description = "Announce that the tools changed, every 5 ms from now on")]
+    async fn storm(&self, peer: Peer<RoleServer>) -> String {
+        tokio::spawn(async move {
+            while peer.notify_tool_list_changed().await.is_ok() {
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+        });
+        "storming".to_string()
+    }
+
+    #[tool(description = "Run a command with sh -c, answering its stdout")]
+    async fn run(&self, Parameters(RunRequest { command }): Parameters<RunRequest>) -> Result<String, ErrorData> {
+        let out = tokio::process::Command::new("sh")
+            .args(["-c", &command])
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
     #[tool(description = "Replace this tool with the tool 'late', and say so")]
@@ -109,6 +168,7 @@ impl ServerHandler for TestServer {
             "sleep" => self.more,
             "grow" => self.more && !grown,
             "late" => grown,
+            "big" | "storm" | "run" => self.hostile,
             _ => true,
         };
         let tools = self.tool_router.list_all().into_iter().filter(|t| listed(&t.name)).collect();
@@ -118,7 +178,8 @@ impl ServerHandler for TestServer {
 
 impl TestServer {
     fn new(header: Arc<Mutex<Option<String>>>, more: bool) -> TestServer {
-        TestServer { tool_router: Self::tool_router(), header, more, grown: Arc::default() }
+        let hostile = std::env::args().any(|a| a == "--hostile");
+        TestServer { tool_router: Self::tool_router(), header, more, grown: Arc::default(), hostile }
     }
 }
 

@@ -14,11 +14,12 @@ use std::sync::{Arc, Mutex};
 use rmcp::ServiceExt;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 
 use super::changes::{Counted, Listener, Refresh};
 use super::config::{Server, Transport};
+use super::stdio::{Oversized, StdioProcess};
 
 /// A connected client.
 pub(super) type Client = RunningService<RoleClient, Listener>;
@@ -89,12 +90,13 @@ pub(super) async fn connect(
     group: &Mutex<Option<i32>>,
     listener: Listener,
     refresh: Arc<Refresh>,
+    oversized: &Oversized,
 ) -> Result<Client, String> {
     let server = server.expanded(&|name| std::env::var(name).ok())?;
     match &server.transport {
         Transport::Stdio { command, args, env, cwd: dir } => {
             let dir = server_cwd(cwd, dir.as_deref());
-            let process = stdio(command, args, env, &dir, tail, group)?;
+            let process = stdio(command, args, env, &dir, tail, group, oversized)?;
             let transport = Counted { inner: process, refresh };
             listener.serve(transport).await.map_err(|e| format!("the MCP handshake failed: {e}"))
         }
@@ -113,7 +115,8 @@ fn stdio(
     dir: &Path,
     tail: &Tail,
     group: &Mutex<Option<i32>>,
-) -> Result<TokioChildProcess, String> {
+    oversized: &Oversized,
+) -> Result<StdioProcess, String> {
     let mut cmd = tokio::process::Command::new(command);
     // No key of ours: the variables the MCP SDKs pass, and its own `env`.
     crate::process::env::minimal(cmd.as_std_mut());
@@ -126,11 +129,10 @@ fn stdio(
     // nothing early. Never a `spawn_blocking` thread, whose exit after 10 s
     // idle would take the server with it.
     crate::process::die_with_parent(cmd.as_std_mut());
-    let (process, stderr) = TokioChildProcess::builder(cmd)
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run {command:?} in {}: {e}", dir.display()))?;
-    let pid = process.id().and_then(|p| i32::try_from(p).ok());
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
+    let mut child = cmd.spawn().map_err(|e| format!("cannot run {command:?} in {}: {e}", dir.display()))?;
+    let pid = child.id().and_then(|p| i32::try_from(p).ok());
+    let stderr = child.stderr.take();
     if let Ok(mut slot) = group.lock() {
         *slot = pid;
     }
@@ -145,7 +147,7 @@ fn stdio(
             tail.reading.store(false, std::sync::atomic::Ordering::SeqCst);
         });
     }
-    Ok(process)
+    StdioProcess::new(child, oversized.clone()).map_err(|e| format!("cannot talk to {command:?}: {e}"))
 }
 
 /// The most of one stderr line held while its end has not come: past it,

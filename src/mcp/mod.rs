@@ -22,6 +22,7 @@
 mod changes;
 pub mod config;
 mod connect;
+mod stdio;
 mod tool;
 
 use std::path::PathBuf;
@@ -87,6 +88,8 @@ struct Entry {
     group: Arc<Mutex<Option<i32>>>,
     tail: connect::Tail,
     refresh: Arc<changes::Refresh>,
+    /// Counts the server's messages too long for the SDK (stdio only).
+    oversized: stdio::Oversized,
     /// Tools left out because their names clash, already reported.
     left_out: Vec<String>,
 }
@@ -232,9 +235,9 @@ fn stop_group(group: &Mutex<Option<i32>>) {
 
 /// Start one server and watch it until it ends.
 async fn run_server(shared: Arc<Shared>, index: usize, server: Server, cwd: PathBuf) {
-    let (tail, group, refresh) = match shared.entries.lock() {
+    let (tail, group, refresh, oversized) = match shared.entries.lock() {
         Ok(entries) => match entries.get(index) {
-            Some(e) => (e.tail.clone(), e.group.clone(), e.refresh.clone()),
+            Some(e) => (e.tail.clone(), e.group.clone(), e.refresh.clone(), e.oversized.clone()),
             None => return,
         },
         Err(_) => return,
@@ -244,7 +247,7 @@ async fn run_server(shared: Arc<Shared>, index: usize, server: Server, cwd: Path
     let first = refresh.one_at_a_time.lock().await;
     let listener = changes::Listener { shared: shared.clone(), index };
     let started = tokio::time::timeout(server.startup_timeout, async {
-        let client = connect::connect(&server, &cwd, &tail, &group, listener, refresh.clone()).await?;
+        let client = connect::connect(&server, &cwd, &tail, &group, listener, refresh.clone(), &oversized).await?;
         let has_tools = client.peer_info().is_none_or(|info| info.capabilities.tools.is_some());
         let tools = if has_tools {
             client.list_all_tools().await.map_err(|e| format!("listing its tools failed: {e}"))?
@@ -308,6 +311,7 @@ impl Servers {
                 group: Arc::default(),
                 tail: connect::Tail::default(),
                 refresh: Arc::default(),
+                oversized: stdio::Oversized::default(),
                 left_out: Vec::new(),
             })
             .collect();
@@ -481,6 +485,12 @@ impl Handle {
     /// Whether `server` is still running.
     fn running(&self, server: &str) -> bool {
         self.0.entries.lock().is_ok_and(|e| e.iter().any(|e| e.server.name == server && e.state == State::Running))
+    }
+
+    /// What sees `server`'s next message past the SDK's line limit.
+    fn oversized(&self, server: &str) -> Option<tokio::sync::watch::Receiver<u64>> {
+        let entries = self.0.entries.lock().ok()?;
+        entries.iter().find(|e| e.server.name == server).map(|e| e.oversized.watch())
     }
 
     /// How long one call to `server` may take.

@@ -77,7 +77,21 @@ impl Tool for McpTool {
             }
             let server = &self.server;
             let timeout = self.handle.tool_timeout(server);
-            match tokio::time::timeout(timeout, peer.call_tool(params)).await {
+            // Dropping the call (its timeout, Esc, a message too long) sends
+            // the server `notifications/cancelled` (rmcp does, on drop).
+            let call = tokio::time::timeout(timeout, peer.call_tool(params));
+            let answered = match self.handle.oversized(server) {
+                Some(mut too_long) => tokio::select! {
+                    answered = call => answered,
+                    Ok(()) = too_long.changed() => return ToolOutput::error(format!(
+                        "the MCP server {server} answered with a message over {} MB, more than the MCP SDK reads: \
+                         the call failed (ask it for less)",
+                        super::stdio::MAX_MESSAGE >> 20
+                    )),
+                },
+                None => call.await,
+            };
+            match answered {
                 Err(_) => ToolOutput::error(format!(
                     "the MCP server {server} did not answer within {} s (mcpServers.{server}.toolTimeoutSec)",
                     timeout.as_secs_f64()

@@ -89,3 +89,69 @@ fn wait_bounded(child: &mut std::process::Child, limit: Duration, what: &str) ->
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// A config with the hostile test server as `h` (and `entry` merged into
+/// its entry); bash and the built-in tools on.
+fn hostile_config(ts: &TestStore, server: &crate::support::mock::MockServer, entry: serde_json::Value) {
+    let mut h = json!({"command": mcp_test_server(), "args": ["--more-tools", "--hostile"]});
+    if let (Some(h), Some(extra)) = (h.as_object_mut(), entry.as_object()) {
+        h.extend(extra.clone());
+    }
+    ts.config(json!({
+        "memoryFlush": {"enabled": false},
+        "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}},
+        "retry": {"attempts": 1, "baseDelayMs": 10},
+        "mcpServers": {"h": h},
+    }));
+}
+
+/// A one-shot chat with every tool allowed, bounded.
+fn one_shot(ts: &TestStore, limit: Duration) -> std::process::Output {
+    let mut cmd = ts.std_cmd(env!("CARGO_BIN_EXE_glrs-chat"));
+    cmd.env("OPENAI_API_KEY", OPENAI_KEY).env("XDG_CACHE_HOME", ts.dir.path().join("cache")).args([
+        "-m",
+        "openai/gpt-4.1",
+        "--allow-all",
+        "-p",
+        "go",
+    ]);
+    run_bounded(&mut cmd, limit, "glrs-chat with a hostile MCP server")
+}
+
+/// The last tool result the `n`th model request carries.
+fn last_tool_result(server: &crate::support::mock::MockServer, n: usize) -> String {
+    let requests = server.model_requests();
+    let messages = requests[n].body["messages"].as_array().unwrap().clone();
+    messages.iter().rfind(|m| m["role"] == "tool").unwrap()["content"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn a_result_past_the_sdk_line_limit_fails_the_call_at_once_saying_why() {
+    let (ts, server) = store_and_server();
+    // The default toolTimeoutSec (600 s) is what the call waited before.
+    hostile_config(&ts, &server, json!({}));
+    let input = json!({"megabytes": 17}).to_string();
+    server.push(Reply::sse(openai_tool_call("call_0", "mcp__h__big", &[&input])));
+    server.push(Reply::sse(openai_text(&["done"], 10, 1, 0)));
+    let out = one_shot(&ts, Duration::from_secs(120));
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let result = last_tool_result(&server, 1);
+    assert!(result.contains("a message over 16 MB, more than the MCP SDK reads"), "{result}");
+}
+
+#[test]
+fn a_call_past_tool_timeout_sec_tells_the_server_it_is_cancelled() {
+    let (ts, server) = store_and_server();
+    let marker = ts.dir.path().join("cancelled");
+    hostile_config(&ts, &server, json!({"toolTimeoutSec": 0.5, "env": {"MCP_TEST_CANCELLED": marker}}));
+    server.push(Reply::sse(openai_tool_call("call_0", "mcp__h__sleep", &[r#"{"seconds": 60}"#])));
+    // The model waits (bounded) for the server to have dropped the call.
+    let wait = format!("for i in $(seq 400); do [ -e '{}' ] && exit 0; sleep 0.05; done; exit 1", marker.display());
+    server.push(Reply::sse(openai_tool_call("call_1", "bash", &[&json!({"command": wait}).to_string()])));
+    server.push(Reply::sse(openai_text(&["done"], 10, 1, 0)));
+    let out = one_shot(&ts, Duration::from_secs(60));
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(last_tool_result(&server, 1).contains("toolTimeoutSec"));
+    assert_eq!(last_tool_result(&server, 2), "exit code 0", "the server heard notifications/cancelled");
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "cancelled");
+}
