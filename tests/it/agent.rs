@@ -245,7 +245,9 @@ fn agents_md_and_the_saved_system_prompt_on_resume() {
 
 #[test]
 fn redaction_leaves_no_trace_under_the_data_folder() {
-    let (ts, server, proj) = setup(json!({"keepRecentTokens": 10}));
+    // The key is passed to commands on purpose (children get none by
+    // default), so a command can print it.
+    let (ts, server, proj) = setup(json!({"keepRecentTokens": 10, "childEnv": {"pass": ["OPENAI_API_KEY"]}}));
     let anthropic = format!("sk-ant-api03-{}", "Zq9".repeat(30));
     let prompt = format!("my keys are {anthropic} and {OPENAI_KEY}; check them");
     call(&server, 1, "bash", json!({"command": format!("echo {anthropic}; echo \"key=$OPENAI_API_KEY\"")}));
