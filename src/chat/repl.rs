@@ -604,8 +604,13 @@ fn mcp_listing(chat: &Chat, color: bool) {
     for server in listing {
         let count = if server.tools.is_empty() { String::new() } else { format!(" · {} tools", server.tools.len()) };
         say!("{}  {}{count}", server.name, safe(&server.state.to_string()));
+        // Whole: what the model reads of a tool is for the user to see.
         for (tool, description) in server.tools {
-            say!("  {tool}  {}", style.dim(&safe(&crate::limits::one_line(&description, 80))));
+            let mut lines = description.lines();
+            say!("  {tool}  {}", style.dim(&safe(lines.next().unwrap_or(""))));
+            for line in lines {
+                say!("      {}", style.dim(&safe(line)));
+            }
         }
     }
 }

@@ -94,6 +94,8 @@ fn run_on(args: Args, runtime: &tokio::runtime::Runtime) -> Result<i32> {
     let config = Config::load_env(&store.paths)?;
     // Before any child starts: no command, hook or tool gets a provider key.
     crate::process::env::withhold(config.withheld_env());
+    // Orphans of what the chat starts stay in its tree (`setsid` children).
+    crate::process::escaped::adopt_orphans();
     let prompt = one_shot_prompt(args.prompt.clone().or(args.text.clone()))?;
     if args.json && prompt.is_none() {
         return Err(UsageError("--json goes with a one-shot turn (-p PROMPT)".into()).into());

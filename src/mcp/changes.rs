@@ -9,11 +9,20 @@
 //! which count it has caught up with: while the two differ a refresh is
 //! under way, and the next model request waits for it (bounded), so it
 //! sees the new tools.
+//!
+//! A server announcing changes without end must not hold the chat: a
+//! notification whose refresh an earlier listing already covered lists
+//! nothing (they coalesce), a model request waits only for the refreshes
+//! under way when it began (at most once, never for the next ones), and a
+//! server announcing more than [`STORM_COUNT`] changes within
+//! [`STORM_WINDOW`] is stopped and reported.
 
 use std::borrow::Cow;
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use rmcp::model::{ClientConfig, JsonRpcMessage, ServerNotification};
 use rmcp::service::{NotificationContext, RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
@@ -22,9 +31,19 @@ use rmcp::{ClientHandler, Peer};
 
 use super::{Shared, State};
 
+/// More list-changed notifications than this within [`STORM_WINDOW`] make
+/// a storm.
+pub const STORM_COUNT: u64 = 50;
+/// The window [`STORM_COUNT`] is counted over.
+pub const STORM_WINDOW: Duration = Duration::from_secs(1);
+
 /// The list-changed notifications of one server: heard and handled.
 #[derive(Debug, Default)]
 pub(super) struct Refresh {
+    /// When the current storm window began, and what it has counted.
+    window: Mutex<Option<(Instant, u64)>>,
+    /// It announced a storm.
+    stormed: AtomicBool,
     /// Counted by the transport as they arrive.
     heard: AtomicU64,
     /// The count the last finished refresh had seen.
@@ -35,9 +54,31 @@ pub(super) struct Refresh {
 }
 
 impl Refresh {
-    /// A notification was heard and its refresh has not finished.
-    pub(super) fn pending(&self) -> bool {
-        self.done.load(Ordering::SeqCst) < self.heard.load(Ordering::SeqCst)
+    /// The refreshes heard so far have not all finished: `target` is what
+    /// [`Refresh::heard`] said when the waiting began.
+    pub(super) fn pending_until(&self, target: u64) -> bool {
+        self.done.load(Ordering::SeqCst) < target
+    }
+
+    /// Count one notification as it arrives, and notice a storm.
+    fn count(&self) {
+        self.heard.fetch_add(1, Ordering::SeqCst);
+        let now = Instant::now();
+        if let Ok(mut window) = self.window.lock() {
+            let (start, n) = match *window {
+                Some((start, n)) if now.duration_since(start) <= STORM_WINDOW => (start, n + 1),
+                _ => (now, 1),
+            };
+            *window = Some((start, n));
+            if n > STORM_COUNT {
+                self.stormed.store(true, Ordering::SeqCst);
+            }
+        }
+    }
+
+    /// It announced more than [`STORM_COUNT`] changes within [`STORM_WINDOW`].
+    pub(super) fn stormed(&self) -> bool {
+        self.stormed.load(Ordering::SeqCst)
     }
 
     /// Where the refresh starting now will have caught up to.
@@ -58,7 +99,22 @@ impl Shared {
         let found =
             self.entries.lock().ok().and_then(|e| e.get(index).map(|e| (e.refresh.clone(), e.server.startup_timeout)));
         let Some((refresh, timeout)) = found else { return };
+        // What this notification asks for: counted before it was handed on.
+        let target = refresh.heard();
+        if refresh.stormed() {
+            let why = format!(
+                "it announced tools/list_changed more than {STORM_COUNT} times within {} s",
+                STORM_WINDOW.as_secs_f64()
+            );
+            self.lost(index, why);
+            refresh.caught_up(target);
+            return self.bump();
+        }
         let _one = refresh.one_at_a_time.lock().await;
+        if !refresh.pending_until(target) {
+            // A listing since it arrived has covered it.
+            return;
+        }
         let heard = refresh.heard();
         let running = self.entries.lock().is_ok_and(|e| e.get(index).is_some_and(|e| e.state == State::Running));
         if running {
@@ -120,7 +176,7 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Counted<T> {
         if let Some(JsonRpcMessage::Notification(note)) = &message
             && matches!(note.notification, ServerNotification::ToolListChangedNotification(_))
         {
-            self.refresh.heard.fetch_add(1, Ordering::SeqCst);
+            self.refresh.count();
         }
         message
     }

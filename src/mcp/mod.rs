@@ -282,6 +282,8 @@ async fn run_server(shared: Arc<Shared>, index: usize, server: Server, cwd: Path
         e.cancel = Some(cancel);
     });
     drop(first);
+    // What it started outside its group while starting.
+    crate::process::escaped::sweep();
     if shared.stopping.load(Ordering::SeqCst) {
         let _ = client.cancel().await;
         return shared.ended(index, String::new(), &tail, &group);
@@ -350,10 +352,20 @@ impl Servers {
         })
     }
 
-    /// A server is still starting, or listing its changed tools.
-    fn busy(&self) -> bool {
+    /// What each server's refreshes have reached: a wait that begins now
+    /// waits for these, not for changes announced later.
+    fn heard_now(&self) -> Vec<u64> {
+        self.shared.entries.lock().map(|e| e.iter().map(|e| e.refresh.heard()).collect()).unwrap_or_default()
+    }
+
+    /// A server is still starting, or listing the changes it had announced
+    /// when the wait began (`targets`, from [`Servers::heard_now`]).
+    fn busy(&self, targets: &[u64]) -> bool {
         self.shared.entries.lock().is_ok_and(|e| {
-            e.iter().any(|e| e.state == State::Starting || (e.state == State::Running && e.refresh.pending()))
+            e.iter().enumerate().any(|(i, e)| {
+                let pending = targets.get(i).is_some_and(|t| e.refresh.pending_until(*t));
+                e.state == State::Starting || (e.state == State::Running && pending)
+            })
         })
     }
 
@@ -368,8 +380,9 @@ impl Servers {
     /// (each bounded by its `startupTimeoutSec`).
     pub async fn ready(&self) {
         let mut changed = self.shared.changed.subscribe();
+        let targets = self.heard_now();
         let wait = async {
-            while self.busy() {
+            while self.busy(&targets) {
                 if changed.changed().await.is_err() {
                     return;
                 }

@@ -91,6 +91,8 @@ impl Tool for McpTool {
                 },
                 None => call.await,
             };
+            // What the call made the server start outside its group.
+            crate::process::escaped::sweep();
             match answered {
                 Err(_) => ToolOutput::error(format!(
                     "the MCP server {server} did not answer within {} s (mcpServers.{server}.toolTimeoutSec)",

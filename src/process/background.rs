@@ -84,6 +84,9 @@ impl Drop for Background {
     fn drop(&mut self) {
         // Unreaped, so its pid is still its own: safe to release. Left to
         // finish, as on every orderly exit of the chat.
+        if self.pgid > 0 {
+            super::escaped::leave_alone(self.pgid);
+        }
         self.release();
     }
 }

@@ -19,6 +19,9 @@ impl GroupKill {
 impl Drop for GroupKill {
     fn drop(&mut self) {
         if self.0 > 0 {
+            // Before the kill, while what the group started is still in
+            // our tree: those that left it are guarded on their own.
+            super::escaped::sweep();
             // SAFETY: killpg takes plain integers and touches no memory; a
             // group that is already gone gives ESRCH, which is fine.
             unsafe {

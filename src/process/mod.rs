@@ -19,6 +19,9 @@
 //!   before its pid can be reused.
 //! - [`servers`]: the groups of long-lived children (stdio MCP servers),
 //!   stopped together on the paths that end the process at once.
+//! - [`escaped`]: descendants that left their group (`setsid`): the chat
+//!   adopts orphans (a child subreaper) and tells the watchdog of each
+//!   escaped descendant it finds, so they die with the chat too.
 //! - [`env`]: the environment children get: no provider key unless the
 //!   config passes it; a minimal one for MCP servers.
 //!
@@ -27,6 +30,7 @@
 pub mod background;
 pub mod deathsig;
 pub mod env;
+pub mod escaped;
 pub mod group;
 pub mod reaper;
 pub mod run;

@@ -50,18 +50,35 @@ use std::sync::{Mutex, PoisonError};
 pub const NAME: &str = "glrs-reaper";
 
 /// The watchdog. `g` holds the guarded groups, space-separated with a space
-/// at each end so a group is found as ` PGID `; lines that are not an op
-/// and a number are ignored. `kill -s KILL -- -PGID` is the form every
+/// at each end so a group is found as ` PGID `; `e` the escaped processes
+/// (`p PID START`, forgotten by `x PID START`; [`super::escaped`]) as
+/// `PID:START`, each killed with its group at the end only if its start
+/// time (field 22 of its stat, the 20th after the name) is still START, so
+/// a pid reused since is left alone. Lines that are not an op and numbers
+/// are ignored. `kill -s KILL -- -PGID` is the form every
 /// POSIX shell's builtin takes (dash rejects `-9 -- -PGID`).
 const SCRIPT: &str = r#"g=' '
-while read -r op p; do
+e=' '
+while read -r op p t; do
   case $p in ''|*[!0-9]*) continue ;; esac
   case $op in
     +) g="$g$p " ;;
     -) case $g in *" $p "*) g="${g%%" $p "*} ${g#*" $p "}" ;; esac ;;
+    p|x) case $t in ''|*[!0-9]*) continue ;; esac
+      case $op in
+        p) e="$e$p:$t " ;;
+        x) case $e in *" $p:$t "*) e="${e%%" $p:$t "*} ${e#*" $p:$t "}" ;; esac ;;
+      esac ;;
   esac
 done
 for p in $g; do kill -s KILL -- "-$p" 2>/dev/null; done
+for pt in $e; do
+  p=${pt%%:*}; s=
+  read -r s < "/proc/$p/stat" 2>/dev/null || continue
+  s=${s##*) }; set -- $s
+  [ "${20}" = "${pt#*:}" ] || continue
+  kill -s KILL -- "-$p" 2>/dev/null; kill -s KILL "$p" 2>/dev/null
+done
 "#;
 
 /// A running watchdog and the write end of its pipe.
@@ -108,10 +125,25 @@ impl Watchdog {
         self.send('-', pgid)
     }
 
+    /// Kill process `pid` (and its group, if it leads one) at the end if
+    /// it still started at `start`.
+    pub fn guard_process(&mut self, pid: i32, start: u64) -> std::io::Result<()> {
+        self.write(&format!("p {pid} {start}\n"))
+    }
+
+    /// Stop guarding process `pid` that started at `start`.
+    pub fn release_process(&mut self, pid: i32, start: u64) -> std::io::Result<()> {
+        self.write(&format!("x {pid} {start}\n"))
+    }
+
     fn send(&mut self, op: char, pgid: i32) -> std::io::Result<()> {
+        self.write(&format!("{op} {pgid}\n"))
+    }
+
+    fn write(&mut self, line: &str) -> std::io::Result<()> {
         // One write of a few bytes: atomic on a pipe (under PIPE_BUF), so
         // a SIGKILL never leaves half a line.
-        self.pipe.write_all(format!("{op} {pgid}\n").as_bytes())
+        self.pipe.write_all(line.as_bytes())
     }
 
     fn running(&mut self) -> bool {
@@ -137,9 +169,11 @@ impl Watchdog {
 struct Guarded {
     watchdog: Option<Watchdog>,
     groups: Vec<i32>,
+    /// Escaped processes: pid and start time.
+    processes: Vec<(i32, u64)>,
 }
 
-static GUARDED: Mutex<Guarded> = Mutex::new(Guarded { watchdog: None, groups: Vec::new() });
+static GUARDED: Mutex<Guarded> = Mutex::new(Guarded { watchdog: None, groups: Vec::new(), processes: Vec::new() });
 
 /// Have the watchdog SIGKILL group `pgid` if this process dies before
 /// [`release`]. Starts the watchdog the first time, and again if it was
@@ -154,12 +188,48 @@ pub fn guard(pgid: i32) {
     {
         return;
     }
-    // None yet, or someone killed it: a new one, told every live group.
+    restart(&mut guarded);
+}
+
+/// Have the watchdog SIGKILL process `pid` (and the group it leads) if
+/// this process dies, provided it still started at `start`.
+pub fn guard_process(pid: i32, start: u64) {
+    let mut guarded = GUARDED.lock().unwrap_or_else(PoisonError::into_inner);
+    guarded.processes.push((pid, start));
+    if let Some(watchdog) = &mut guarded.watchdog
+        && watchdog.running()
+        && watchdog.guard_process(pid, start).is_ok()
+    {
+        return;
+    }
+    restart(&mut guarded);
+}
+
+/// Stop guarding process `pid` that started at `start` (it was reaped).
+pub fn release_process(pid: i32, start: u64) {
+    let mut guarded = GUARDED.lock().unwrap_or_else(PoisonError::into_inner);
+    guarded.processes.retain(|p| *p != (pid, start));
+    if let Some(watchdog) = &mut guarded.watchdog {
+        let _ = watchdog.release_process(pid, start);
+    }
+}
+
+/// The guarded groups, and the watchdog's pid (if it runs).
+pub fn guarded() -> (Vec<i32>, Option<i32>) {
+    let guarded = GUARDED.lock().unwrap_or_else(PoisonError::into_inner);
+    let pid = guarded.watchdog.as_ref().and_then(|w| i32::try_from(w.id()).ok());
+    (guarded.groups.clone(), pid)
+}
+
+/// None yet, or someone killed it: a new one, told everything guarded.
+fn restart(guarded: &mut Guarded) {
     if let Some(old) = guarded.watchdog.take() {
         old.discard();
     }
     let Ok(mut watchdog) = Watchdog::start() else { return };
-    if guarded.groups.iter().all(|g| watchdog.guard(*g).is_ok()) {
+    let told = guarded.groups.iter().all(|g| watchdog.guard(*g).is_ok())
+        && guarded.processes.iter().all(|(p, t)| watchdog.guard_process(*p, *t).is_ok());
+    if told {
         guarded.watchdog = Some(watchdog);
     } else {
         watchdog.discard();
@@ -218,6 +288,34 @@ mod tests {
         assert_eq!(released.try_wait().unwrap(), None, "a released group is left alone");
         released.kill().unwrap();
         released.wait().unwrap();
+    }
+
+    /// Field 22 of `pid`'s stat: its start time.
+    fn start_of(pid: u32) -> u64 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        stat.rsplit_once(')').unwrap().1.split_whitespace().nth(19).unwrap().parse().unwrap()
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn an_escaped_process_is_killed_only_while_its_start_time_is_the_one_told() {
+        let mut escaped = sleeper();
+        let mut other = sleeper();
+        let mut released = sleeper();
+        let mut watchdog = Watchdog::start().unwrap();
+        watchdog.guard_process(escaped.id() as i32, start_of(escaped.id())).unwrap();
+        // Told with another start time: a pid reused since is left alone.
+        watchdog.guard_process(other.id() as i32, start_of(other.id()) + 1).unwrap();
+        watchdog.guard_process(released.id() as i32, start_of(released.id())).unwrap();
+        watchdog.release_process(released.id() as i32, start_of(released.id())).unwrap();
+        let mut child = watchdog.close();
+        assert!(ended(&mut child, "the watchdog").success());
+        assert_eq!(ended(&mut escaped, "the escaped process").signal(), Some(libc::SIGKILL));
+        for (left, what) in [(&mut other, "a reused pid"), (&mut released, "a released process")] {
+            assert_eq!(left.try_wait().unwrap(), None, "{what} is left alone");
+            left.kill().unwrap();
+            left.wait().unwrap();
+        }
     }
 
     #[test]

@@ -12,11 +12,13 @@ const STOP_GRACE: Duration = Duration::from_secs(1);
 /// Process groups of running servers.
 static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 
-/// Note a new server's process group.
+/// Note a new server's process group, and have the watchdog guard it
+/// (so what the server started dies with the chat, even a SIGKILLed one).
 pub fn remember(group: i32) {
     if let Ok(mut groups) = GROUPS.lock() {
         groups.push(group);
     }
+    super::reaper::guard(group);
 }
 
 fn forget(group: i32) {
@@ -27,11 +29,14 @@ fn forget(group: i32) {
 
 /// SIGKILL one server's group at once (it failed, or its connection ended).
 pub fn kill(group: i32) {
+    super::escaped::sweep();
     // SAFETY: killpg takes plain integers and touches no memory; a group
     // that is already gone gives ESRCH, which is fine.
     unsafe {
         libc::killpg(group, libc::SIGKILL);
     }
+    // After the kill: the number may be reused once it is gone.
+    super::reaper::release(group);
     forget(group);
 }
 
@@ -48,6 +53,8 @@ pub fn stop(groups: &[i32]) {
     if groups.is_empty() {
         return;
     }
+    // While the servers run: what they started outside their groups.
+    super::escaped::sweep();
     // SAFETY: as in `kill`.
     let signal = |group: i32, sig: i32| unsafe { libc::killpg(group, sig) };
     for group in &groups {

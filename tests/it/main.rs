@@ -36,6 +36,7 @@ mod layering;
 mod lifecycle;
 mod mcp;
 mod mcp_attacks;
+mod orphans;
 mod races;
 mod recipes;
 mod recipes_scripts;
