@@ -84,6 +84,12 @@ pub const KEYS: &[Key] = &[
     Key { path: "permissions.deny", default: "[]", range: "rules" },
     Key { path: "redact.enabled", default: "true", range: "true, false" },
     Key { path: "redact.patterns", default: "[]", range: "regexes, redacted besides the built-in shapes" },
+    Key {
+        path: "childEnv.withhold",
+        default: "[] (the providers' key variables are always withheld)",
+        range: "variable names kept from commands, tools and hooks",
+    },
+    Key { path: "childEnv.pass", default: "[]", range: "key variables commands, tools and hooks get after all" },
     Key { path: "contextPruning.mode", default: "cache-ttl for Claude models, else off", range: "cache-ttl, off" },
     Key { path: "contextPruning.ttl", default: "5m", range: "a duration" },
     Key { path: "contextPruning.keepLastAssistants", default: "3", range: "a count" },
