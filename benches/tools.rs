@@ -73,10 +73,10 @@ fn main() {
     let stop = AtomicBool::new(false);
     for (label, pattern) in [("rare literal", r"fn needle_\d+"), ("no match", "zebra_crossing")] {
         let query = GrepQuery { pattern, path: None, glob: None, ignore_case: false, context: 0, limit: 100 };
-        let out = grep(&root, &query, &stop);
+        let out = grep(&root, &query, &Default::default(), &stop);
         assert!(!out.is_error, "{}", out.content);
         let tool = time(runs, || {
-            let _ = grep(&root, &query, &stop);
+            let _ = grep(&root, &query, &Default::default(), &stop);
         });
         let line = format!("  {label:<13} grep tool {:>10}", ms(tool));
         if have_rg {
@@ -98,11 +98,11 @@ fn main() {
     let lines = text.lines().count();
     println!("read of a 10 MB file ({lines} lines), medians of {runs}:");
     let first = time(runs, || {
-        let out = glrs::tools::fs::read_file(dir.path(), "big.log", 1, None);
+        let out = glrs::tools::fs::read_file(dir.path(), "big.log", 1, None, &Default::default());
         assert!(!out.is_error);
     });
     let middle = time(runs, || {
-        let out = glrs::tools::fs::read_file(dir.path(), "big.log", lines / 2, None);
+        let out = glrs::tools::fs::read_file(dir.path(), "big.log", lines / 2, None, &Default::default());
         assert!(!out.is_error);
     });
     let cat = time(runs, || {
@@ -126,8 +126,14 @@ fn main() {
     let mut registry = Registry::with_builtins(Default::default(), Permissions::default());
     let cancel = Cancel::default();
     let out_dir = dir.path().join("out");
-    let ctx =
-        ToolContext { cwd: &work, cancel: &cancel, session_id: "bench", session_file: &small, output_dir: &out_dir };
+    let ctx = ToolContext {
+        cwd: &work,
+        cancel: &cancel,
+        session_id: "bench",
+        session_file: &small,
+        output_dir: &out_dir,
+        judged: Default::default(),
+    };
     let situation = Situation::default();
     println!("one call through the registry, medians of {} calls:", runs * 20);
     for (name, input) in

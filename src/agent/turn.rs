@@ -154,6 +154,10 @@ pub trait TurnUi: Send {
     fn ask(&mut self, _question: &Question<'_>) -> Asked {
         Asked::Now(Answer::Cannot)
     }
+    /// Whether `ask` can reach someone (a UI without a terminal cannot).
+    fn can_ask(&self) -> bool {
+        false
+    }
     /// Something to tell the user (saving failed, a steer joined).
     fn notice(&mut self, text: &str);
 }
@@ -171,6 +175,9 @@ struct UiAsker<'a>(&'a mut dyn TurnUi);
 impl Asker for UiAsker<'_> {
     fn ask(&mut self, question: &Question<'_>) -> Asked {
         self.0.ask(question)
+    }
+    fn can_ask(&self) -> bool {
+        self.0.can_ask()
     }
 }
 
@@ -389,6 +396,7 @@ impl Agent {
                     session_id: self.id.as_str(),
                     session_file: &session_file,
                     output_dir: &output_dir,
+                    judged: crate::tools::Judged::default(),
                 };
                 let cwd = std::path::Path::new(&self.cwd);
                 let subject = self.tools.get(&call.name).and_then(|t| t.subject(&call.input, cwd));

@@ -144,6 +144,10 @@ impl TurnUi for TermUi {
         self.write(&format!("{text}\n"));
     }
 
+    fn can_ask(&self) -> bool {
+        self.can_ask
+    }
+
     fn ask(&mut self, question: &Question<'_>) -> Asked {
         self.stop_spinner();
         if !self.can_ask {

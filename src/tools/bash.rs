@@ -111,7 +111,14 @@ mod tests {
 
     fn run(dir: &Path, out: &Path, input: Value) -> ToolOutput {
         let cancel = Cancel::default();
-        let ctx = ToolContext { cwd: dir, cancel: &cancel, session_id: "x", session_file: dir, output_dir: out };
+        let ctx = ToolContext {
+            cwd: dir,
+            cancel: &cancel,
+            session_id: "x",
+            session_file: dir,
+            output_dir: out,
+            judged: Default::default(),
+        };
         crate::runtime::build().unwrap().block_on(Bash.run(&input, &ctx))
     }
 

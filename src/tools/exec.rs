@@ -243,6 +243,7 @@ mod tests {
             session_id: "s1",
             session_file: dir.path(),
             output_dir: &out_dir,
+            judged: crate::tools::Judged::default(),
         };
         let out = rt.block_on(loaded[0].run(&json!({"text": "hi"}), &ctx));
         assert_eq!(out, ToolOutput::ok("{\"TEXT\":\"HI\"}"));

@@ -10,8 +10,10 @@
 //! interruption is an error result for the model, never a crash.
 
 pub mod bash;
+pub mod blocking;
 pub mod exec;
 pub mod fs;
+pub mod guard;
 pub mod permissions;
 pub mod search;
 
@@ -26,6 +28,7 @@ use serde_json::Value;
 use crate::limits;
 use crate::provider::{Cancel, ToolSpec};
 use crate::store::ToolCall;
+pub use guard::{Judged, ReadGuard};
 pub use permissions::{Answer, Asker, Decision, Permissions, Rule};
 
 /// What a tool run gives back to the model.
@@ -65,6 +68,9 @@ pub struct ToolContext<'a> {
     pub session_file: &'a Path,
     /// Where output too long for the model is kept whole.
     pub output_dir: &'a Path,
+    /// What the registry judged for this call; `Registry::call` sets it,
+    /// so a context made for it starts with `Judged::default()`.
+    pub judged: Judged,
 }
 
 /// What decides which tools are offered for the next model call.
@@ -340,11 +346,18 @@ impl Registry {
         match decision {
             Decision::Allow => {}
             Decision::Deny(why) => return ToolOutput::error(why),
+            Decision::Ask if !asker.can_ask() => {
+                return ToolOutput::error(permissions::no_terminal(tool.name(), subject.as_deref()));
+            }
             Decision::Ask => {
+                // Built only for someone who is asked, and off the runtime
+                // (it reads the file).
+                let (for_preview, input, cwd) = (tool.clone(), call.input.clone(), ctx.cwd.to_path_buf());
+                let preview = tokio::task::spawn_blocking(move || for_preview.preview(&input, &cwd)).await;
                 let question = permissions::Question {
                     tool: tool.name(),
                     summary: tool.summary(&call.input),
-                    preview: tool.preview(&call.input, ctx.cwd),
+                    preview: preview.ok().flatten(),
                     subject: subject.as_deref(),
                 };
                 let answer = match asker.ask(&question) {
@@ -366,7 +379,9 @@ impl Registry {
                 }
             }
         }
-        let run = tool.run(&call.input, ctx);
+        let judged = Judged { subject, reads: Arc::new(ReadGuard::new(self.permissions.deny_rules().to_vec())) };
+        let ctx = ToolContext { judged, ..*ctx };
+        let run = tool.run(&call.input, &ctx);
         tokio::select! {
             biased;
             () = ctx.cancel.cancelled() => ToolOutput::error("interrupted by the user: the tool was stopped"),
@@ -430,7 +445,14 @@ mod tests {
     }
 
     pub fn ctx<'a>(cwd: &'a Path, cancel: &'a Cancel) -> ToolContext<'a> {
-        ToolContext { cwd, cancel, session_id: "aaaa0001", session_file: cwd, output_dir: cwd }
+        ToolContext {
+            cwd,
+            cancel,
+            session_id: "aaaa0001",
+            session_file: cwd,
+            output_dir: cwd,
+            judged: Judged::default(),
+        }
     }
 
     #[tokio::test]

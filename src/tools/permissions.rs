@@ -34,7 +34,8 @@ impl Rule {
         }
         let tool_glob = glob(tool).map_err(|e| anyhow::anyhow!("rule {text:?}: {e}"))?;
         let subject = match subject {
-            Some(s) => Some(glob(s).map_err(|e| anyhow::anyhow!("rule {text:?}: {e}"))?),
+            // `~/…` and `$HOME/…` are the home folder (issue 20).
+            Some(s) => Some(glob(&super::guard::expand_home(s)).map_err(|e| anyhow::anyhow!("rule {text:?}: {e}"))?),
             None => None,
         };
         Ok(Rule { text: text.to_string(), tool: tool_glob, subject })
@@ -111,6 +112,11 @@ pub enum Asked {
 pub trait Asker {
     /// Ask; the answer is given or awaited by the caller.
     fn ask(&mut self, question: &Question<'_>) -> Asked;
+    /// Whether anyone can be asked (false in one-shot mode): when not, the
+    /// call is denied before anything is built for a prompt.
+    fn can_ask(&self) -> bool {
+        true
+    }
 }
 
 /// Parse an answer typed at the prompt.
@@ -166,6 +172,12 @@ impl Permissions {
     /// new or resumed session in the same chat starts with.
     pub fn without_session(&self) -> Permissions {
         Permissions { session: Vec::new(), ..self.clone() }
+    }
+
+    /// The `permissions.deny` rules, which also hold for every file a tool
+    /// opens (`guard::ReadGuard`).
+    pub fn deny_rules(&self) -> &[Rule] {
+        &self.deny
     }
 
     /// Everything is allowed (tests of other parts, `--allow-all`).

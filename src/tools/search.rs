@@ -6,40 +6,30 @@
 //! read and one scan. Results are sorted by path so a limit cuts the same
 //! way every time. Both run on a blocking thread that stops when the call
 //! is dropped (Esc).
+//!
+//! Both search the real path of their root (links followed, then judged)
+//! and never follow a link below it; every file and folder is asked about
+//! in the call's read guard, so a deny rule keeps its files out of the
+//! results, and a denied folder is not entered at all. Each file is opened
+//! following no link and only when it is a regular file.
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 
 use globset::{GlobBuilder, GlobMatcher};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Origin, Tool, ToolContext, ToolFuture, ToolOutput, parse_input, resolve_path, shown_path};
+use super::blocking::blocking;
+use super::fs::real::{Target, real_path};
+use super::fs::{checked_target, open};
+use super::{Judged, Origin, Tool, ToolContext, ToolFuture, ToolOutput, parse_input};
 use crate::limits::MAX_BYTES;
 use crate::provider::ToolSpec;
 
 /// Longest line shown in a `grep` result.
 const LINE_CHARS: usize = 300;
-
-/// Sets its flag when dropped: the walk stops when the call is dropped.
-struct StopOnDrop(Arc<AtomicBool>);
-
-impl Drop for StopOnDrop {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::SeqCst);
-    }
-}
-
-/// Run `work` on a blocking thread; it gets a flag set if the call is dropped.
-async fn blocking(work: impl FnOnce(&AtomicBool) -> ToolOutput + Send + 'static) -> ToolOutput {
-    let stop = Arc::new(AtomicBool::new(false));
-    let _guard = StopOnDrop(stop.clone());
-    match tokio::task::spawn_blocking(move || work(&stop)).await {
-        Ok(out) => out,
-        Err(e) => ToolOutput::error(format!("the search failed: {e}")),
-    }
-}
 
 /// A glob over names: one without `/` matches the file name, one with `/`
 /// the path below the search root.
@@ -67,10 +57,32 @@ impl NameGlob {
     }
 }
 
-fn walker(root: &Path) -> ignore::WalkBuilder {
+/// A walk of `root` (real) for `tool` that does not enter folders the read
+/// guard refuses.
+fn walker(root: &Path, real_cwd: &Path, tool: &'static str, judged: &Judged) -> ignore::WalkBuilder {
     let mut builder = ignore::WalkBuilder::new(root);
     builder.require_git(false);
+    let (guard, real_cwd) = (judged.reads.clone(), real_cwd.to_path_buf());
+    builder.filter_entry(move |entry| {
+        !entry.file_type().is_some_and(|t| t.is_dir())
+            || entry.depth() == 0
+            || !guard.prunes(tool, &Target::of_real(&real_cwd, entry.path().to_path_buf()))
+    });
     builder
+}
+
+/// The real cwd, against which results are shown.
+fn real_cwd(cwd: &Path) -> PathBuf {
+    real_path(cwd).unwrap_or_else(|_| cwd.to_path_buf())
+}
+
+/// The bytes of a regular file, opened following no link.
+fn read_regular(real: &Path) -> Option<Vec<u8>> {
+    use std::io::Read as _;
+    let (mut file, size) = open::open_regular(real).ok()?;
+    let mut buf = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    file.read_to_end(&mut buf).ok()?;
+    Some(buf)
 }
 
 #[derive(Deserialize)]
@@ -166,7 +178,7 @@ pub struct GrepQuery<'a> {
 }
 
 /// The body of `grep`; also what the benchmark times.
-pub fn grep(cwd: &Path, q: &GrepQuery<'_>, stop: &AtomicBool) -> ToolOutput {
+pub fn grep(cwd: &Path, q: &GrepQuery<'_>, judged: &Judged, stop: &AtomicBool) -> ToolOutput {
     let GrepQuery { pattern, path, glob, ignore_case, context, limit } = *q;
     let re = match regex::bytes::RegexBuilder::new(pattern).case_insensitive(ignore_case).build() {
         Ok(r) => r,
@@ -177,23 +189,29 @@ pub fn grep(cwd: &Path, q: &GrepQuery<'_>, stop: &AtomicBool) -> ToolOutput {
         Err(e) => return e,
     };
     let shown_root = path.unwrap_or(".");
-    let root = resolve_path(cwd, shown_root);
-    if !root.exists() {
+    let root = match checked_target(cwd, judged, "grep", shown_root, true) {
+        Ok(t) => t.real,
+        Err(refused) => return refused,
+    };
+    let Ok(meta) = std::fs::symlink_metadata(&root) else {
         return ToolOutput::error(format!("cannot search {shown_root}: no such file or folder"));
-    }
-    let found: Mutex<Vec<(PathBuf, Hits)>> = Mutex::default();
+    };
+    let real_cwd = real_cwd(cwd);
+    let found: Mutex<Vec<(String, Hits)>> = Mutex::default();
     let search_file = |file: &Path| {
-        if let Ok(buf) = std::fs::read(file)
+        let target = Target::of_real(&real_cwd, file.to_path_buf());
+        if judged.reads.refuses("grep", &target).is_none()
+            && let Some(buf) = read_regular(file)
             && let Some(hits) = search_bytes(&re, &buf, context)
             && let Ok(mut all) = found.lock()
         {
-            all.push((file.to_path_buf(), hits));
+            all.push((target.shown, hits));
         }
     };
-    if root.is_file() {
+    if meta.is_file() {
         search_file(&root);
     } else {
-        walker(&root).build_parallel().run(|| {
+        walker(&root, &real_cwd, "grep", judged).build_parallel().run(|| {
             Box::new(|entry| {
                 if stop.load(Ordering::Relaxed) {
                     return ignore::WalkState::Quit;
@@ -220,8 +238,7 @@ pub fn grep(cwd: &Path, q: &GrepQuery<'_>, stop: &AtomicBool) -> ToolOutput {
     let mut out = String::new();
     let mut shown = 0;
     let mut full = false;
-    'files: for (file, hits) in &found {
-        let name = shown_path(cwd, file);
+    'files: for (name, hits) in &found {
         let mut last = 0;
         for (n, text, is_match) in hits {
             if *is_match && shown == limit {
@@ -282,7 +299,7 @@ impl Tool for Grep {
     }
     fn subject(&self, input: &Value, cwd: &Path) -> Option<String> {
         let path = input.get("path").and_then(Value::as_str).unwrap_or(".");
-        Some(shown_path(cwd, &resolve_path(cwd, path)))
+        Some(super::fs::real::subject(cwd, path))
     }
     fn summary(&self, input: &Value) -> String {
         let pattern = input.get("pattern").and_then(Value::as_str).unwrap_or("?");
@@ -297,7 +314,7 @@ impl Tool for Grep {
                 Ok(i) => i,
                 Err(e) => return e,
             };
-            let cwd = ctx.cwd.to_path_buf();
+            let (cwd, judged) = (ctx.cwd.to_path_buf(), ctx.judged.clone());
             blocking(move |stop| {
                 let query = GrepQuery {
                     pattern: &input.pattern,
@@ -307,7 +324,7 @@ impl Tool for Grep {
                     context: input.context.unwrap_or(0).min(20),
                     limit: input.limit.unwrap_or(100).max(1),
                 };
-                grep(&cwd, &query, stop)
+                grep(&cwd, &query, &judged, stop)
             })
             .await
         })
@@ -322,29 +339,47 @@ struct FindInput {
     limit: Option<usize>,
 }
 
+/// One `find` search.
+#[derive(Debug, Clone, Copy)]
+pub struct FindQuery<'a> {
+    /// The glob.
+    pub pattern: &'a str,
+    /// The folder to search (the cwd when none).
+    pub path: Option<&'a str>,
+    /// The most paths returned.
+    pub limit: usize,
+}
+
 /// The body of `find`.
-pub fn find(cwd: &Path, pattern: &str, path: Option<&str>, limit: usize, stop: &AtomicBool) -> ToolOutput {
+pub fn find(cwd: &Path, q: &FindQuery<'_>, judged: &Judged, stop: &AtomicBool) -> ToolOutput {
+    let FindQuery { pattern, path, limit } = *q;
     let glob = match NameGlob::new(pattern) {
         Ok(g) => g,
         Err(e) => return e,
     };
     let shown_root = path.unwrap_or(".");
-    let root = resolve_path(cwd, shown_root);
-    if !root.is_dir() {
+    let root = match checked_target(cwd, judged, "find", shown_root, true) {
+        Ok(t) => t.real,
+        Err(refused) => return refused,
+    };
+    if !std::fs::symlink_metadata(&root).is_ok_and(|m| m.is_dir()) {
         return ToolOutput::error(format!("cannot search {shown_root}: no such folder"));
     }
+    let real_cwd = real_cwd(cwd);
     let found: Mutex<Vec<String>> = Mutex::default();
-    walker(&root).build_parallel().run(|| {
+    walker(&root, &real_cwd, "find", judged).build_parallel().run(|| {
         Box::new(|entry| {
             if stop.load(Ordering::Relaxed) {
                 return ignore::WalkState::Quit;
             }
-            if let Ok(entry) = entry
-                && entry.depth() > 0
+            let Ok(entry) = entry else { return ignore::WalkState::Continue };
+            let target = Target::of_real(&real_cwd, entry.path().to_path_buf());
+            if entry.depth() > 0
                 && glob.is_match(&root, entry.path())
+                && judged.reads.refuses("find", &target).is_none()
                 && let Ok(mut all) = found.lock()
             {
-                let mut name = shown_path(cwd, entry.path());
+                let mut name = target.shown;
                 if entry.file_type().is_some_and(|t| t.is_dir()) {
                     name.push('/');
                 }
@@ -396,7 +431,7 @@ impl Tool for Find {
     }
     fn subject(&self, input: &Value, cwd: &Path) -> Option<String> {
         let path = input.get("path").and_then(Value::as_str).unwrap_or(".");
-        Some(shown_path(cwd, &resolve_path(cwd, path)))
+        Some(super::fs::real::subject(cwd, path))
     }
     fn summary(&self, input: &Value) -> String {
         let pattern = input.get("pattern").and_then(Value::as_str).unwrap_or("?");
@@ -411,9 +446,14 @@ impl Tool for Find {
                 Ok(i) => i,
                 Err(e) => return e,
             };
-            let cwd = ctx.cwd.to_path_buf();
+            let (cwd, judged) = (ctx.cwd.to_path_buf(), ctx.judged.clone());
             blocking(move |stop| {
-                find(&cwd, &input.pattern, input.path.as_deref(), input.limit.unwrap_or(1_000).max(1), stop)
+                let query = FindQuery {
+                    pattern: &input.pattern,
+                    path: input.path.as_deref(),
+                    limit: input.limit.unwrap_or(1_000).max(1),
+                };
+                find(&cwd, &query, &judged, stop)
             })
             .await
         })
@@ -449,6 +489,7 @@ mod tests {
         let out = grep(
             dir.path(),
             &GrepQuery { pattern: "token", path: None, glob: None, ignore_case: false, context: 0, limit: 100 },
+            &Judged::default(),
             &stop,
         );
         assert_eq!(out.content, "src/main.rs:2:    let token = parse();\nsrc/main.rs:3:    println!(\"{token}\");\n");
@@ -462,18 +503,21 @@ mod tests {
                 context: 0,
                 limit: 100,
             },
+            &Judged::default(),
             &stop,
         );
         assert!(out.content.contains("src/lib/parse.rs:1:pub fn parse() -> Token {"), "{}", out.content);
         let out = grep(
             dir.path(),
             &GrepQuery { pattern: "token", path: None, glob: None, ignore_case: true, context: 0, limit: 2 },
+            &Judged::default(),
             &stop,
         );
         assert!(out.content.contains("[showing 2 of 4 matching lines"), "{}", out.content);
         let out = grep(
             dir.path(),
             &GrepQuery { pattern: "new", path: None, glob: None, ignore_case: false, context: 1, limit: 100 },
+            &Judged::default(),
             &stop,
         );
         assert_eq!(
@@ -484,6 +528,7 @@ mod tests {
             grep(
                 dir.path(),
                 &GrepQuery { pattern: "(", path: None, glob: None, ignore_case: false, context: 0, limit: 100 },
+                &Judged::default(),
                 &stop
             )
             .is_error
@@ -499,6 +544,7 @@ mod tests {
                     context: 0,
                     limit: 100
                 },
+                &Judged::default(),
                 &stop
             )
             .content
@@ -515,6 +561,7 @@ mod tests {
                     context: 0,
                     limit: 100
                 },
+                &Judged::default(),
                 &stop
             )
             .is_error
@@ -525,10 +572,29 @@ mod tests {
     fn find_honours_gitignore() {
         let dir = tree();
         let stop = AtomicBool::new(false);
-        assert_eq!(find(dir.path(), "*.rs", None, 1000, &stop).content, "src/lib/parse.rs\nsrc/main.rs");
-        assert_eq!(find(dir.path(), "lib", None, 1000, &stop).content, "src/lib/");
-        assert_eq!(find(dir.path(), "src/*.rs", None, 1000, &stop).content, "src/main.rs");
-        assert!(find(dir.path(), "*", None, 1, &stop).content.contains("[showing 1 of"));
-        assert!(find(dir.path(), "*.log", None, 1000, &stop).content.starts_with("no paths"));
+        assert_eq!(
+            find(dir.path(), &FindQuery { pattern: "*.rs", path: None, limit: 1000 }, &Judged::default(), &stop)
+                .content,
+            "src/lib/parse.rs\nsrc/main.rs"
+        );
+        assert_eq!(
+            find(dir.path(), &FindQuery { pattern: "lib", path: None, limit: 1000 }, &Judged::default(), &stop).content,
+            "src/lib/"
+        );
+        assert_eq!(
+            find(dir.path(), &FindQuery { pattern: "src/*.rs", path: None, limit: 1000 }, &Judged::default(), &stop)
+                .content,
+            "src/main.rs"
+        );
+        assert!(
+            find(dir.path(), &FindQuery { pattern: "*", path: None, limit: 1 }, &Judged::default(), &stop)
+                .content
+                .contains("[showing 1 of")
+        );
+        assert!(
+            find(dir.path(), &FindQuery { pattern: "*.log", path: None, limit: 1000 }, &Judged::default(), &stop)
+                .content
+                .starts_with("no paths")
+        );
     }
 }

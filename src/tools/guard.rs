@@ -1,0 +1,126 @@
+//! What the file tools may read (issue 20, SPEC 17). The registry judges a
+//! call's own path; but `grep` and `find` open and list many files, and
+//! `edit` shows a file's lines back, so a deny rule that names a file must
+//! hold for every file any tool opens. The [`ReadGuard`] is handed to each
+//! call (in [`Judged`]) and the tools ask it about every real path they
+//! open or list: `permissions.deny` rules of the tool itself and of `read`
+//! (so `read:~/.ssh/**` also keeps `grep`, `find`, `ls` and `edit` out),
+//! and a process's environment under `/proc` (it holds the API keys).
+//! Rules starting with `~/` or `$HOME/` are judged against the real home.
+
+use std::borrow::Cow;
+use std::path::{Component, Path};
+use std::sync::Arc;
+
+use super::fs::real::{Target, real_path};
+use super::permissions::{Rule, escape_glob};
+
+/// The paths one call may not read.
+#[derive(Debug, Clone, Default)]
+pub struct ReadGuard {
+    deny: Vec<Rule>,
+}
+
+/// A name no file has: a folder is skipped whole when a rule denies this
+/// name inside it (`~/.ssh/**` denies everything in `~/.ssh`).
+const ANY_NAME: &str = "\u{0}";
+
+impl ReadGuard {
+    /// A guard from the `permissions.deny` rules.
+    pub fn new(deny: Vec<Rule>) -> ReadGuard {
+        ReadGuard { deny }
+    }
+
+    /// Why `tool` may not read `target`, as the model is told; `None` when
+    /// it may.
+    pub fn refuses(&self, tool: &str, target: &Target) -> Option<String> {
+        if is_process_environment(&target.real) {
+            return Some(format!("denied: {} is a process's environment, which holds secrets", target.shown));
+        }
+        let rule = self
+            .deny
+            .iter()
+            .find(|r| r.matches(tool, Some(&target.shown)) || r.matches("read", Some(&target.shown)))?;
+        Some(format!(
+            "denied: the rule {:?} in permissions.deny (the config) forbids reading {}",
+            rule.text(),
+            target.shown
+        ))
+    }
+
+    /// Whether a walk by `tool` should not enter `folder` at all.
+    pub fn prunes(&self, tool: &str, folder: &Target) -> bool {
+        self.refuses(tool, folder).is_some() || self.refuses(tool, &folder.child(ANY_NAME)).is_some()
+    }
+}
+
+/// `/proc/PID/environ` (or a task's): whoever reads it gets the keys.
+fn is_process_environment(real: &Path) -> bool {
+    let mut parts = real.components();
+    parts.next() == Some(Component::RootDir)
+        && parts.next() == Some(Component::Normal("proc".as_ref()))
+        && real.file_name().is_some_and(|n| n == "environ")
+}
+
+/// What the registry decided for one call, handed to its run.
+#[derive(Debug, Clone, Default)]
+pub struct Judged {
+    /// The subject rules were judged against (the resolved path); a file
+    /// tool refuses to run when its path resolves elsewhere by the time it
+    /// runs (a link swapped in meanwhile). `None`: nothing was judged
+    /// (a benchmark or test calling a tool directly).
+    pub subject: Option<String>,
+    /// What the call may not read.
+    pub reads: Arc<ReadGuard>,
+}
+
+impl Judged {
+    /// The refusal when `target` is not what was judged.
+    pub fn moved(&self, target: &Target) -> Option<String> {
+        let judged = self.subject.as_deref()?;
+        (judged != target.shown).then(|| {
+            format!("{judged} changed while it was checked (it now leads to {}): it was not opened", target.shown)
+        })
+    }
+}
+
+/// A rule's path glob with a leading `~/`, `$HOME/` or `${HOME}/` made the
+/// real home folder (escaped), as resolved paths are matched.
+pub fn expand_home(glob: &str) -> Cow<'_, str> {
+    let rest = ["~/", "$HOME/", "${HOME}/"].iter().find_map(|p| glob.strip_prefix(p));
+    let (Some(rest), Some(home)) = (rest, dirs::home_dir()) else { return Cow::Borrowed(glob) };
+    let home = real_path(&home).unwrap_or(home);
+    let home = escape_glob(&home.to_string_lossy());
+    Cow::Owned(format!("{}/{rest}", home.trim_end_matches('/')))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deny_rules_of_read_hold_for_every_tool_and_folders_are_pruned() {
+        let guard = ReadGuard::new(vec![Rule::parse("read:secret/**").unwrap(), Rule::parse("grep:*.env").unwrap()]);
+        let t = |shown: &str| Target { real: Path::new("/w").join(shown), shown: shown.into() };
+        assert!(guard.refuses("grep", &t("secret/k")).unwrap().contains("\"read:secret/**\""));
+        assert!(guard.refuses("find", &t("secret/k")).is_some());
+        assert!(guard.refuses("grep", &t("a.env")).is_some());
+        assert!(guard.refuses("find", &t("a.env")).is_none(), "a grep rule is grep's only");
+        assert!(guard.refuses("grep", &t("src/a.rs")).is_none());
+        assert!(guard.prunes("grep", &t("secret")) && !guard.prunes("grep", &t("src")));
+        let environ = Target { real: "/proc/42/environ".into(), shown: "/proc/42/environ".into() };
+        assert!(ReadGuard::default().refuses("read", &environ).is_some());
+        let judged = Judged { subject: Some("src/a.rs".into()), reads: Arc::default() };
+        assert!(judged.moved(&t("src/a.rs")).is_none() && judged.moved(&t("/home/u/.bashrc")).is_some());
+    }
+
+    #[test]
+    fn home_in_rules_is_expanded() {
+        let Some(home) = dirs::home_dir() else { return };
+        let home = real_path(&home).unwrap_or(home);
+        assert_eq!(expand_home("~/.ssh/**"), format!("{}/.ssh/**", escape_glob(&home.to_string_lossy())));
+        assert_eq!(expand_home("$HOME/.aws/*"), format!("{}/.aws/*", escape_glob(&home.to_string_lossy())));
+        assert_eq!(expand_home("src/**"), "src/**");
+        assert_eq!(expand_home("git ~/x"), "git ~/x");
+    }
+}
