@@ -74,7 +74,7 @@ pub struct Agent {
     /// `systemPrompt`, or the session header's `system`); saved in the header.
     system: Option<String>,
     /// What the `AGENTS.md` files add to the system prompt.
-    agents: String,
+    agents: system::Instructions,
     /// Every tool the model can call, and the session's permissions.
     tools: Registry,
     /// Applied to everything this agent writes.
@@ -153,7 +153,11 @@ impl Agent {
                 id: id.clone(),
             }));
         }
-        let agents = system::agents_text(&system::agents_files(system::config_home().as_deref(), Path::new(&cwd)));
+        let config_home = system::config_home();
+        let agents = system::load_instructions(
+            config_home.as_deref(),
+            &system::agents_files(config_home.as_deref(), Path::new(&cwd)),
+        );
         let redactor = config.redactor()?;
         Ok(Agent {
             store,
@@ -351,6 +355,11 @@ impl Agent {
         self.tools.add(tool);
     }
 
+    /// The `AGENTS.md` files in the prompt, and those left out.
+    pub fn instructions(&self) -> &system::Instructions {
+        &self.agents
+    }
+
     /// The working folder the session belongs to (its `cwd`).
     pub fn cwd(&self) -> &str {
         &self.cwd
@@ -371,7 +380,7 @@ impl Agent {
     pub fn system_prompt(&self) -> Option<String> {
         let builtins = self.tools.builtin_names();
         let builtins = (!builtins.is_empty()).then_some(builtins);
-        system::assemble(self.system.as_deref(), builtins.as_deref(), &self.cwd, &self.agents)
+        system::assemble(self.system.as_deref(), builtins.as_deref(), &self.cwd, &self.agents.text)
     }
 
     /// The system prompt's share of the context, estimated.

@@ -67,6 +67,10 @@ impl TurnUi for PlainUi {
 /// failed or the session could not be saved; 130 when it was stopped with
 /// Ctrl-C, 143 by SIGTERM, 129 by SIGHUP (what arrived is kept and saved).
 pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool) -> Result<i32> {
+    // What a repository's AGENTS.md tried and was refused (issue 20).
+    for problem in &chat.instructions().problems {
+        eprintln!("glrs-chat: warning: {}", crate::output::terminal_safe(problem));
+    }
     if let Err(warning) = chat.remember_prompt(prompt) {
         eprintln!("glrs-chat: warning: {warning:#}");
     }

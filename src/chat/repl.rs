@@ -5,6 +5,7 @@
 //! stops the turn (what arrived is kept), and a line typed and sent with
 //! Enter joins the turn as a steer.
 
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use anyhow::Result;
@@ -163,6 +164,18 @@ enum Action {
     Quit,
 }
 
+/// The start-up line naming the `AGENTS.md` files in the prompt, and a
+/// warning for each one left out (a link out of the repository, …).
+fn show_instructions(found: &crate::agent::system::Instructions, cwd: &Path, dim: &dyn Fn(&str) -> String) {
+    if !found.loaded.is_empty() {
+        let names: Vec<String> = found.loaded.iter().map(|f| crate::tools::shown_path(cwd, f)).collect();
+        say!("{}", dim(&crate::output::terminal_safe(&format!("instructions from {}", names.join(", ")))));
+    }
+    for problem in &found.problems {
+        warn!("glrs-chat: warning: {}", crate::output::terminal_safe(problem));
+    }
+}
+
 /// The line editor for `chat`, its history from `prompts.json`.
 fn line_editor(chat: &Chat, color: bool) -> Result<LineEditor> {
     let mut editor: Editor<ReplHelper, rustyline::history::DefaultHistory> = Editor::new()?;
@@ -218,6 +231,7 @@ pub async fn run(mut chat: Chat, resumed: bool) -> Result<i32> {
     let style = crate::output::Style::on_terminal(color);
     let dim = |t: &str| style.dim(t);
     say!("{}", dim(&format!("glrs-chat · session {} · {} · /help for commands", chat.id(), chat.model().full())));
+    show_instructions(chat.instructions(), Path::new(chat.cwd()), &dim);
     if resumed {
         super::history::show(&chat, color);
     }

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 /// A store, the mock server, a config with the agent's tools on, and a
 /// project folder to work in.
-fn setup(extra: Value) -> (TestStore, MockServer, PathBuf) {
+pub(crate) fn setup(extra: Value) -> (TestStore, MockServer, PathBuf) {
     let ts = TestStore::new();
     let server = MockServer::start();
     let mut config = json!({
@@ -34,11 +34,11 @@ fn setup(extra: Value) -> (TestStore, MockServer, PathBuf) {
     (ts, server, proj)
 }
 
-fn call(server: &MockServer, n: usize, name: &str, input: Value) {
+pub(crate) fn call(server: &MockServer, n: usize, name: &str, input: Value) {
     server.push(Reply::sse(openai_tool_call(&format!("call_{n}"), name, &[&input.to_string()])));
 }
 
-fn agent(ts: &TestStore, proj: &Path, args: &[&str]) -> std::process::Output {
+pub(crate) fn agent(ts: &TestStore, proj: &Path, args: &[&str]) -> std::process::Output {
     ts.chat()
         .current_dir(proj)
         .env("XDG_CACHE_HOME", ts.dir.path().join("cache"))
@@ -49,7 +49,7 @@ fn agent(ts: &TestStore, proj: &Path, args: &[&str]) -> std::process::Output {
 }
 
 /// The `tool` entries of the only session: (name, result, isError).
-fn tool_entries(ts: &TestStore) -> Vec<(String, String, bool)> {
+pub(crate) fn tool_entries(ts: &TestStore) -> Vec<(String, String, bool)> {
     let (_, session) = ts.only_session();
     session["events"]
         .as_array()
@@ -60,7 +60,7 @@ fn tool_entries(ts: &TestStore) -> Vec<(String, String, bool)> {
         .collect()
 }
 
-fn write(proj: &Path, path: &str, text: &[u8]) {
+pub(crate) fn write(proj: &Path, path: &str, text: &[u8]) {
     let full = proj.join(path);
     std::fs::create_dir_all(full.parent().unwrap()).unwrap();
     std::fs::write(full, text).unwrap();

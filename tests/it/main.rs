@@ -28,6 +28,7 @@ mod deathsig;
 mod escapes;
 mod export;
 mod extensions;
+mod file_attacks;
 mod front;
 mod generated;
 mod harness;

