@@ -342,7 +342,7 @@ impl Registry {
             return ToolOutput::error(format!("the input is not valid JSON: {raw}"));
         }
         let subject = tool.subject(&call.input, ctx.cwd);
-        let decision = self.permissions.decide(tool.name(), tool.needs_permission(), subject.as_deref());
+        let decision = self.permissions.decide(tool.name(), tool.needs_permission(), subject.as_deref(), ctx.cwd);
         match decision {
             Decision::Allow => {}
             Decision::Deny(why) => return ToolOutput::error(why),
@@ -373,7 +373,7 @@ impl Registry {
                     Answer::Always => self.permissions.allow_for_session(tool.name(), subject.as_deref()),
                     Answer::Deny(reason) => return ToolOutput::error(permissions::denied_by_user(reason.as_deref())),
                     Answer::Cannot => {
-                        return ToolOutput::error(permissions::no_terminal(tool.name(), subject.as_deref()));
+                        return ToolOutput::error(permissions::no_terminal(tool.name(), subject.as_deref(), ctx.cwd));
                     }
                     Answer::Interrupted => return ToolOutput::error("interrupted by the user before it ran"),
                 }

@@ -1,14 +1,26 @@
-//! Permissions (SPEC 14): whether a tool call may run. Rules are `TOOL` or
-//! `TOOL:GLOB` (`bash:git *`, `edit:src/**`, `mcp__fs__*`), the glob matched
-//! against the call's subject (the `bash` command, the file path; `*`
-//! matches any characters, `/` included). `permissions.deny` wins over
+//! Permissions (SPEC 14, 17): whether a tool call may run. Rules are `TOOL`
+//! or `TOOL:GLOB` (`bash:git *`, `edit:src/**`, `mcp__fs__*`), the glob
+//! matched against the call's subject (the file path; `*` matches any
+//! characters, `/` included). A `bash` command line is parsed and judged
+//! command by command ([`command`]). `permissions.deny` wins over
 //! everything, `--allow-all` included; then `permissions.allow`, `--allow`
 //! and what the user allowed for the session (`a`); then `--allow-all`;
 //! else a tool that needs permission asks, and without a terminal to ask
 //! it is denied with a result naming the rule that would allow it.
 
+mod command;
+mod forms;
+mod words;
+
+#[cfg(test)]
+mod command_tests;
+
+use std::path::Path;
+
 use anyhow::{Result, bail};
 use globset::{GlobBuilder, GlobMatcher};
+
+pub use command::{CommandLine, Hidden, Unjudgeable, WritableRoots};
 
 /// One `TOOL` or `TOOL:GLOB` rule.
 #[derive(Debug, Clone)]
@@ -133,7 +145,7 @@ pub fn parse_answer(line: &str) -> Answer {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Allowed {
     Tool(String),
-    /// `bash` and this exact command.
+    /// `bash` and this exact command line, `write`/`edit` and this path.
     Exact(String, String),
 }
 
@@ -185,8 +197,14 @@ impl Permissions {
         Permissions { allow_all: true, ..Permissions::default() }
     }
 
-    /// Whether a call of `tool` on `subject` runs, is refused, or needs asking: deny rules first, then allow rules and earlier answers.
-    pub fn decide(&self, tool: &str, needs_permission: bool, subject: Option<&str>) -> Decision {
+    /// Whether a call of `tool` on `subject` runs, is refused, or needs
+    /// asking: deny rules first, then allow rules and earlier answers. A
+    /// `bash` command line is judged command by command (SPEC 17), with
+    /// redirections judged against the writable roots of `cwd`.
+    pub fn decide(&self, tool: &str, needs_permission: bool, subject: Option<&str>, cwd: &Path) -> Decision {
+        if let ("bash", Some(line)) = (tool, subject) {
+            return self.decide_command(line, needs_permission, cwd);
+        }
         if let Some(rule) = self.deny.iter().find(|r| r.matches(tool, subject)) {
             return Decision::Deny(format!(
                 "denied: the rule {:?} in permissions.deny (the config) forbids this call; it was not run",
@@ -196,22 +214,72 @@ impl Permissions {
         if !needs_permission || self.allow_all || self.allow.iter().any(|r| r.matches(tool, subject)) {
             return Decision::Allow;
         }
-        let session = self.session.iter().any(|a| match a {
-            Allowed::Tool(t) => t == tool,
-            Allowed::Exact(t, s) => t == tool && subject == Some(s.as_str()),
-        });
-        if session { Decision::Allow } else { Decision::Ask }
+        if self.allowed_for_session(tool, subject) { Decision::Allow } else { Decision::Ask }
     }
 
-    /// `a` at the prompt: the tool for the rest of the session; for `bash`,
-    /// only this exact command.
+    /// `decide` for a `bash` command line: a deny rule forbids it when any
+    /// command anywhere in it matches, or when the line hides what it runs;
+    /// allow rules allow it when each of its simple commands matches one.
+    fn decide_command(&self, line: &str, needs_permission: bool, cwd: &Path) -> Decision {
+        let read = command::read(line, cwd, &redirect_roots(cwd));
+        let deny: Vec<&Rule> = self.deny.iter().filter(|r| r.tool.is_match("bash")).collect();
+        for rule in &deny {
+            let hit = match &rule.subject {
+                None => Some(None),
+                Some(glob) => read.everywhere.iter().find(|form| glob.is_match(form)).map(Some),
+            };
+            if let Some(hit) = hit {
+                let runs = hit.map(|form| format!(": it runs {form:?}")).unwrap_or_default();
+                return Decision::Deny(format!(
+                    "denied: the rule {:?} in permissions.deny (the config) forbids this call{runs}; it was not run",
+                    rule.text()
+                ));
+            }
+        }
+        if let (Some(hidden), Some(rule)) = (&read.hidden, deny.first()) {
+            return Decision::Deny(format!(
+                "denied: {hidden}, so it cannot be checked against the rule {:?} in permissions.deny (the config); it was not run",
+                rule.text()
+            ));
+        }
+        let bash_rules: Vec<&Rule> = self.allow.iter().filter(|r| r.tool.is_match("bash")).collect();
+        let by_rules = bash_rules.iter().any(|r| r.subject.is_none())
+            || read.allowable.as_ref().is_ok_and(|commands| {
+                commands.iter().all(|c| bash_rules.iter().any(|r| r.subject.as_ref().is_some_and(|g| g.is_match(c))))
+            });
+        if !needs_permission || self.allow_all || by_rules || self.allowed_for_session("bash", Some(line)) {
+            Decision::Allow
+        } else {
+            Decision::Ask
+        }
+    }
+
+    fn allowed_for_session(&self, tool: &str, subject: Option<&str>) -> bool {
+        self.session.iter().any(|a| match a {
+            Allowed::Tool(t) => t == tool,
+            Allowed::Exact(t, s) => t == tool && subject == Some(s.as_str()),
+        })
+    }
+
+    /// `a` at the prompt: for `bash`, this exact command line; for `write`
+    /// and `edit`, this path; for any other tool, the tool.
     pub fn allow_for_session(&mut self, tool: &str, subject: Option<&str>) {
         let allowed = match (tool, subject) {
-            ("bash", Some(command)) => Allowed::Exact(tool.into(), command.into()),
+            ("bash" | "write" | "edit", Some(subject)) => Allowed::Exact(tool.into(), subject.into()),
             _ => Allowed::Tool(tool.into()),
         };
         self.session.push(allowed);
     }
+}
+
+/// Where a redirection in an allowed `bash` line may write. Without a
+/// sandbox holding every command inside the writable roots (SPEC 17),
+/// nowhere but `/dev/null`: with `bash:echo *` and `bash:cargo test*`,
+/// `echo … > build.rs` would let the allowed `cargo test` run what the
+/// model wrote. A sandbox that enforces them gives
+/// [`WritableRoots::for_session`] here.
+fn redirect_roots(_cwd: &Path) -> WritableRoots {
+    WritableRoots::none()
 }
 
 /// Quote for a shell: the rule as the user would type it after `--allow`.
@@ -231,17 +299,36 @@ pub fn escape_glob(text: &str) -> String {
     out
 }
 
-/// The result of a call that would ask, with no terminal to ask.
-pub fn no_terminal(tool: &str, subject: Option<&str>) -> String {
-    let exact = subject.map(|s| format!("{tool}:{}", escape_glob(s)));
+/// The result of a call that would ask, with no terminal to ask: which
+/// rules would allow it (for `bash`, one per command of the line, or why
+/// no `bash:GLOB` rule can).
+pub fn no_terminal(tool: &str, subject: Option<&str>, cwd: &Path) -> String {
     let mut text =
         format!("permission denied: {tool} needs permission and there is no terminal to ask, so it was not run. ");
+    let exact = match (tool, subject) {
+        ("bash", Some(line)) => match command::read(line, cwd, &redirect_roots(cwd)).allowable {
+            Ok(commands) => Ok(commands),
+            Err(why) => Err(why),
+        },
+        (_, Some(s)) => Ok(vec![s.to_string()]),
+        (_, None) => Ok(Vec::new()),
+    };
     match exact {
-        Some(rule) => text.push_str(&format!(
-            "To allow it, run glrs-chat with --allow {} (this call) or --allow {tool} (every {tool} call), or add the rule to permissions.allow in the config.",
-            shell_quote(&rule)
+        Ok(subjects) if !subjects.is_empty() => {
+            let rules: Vec<String> = subjects
+                .iter()
+                .map(|s| format!("--allow {}", shell_quote(&format!("{tool}:{}", escape_glob(s)))))
+                .collect();
+            let which = if rules.len() == 1 { "this call" } else { "each command of this call" };
+            text.push_str(&format!(
+                "To allow it, run glrs-chat with {} ({which}) or --allow {tool} (every {tool} call), or add the rule to permissions.allow in the config.",
+                rules.join(" ")
+            ));
+        }
+        Err(why) => text.push_str(&format!(
+            "No {tool}:GLOB rule can allow this call, because {why}; --allow {tool} allows every {tool} call."
         )),
-        None => text.push_str(&format!(
+        Ok(_) => text.push_str(&format!(
             "To allow it, run glrs-chat with --allow {tool}, or add \"{tool}\" to permissions.allow in the config."
         )),
     }
@@ -259,6 +346,10 @@ pub fn denied_by_user(reason: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn cwd() -> &'static Path {
+        Path::new("/nonexistent/project")
+    }
 
     fn p(allow: &[&str], deny: &[&str], flags: &[&str], all: bool) -> Permissions {
         let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
@@ -288,16 +379,19 @@ mod tests {
         let perms =
             p(&["bash:cargo *"], &["bash:cargo publish*", "write:/etc/**"], &["write", "bash:cargo publish"], true);
         assert!(
-            matches!(perms.decide("bash", true, Some("cargo publish")), Decision::Deny(t) if t.contains("cargo publish*"))
+            matches!(perms.decide("bash", true, Some("cargo publish"), cwd()), Decision::Deny(t) if t.contains("cargo publish*"))
         );
-        assert!(matches!(perms.decide("write", true, Some("/etc/passwd")), Decision::Deny(_)));
-        assert_eq!(perms.decide("bash", true, Some("cargo test")), Decision::Allow);
+        assert!(matches!(perms.decide("write", true, Some("/etc/passwd"), cwd()), Decision::Deny(_)));
+        assert_eq!(perms.decide("bash", true, Some("cargo test"), cwd()), Decision::Allow);
         let perms = p(&[], &["read:secret/**"], &["bash:cargo test*"], false);
-        assert!(matches!(perms.decide("read", false, Some("secret/key")), Decision::Deny(_)), "deny reaches read too");
-        assert_eq!(perms.decide("read", false, Some("src/a.rs")), Decision::Allow);
-        assert_eq!(perms.decide("bash", true, Some("cargo test --all")), Decision::Allow);
-        assert_eq!(perms.decide("bash", true, Some("rm x")), Decision::Ask);
-        assert_eq!(perms.decide("mcp__x__y", true, None), Decision::Ask);
+        assert!(
+            matches!(perms.decide("read", false, Some("secret/key"), cwd()), Decision::Deny(_)),
+            "deny reaches read too"
+        );
+        assert_eq!(perms.decide("read", false, Some("src/a.rs"), cwd()), Decision::Allow);
+        assert_eq!(perms.decide("bash", true, Some("cargo test --all"), cwd()), Decision::Allow);
+        assert_eq!(perms.decide("bash", true, Some("rm x"), cwd()), Decision::Ask);
+        assert_eq!(perms.decide("mcp__x__y", true, None, cwd()), Decision::Ask);
     }
 
     #[test]
@@ -305,14 +399,17 @@ mod tests {
         let mut perms = p(&[], &[], &[], false);
         perms.allow_for_session("bash", Some("make"));
         perms.allow_for_session("write", Some("a.txt"));
-        assert_eq!(perms.decide("bash", true, Some("make")), Decision::Allow);
-        assert_eq!(perms.decide("bash", true, Some("make install")), Decision::Ask, "bash: this exact command");
-        assert_eq!(perms.decide("write", true, Some("b.txt")), Decision::Allow, "write: the tool");
+        assert_eq!(perms.decide("bash", true, Some("make"), cwd()), Decision::Allow);
+        assert_eq!(perms.decide("bash", true, Some("make install"), cwd()), Decision::Ask, "bash: this exact command");
+        assert_eq!(perms.decide("write", true, Some("a.txt"), cwd()), Decision::Allow, "write: this path");
+        assert_eq!(perms.decide("write", true, Some("b.txt"), cwd()), Decision::Ask, "write: only this path");
+        perms.allow_for_session("mcp__fs__read", None);
+        assert_eq!(perms.decide("mcp__fs__read", true, None, cwd()), Decision::Allow, "other tools: the tool");
         assert_eq!(parse_answer("y"), Answer::Once);
         assert_eq!(parse_answer(" a "), Answer::Always);
         assert_eq!(parse_answer("n"), Answer::Deny(None));
         assert_eq!(parse_answer("use git mv"), Answer::Deny(Some("use git mv".into())));
-        let text = no_terminal("bash", Some("rm *.o"));
+        let text = no_terminal("bash", Some("rm *.o"), cwd());
         assert!(text.contains(r"--allow 'bash:rm \*.o'") && text.contains("--allow bash"), "{text}");
         assert!(Rule::parse(r"bash:rm \*.o").unwrap().matches("bash", Some("rm *.o")));
         assert!(!Rule::parse(r"bash:rm \*.o").unwrap().matches("bash", Some("rm a.o")));

@@ -20,6 +20,7 @@ mod chat_prompts;
 mod chat_repl;
 mod chat_terminal;
 mod child_env;
+mod command_rules;
 mod compact;
 mod compaction_hooks;
 mod completions;

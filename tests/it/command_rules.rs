@@ -1,0 +1,136 @@
+//! Issue 20, item 1: `bash:GLOB` rules judge each command of a line
+//! (SPEC 17), through the binary in one-shot mode with the model scripted
+//! as hostile: every bypass of a glob over the whole line is denied and
+//! leaves its file untouched (created or deleted), and plain lines of
+//! allowed commands still run.
+
+use std::path::{Path, PathBuf};
+
+use crate::support::mock::{MockServer, Reply};
+use crate::support::sse::*;
+use crate::support::*;
+use serde_json::{Value, json};
+
+/// Flags that keep these tests about rules alone (no sandbox deciding in
+/// their place, SPEC 17); empty while glrs has no sandbox.
+const RULES_ONLY: &[&str] = &[];
+
+fn setup(config: Value) -> (TestStore, MockServer, PathBuf) {
+    let ts = TestStore::new();
+    let server = MockServer::start();
+    let mut base = json!({
+        "memoryFlush": {"enabled": false},
+        "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}},
+        "retry": {"attempts": 1},
+    });
+    if let (Some(b), Some(c)) = (base.as_object_mut(), config.as_object()) {
+        b.extend(c.clone());
+    }
+    ts.config(base);
+    let proj = ts.dir.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    (ts, server, proj)
+}
+
+/// Script the model to run each line with `bash`, one call a step, then
+/// run glrs-chat one-shot with `args`; the results the model got.
+fn run_lines(ts: &TestStore, server: &MockServer, proj: &Path, lines: &[&str], args: &[&str]) -> Vec<String> {
+    for (i, line) in lines.iter().enumerate() {
+        let input = json!({"command": line}).to_string();
+        server.push(Reply::sse(openai_tool_call(&format!("call_{i}"), "bash", &[&input])));
+    }
+    server.push(Reply::sse(openai_text(&["Done."], 10, 2, 0)));
+    let out = ts
+        .chat()
+        .current_dir(proj)
+        .env("XDG_CACHE_HOME", ts.dir.path().join("cache"))
+        .args(["-m", "openai/gpt-4.1"])
+        .args(RULES_ONLY)
+        .args(args)
+        .args(["-p", "go"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let (_, session) = ts.only_session();
+    let results: Vec<String> = session["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "tool")
+        .map(|e| e["result"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(results.len(), lines.len(), "every call has its result");
+    results
+}
+
+#[test]
+fn allow_rules_do_not_stretch_over_a_second_command() {
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "bash:git *",
+            &[
+                "git status; touch PWN",
+                "git status | touch PWN",
+                "git `touch PWN`",
+                "git $(touch PWN)",
+                "git diff <(touch PWN)",
+                "git status > PWN",
+                "ls x & touch PWN",
+            ],
+        ),
+        ("bash:cargo test*", &["cargo test; touch PWN"]),
+        ("bash:ls*", &["lsof; touch PWN", "ls\ntouch PWN"]),
+    ];
+    for (rule, lines) in cases {
+        let (ts, server, proj) = setup(json!({}));
+        let results = run_lines(&ts, &server, &proj, lines, &["--allow", rule]);
+        for (line, result) in lines.iter().zip(&results) {
+            assert!(result.starts_with("permission denied"), "{rule} ran {line:?}: {result}");
+        }
+        assert!(!proj.join("PWN").exists(), "{rule}: PWN was created");
+    }
+    // Why no rule can cover a substitution.
+    let (ts, server, proj) = setup(json!({}));
+    let results = run_lines(&ts, &server, &proj, &["git $(touch PWN)"], &["--allow", "bash:git *"]);
+    assert!(results[0].contains("No bash:GLOB rule can allow this call, because it has a command substitution"));
+    assert!(!proj.join("PWN").exists());
+}
+
+#[test]
+fn allow_rules_still_allow_lines_of_allowed_commands() {
+    let (ts, server, proj) = setup(json!({}));
+    let lines = ["git log --oneline && git status", "echo one; echo two 2>/dev/null"];
+    let results = run_lines(&ts, &server, &proj, &lines, &["--allow", "bash:git *", "--allow", "bash:echo *"]);
+    for (line, result) in lines.iter().zip(&results) {
+        assert!(result.contains("exit code") && !result.contains("permission denied"), "{line:?}: {result}");
+    }
+    assert!(results[1].starts_with("one\ntwo\n"), "{}", results[1]);
+    // A line of two commands names a rule for each.
+    let (ts, server, proj) = setup(json!({}));
+    let results = run_lines(&ts, &server, &proj, &["git status; touch PWN"], &["--allow", "bash:git *"]);
+    assert!(results[0].contains("--allow 'bash:git status' --allow 'bash:touch PWN'"), "{}", results[0]);
+}
+
+#[test]
+fn deny_rules_hold_against_every_spelling_of_the_command() {
+    let lines = [
+        "/bin/rm VICTIM",
+        " rm VICTIM",
+        "\\rm VICTIM",
+        "rm\tVICTIM",
+        "true && rm VICTIM",
+        "ls; rm VICTIM",
+        "command rm VICTIM",
+        "sh -c 'rm VICTIM'",
+        "find . -name VICTIM -exec rm {} \\;",
+        "echo VICTIM | xargs rm",
+        "x=rm; $x VICTIM",
+    ];
+    let (ts, server, proj) = setup(json!({"permissions": {"deny": ["bash:rm *"]}}));
+    std::fs::write(proj.join("VICTIM"), "precious").unwrap();
+    let results = run_lines(&ts, &server, &proj, &lines, &["--allow-all"]);
+    for (line, result) in lines.iter().zip(&results) {
+        assert!(result.starts_with("denied:") && result.contains("bash:rm *"), "{line:?}: {result}");
+    }
+    assert_eq!(std::fs::read_to_string(proj.join("VICTIM")).unwrap(), "precious");
+}
