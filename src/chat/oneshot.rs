@@ -59,7 +59,7 @@ impl TurnUi for PlainUi {
     }
 
     fn notice(&mut self, text: &str) {
-        eprintln!("glrs-chat: {text}");
+        crate::output::to_stderr(format_args!("glrs-chat: {text}"));
     }
 }
 
@@ -72,7 +72,7 @@ pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool) -> Result<i32
         eprintln!("glrs-chat: warning: {}", crate::output::terminal_safe(problem));
     }
     if let Err(warning) = chat.remember_prompt(prompt) {
-        eprintln!("glrs-chat: warning: {warning:#}");
+        crate::output::to_stderr(format_args!("glrs-chat: warning: {warning:#}"));
     }
     let cancel = Cancel::default();
     let mut signals = Signals::new()?;
@@ -115,15 +115,18 @@ pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool) -> Result<i32
         None => 0,
         Some(_) if outcome.stopped() => {
             match stop {
-                Some(signal) => eprintln!("glrs-chat: stopped by {}: what arrived is kept", signal.name()),
+                Some(signal) => crate::output::to_stderr(format_args!(
+                    "glrs-chat: stopped by {}: what arrived is kept",
+                    signal.name()
+                )),
                 // Said as a signal's stop is (issue 24): what stopped it, and what is kept.
-                None => eprintln!("glrs-chat: stopped by Ctrl-C: what arrived is kept"),
+                None => crate::output::to_stderr(format_args!("glrs-chat: stopped by Ctrl-C: what arrived is kept")),
             }
             130
         }
         Some(e) => {
             // Named with the model: behind a gateway, which one refused matters.
-            eprintln!("glrs-chat: error: {}: {e}", chat.model().full());
+            crate::output::to_stderr(format_args!("glrs-chat: error: {}: {e}", chat.model().full()));
             1
         }
     };
@@ -131,17 +134,17 @@ pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool) -> Result<i32
         code = signal.exit_code();
     }
     if let Err(e) = printed {
-        eprintln!("glrs-chat: error: could not print the reply: {e}");
+        crate::output::to_stderr(format_args!("glrs-chat: error: could not print the reply: {e}"));
         code = code.max(1);
     }
     // A failed write point is retried once more; the turn is never dropped
     // without a word.
     if let Err(unsaved) = chat.leave() {
-        eprintln!("glrs-chat: error: {unsaved}");
+        crate::output::to_stderr(format_args!("glrs-chat: error: {unsaved}"));
         code = 1;
     }
     if chat.is_saved() {
-        eprintln!("{}", chat.id());
+        crate::output::to_stderr(format_args!("{}", chat.id()));
     }
     Ok(code)
 }

@@ -35,11 +35,12 @@ macro_rules! say {
     }};
 }
 
-/// `eprintln!` that never panics, as [`say!`].
+/// `eprintln!` that never panics, as [`say!`], and made terminal_safe on
+/// a terminal ([`crate::output::to_stderr`]): a warning may carry a hook's
+/// or a server's text.
 macro_rules! warn {
     ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
+        crate::output::to_stderr(format_args!($($arg)*));
     }};
 }
 
@@ -593,7 +594,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
                 let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
                 say!("forked to {id}: /resume {id} opens it");
             } else {
-                eprint!("{}", String::from_utf8_lossy(&out.stderr));
+                crate::output::to_stderr(String::from_utf8_lossy(&out.stderr).trim_end());
             }
         }
         _ => say!("unknown command {command}: /help lists them"),

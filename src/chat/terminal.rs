@@ -154,6 +154,9 @@ impl TurnUi for TermUi {
             return Asked::Now(Answer::Cannot);
         }
         let mut text = String::new();
+        if let Some(full) = &question.full {
+            text.push_str(&shown_whole(full));
+        }
         if let Some(preview) = &question.preview {
             text.push_str(&self.dim(&terminal_safe(preview.trim_end())));
             text.push('\n');
@@ -176,6 +179,29 @@ impl TurnUi for TermUi {
         let line = self.dim(&terminal_safe(text));
         self.write(&format!("{line}\n"));
     }
+}
+
+/// The most lines of a call the prompt shows; it says how many more.
+const PROMPT_LINES: usize = 400;
+
+/// A call shown whole before asking: every line behind a `│` gutter (blank
+/// and leading lines too), control characters visible.
+pub fn shown_whole(full: &str) -> String {
+    let lines = crate::output::visible_lines(full.strip_suffix('\n').unwrap_or(full));
+    let mut out = String::new();
+    for line in lines.iter().take(PROMPT_LINES) {
+        out.push_str(&format!("  │ {line}\n"));
+    }
+    if lines.len() > PROMPT_LINES {
+        out.push_str(&format!(
+            "  │ … {} more lines not shown: answer n unless you know what they are\n",
+            lines.len() - PROMPT_LINES
+        ));
+    }
+    if lines.len() > 1 {
+        out.push_str(&format!("  ({} lines)\n", lines.len()));
+    }
+    out
 }
 
 /// `text` cut to `width` characters.

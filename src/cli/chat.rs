@@ -132,10 +132,10 @@ fn run_on(args: Args, runtime: &tokio::runtime::Runtime) -> Result<i32> {
                 // parent of a script's first session may be gone since).
                 if let Some(Err(e)) = args.parent.as_deref().map(|p| store.resolve(p)) {
                     let parent = args.parent.as_deref().unwrap_or_default();
-                    eprintln!(
+                    crate::output::to_stderr(format_args!(
                         "{PROGRAM_NAME}: warning: --parent {parent}: {e} (key {key} goes on with its session; --parent \
                          is used only when the key starts a new one)"
-                    );
+                    ));
                 }
                 key_target = Some(at);
             }
@@ -206,7 +206,7 @@ fn run_on(args: Args, runtime: &tokio::runtime::Runtime) -> Result<i32> {
             chat.add_tool(tool);
         }
         for problem in problems {
-            eprintln!("{PROGRAM_NAME}: warning: {problem}");
+            crate::output::to_stderr(format_args!("{PROGRAM_NAME}: warning: {problem}"));
         }
     }
     if let Some(level) = &args.thinking {
@@ -215,24 +215,24 @@ fn run_on(args: Args, runtime: &tokio::runtime::Runtime) -> Result<i32> {
     // Maintenance by itself (SPEC 16), with this chat's session already
     // open (so it is never removed).
     match crate::maintenance::auto::at_chat_start(chat.store(), chat.config(), std::time::SystemTime::now()) {
-        Ok(Some(line)) => eprintln!("{PROGRAM_NAME}: {line}"),
+        Ok(Some(line)) => crate::output::to_stderr(format_args!("{PROGRAM_NAME}: {line}")),
         Ok(None) => {}
-        Err(e) => eprintln!("{PROGRAM_NAME}: warning: maintenance did not run: {e:#}"),
+        Err(e) => crate::output::to_stderr(format_args!("{PROGRAM_NAME}: warning: maintenance did not run: {e:#}")),
     }
     for notice in notices {
-        eprintln!("{PROGRAM_NAME}: {notice}");
+        crate::output::to_stderr(format_args!("{PROGRAM_NAME}: {notice}"));
         chat.record(crate::store::Entry::Notice { at: crate::time::now(), text: notice });
     }
     let started = runtime.block_on(chat.hook(crate::hooks::Event::SessionStart, Default::default(), None));
     for problem in started.problems {
-        eprintln!("{PROGRAM_NAME}: warning: {problem}");
+        crate::output::to_stderr(format_args!("{PROGRAM_NAME}: warning: {problem}"));
     }
     match prompt {
         Some(prompt) => {
             let code = runtime.block_on(chat::oneshot::run(&mut chat, &prompt, args.json));
             let ended = runtime.block_on(chat.hook(crate::hooks::Event::SessionEnd, Default::default(), None));
             for problem in ended.problems {
-                eprintln!("{PROGRAM_NAME}: warning: {problem}");
+                crate::output::to_stderr(format_args!("{PROGRAM_NAME}: warning: {problem}"));
             }
             code
         }
@@ -312,16 +312,19 @@ fn newest_in(store: &Store, cwd: &str) -> Result<Located> {
     let listing = listing::list(store)?;
     let found = listing.sessions.iter().find(|s| s.cwd == cwd);
     for problem in &listing.problems {
-        eprintln!("{PROGRAM_NAME}: warning: {problem}");
+        crate::output::to_stderr(format_args!("{PROGRAM_NAME}: warning: {problem}"));
     }
     let since = found.as_ref().map_or(i64::MIN, |s| s.updated_ms);
     for bad in listing.unreadable.iter().filter(|u| u.modified_ms >= since) {
         match &found {
-            Some(s) => eprintln!(
+            Some(s) => crate::output::to_stderr(format_args!(
                 "{PROGRAM_NAME}: warning: {} (changed after {}, which is resumed: it may be a newer session here)",
                 bad.problem, s.id
-            ),
-            None => eprintln!("{PROGRAM_NAME}: warning: {} (it may be a session started here)", bad.problem),
+            )),
+            None => crate::output::to_stderr(format_args!(
+                "{PROGRAM_NAME}: warning: {} (it may be a session started here)",
+                bad.problem
+            )),
         }
     }
     let Some(newest) = found else {

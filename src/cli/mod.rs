@@ -55,7 +55,11 @@ pub fn finish(program: &str, result: anyhow::Result<i32>) -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             let advice = err.chain().find_map(|e| e.downcast_ref::<StoreError>()).and_then(advice);
-            eprintln!("{program}: error: {}{}", describe(&err), advice.unwrap_or_default());
+            crate::output::to_stderr(format_args!(
+                "{program}: error: {}{}",
+                describe(&err),
+                advice.unwrap_or_default()
+            ));
             let code = if err.chain().any(|e| e.is::<UsageError>()) {
                 2
             } else {
@@ -102,7 +106,7 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 
 /// Print a warning the way every program does.
 pub fn warn(program: &str, message: &str) {
-    eprintln!("{program}: warning: {message}");
+    crate::output::to_stderr(format_args!("{program}: warning: {message}"));
 }
 
 /// A mistake in how a program was called (exit 2), found after parsing.

@@ -68,6 +68,9 @@ impl Tool for Bash {
     fn summary(&self, input: &Value) -> String {
         limits::one_line(input.get("command").and_then(Value::as_str).unwrap_or("?"), 120)
     }
+    fn in_full(&self, input: &Value) -> Option<String> {
+        Some(input.get("command").and_then(Value::as_str).unwrap_or("?").to_string())
+    }
     fn run<'a>(&'a self, input: &'a Value, ctx: &'a ToolContext<'a>) -> ToolFuture<'a> {
         Box::pin(async move {
             let input: BashInput = match parse_input(input) {

@@ -117,6 +117,12 @@ pub trait Tool: Send + Sync {
     fn summary(&self, input: &Value) -> String {
         limits::one_line(&serde_json::to_string(input).unwrap_or_default(), 100)
     }
+    /// The whole call for the permission prompt, nothing left out: by
+    /// default every argument for an extension tool (a long first one must
+    /// not hide a `path`), nothing for a built-in one (the subject is shown).
+    fn in_full(&self, input: &Value) -> Option<String> {
+        (self.origin() != Origin::BuiltIn).then(|| arguments(input))
+    }
     /// What the permission prompt shows beyond the summary (a short diff).
     fn preview(&self, _input: &Value, _cwd: &Path) -> Option<String> {
         None
@@ -127,6 +133,25 @@ pub trait Tool: Send + Sync {
     }
     /// Run a call; dropping the future stops it.
     fn run<'a>(&'a self, input: &'a Value, ctx: &'a ToolContext<'a>) -> ToolFuture<'a>;
+}
+
+/// Every argument of a call, one `name: value` a line (a string as it is,
+/// line breaks and all; anything else as JSON), in the order given.
+pub fn arguments(input: &Value) -> String {
+    match input {
+        Value::Object(map) => {
+            let mut out = String::new();
+            for (name, value) in map {
+                let value = match value {
+                    Value::String(text) => text.clone(),
+                    other => other.to_string(),
+                };
+                out.push_str(&format!("{name}: {value}\n"));
+            }
+            out
+        }
+        other => other.to_string(),
+    }
 }
 
 /// Parse a tool's input into its typed form; a bad input names the field.
@@ -359,6 +384,7 @@ impl Registry {
                     summary: tool.summary(&call.input),
                     preview: preview.ok().flatten(),
                     subject: subject.as_deref(),
+                    full: tool.in_full(&call.input).or_else(|| subject.as_ref().map(|s| format!("path: {s}"))),
                 };
                 let answer = match asker.ask(&question) {
                     permissions::Asked::Now(answer) => answer,

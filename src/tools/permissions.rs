@@ -58,6 +58,20 @@ impl Rule {
         &self.text
     }
 
+    /// Whether a call concerns this rule, as a hook's `matcher` asks: for a
+    /// `bash` line, when any command anywhere in it matches (as deny rules
+    /// are judged, SPEC 17) or the line hides what it runs; otherwise as
+    /// [`Rule::matches`].
+    pub fn concerns(&self, tool: &str, subject: Option<&str>) -> bool {
+        match (tool, subject, &self.subject) {
+            ("bash", Some(line), Some(glob)) if self.tool.is_match(tool) => {
+                let read = command::read(line, Path::new("/"), &WritableRoots::none());
+                read.hidden.is_some() || read.everywhere.iter().any(|form| glob.is_match(form))
+            }
+            _ => self.matches(tool, subject),
+        }
+    }
+
     /// A `TOOL` rule matches every call of the tool; a `TOOL:GLOB` rule only
     /// calls whose subject matches.
     pub fn matches(&self, tool: &str, subject: Option<&str>) -> bool {
@@ -107,6 +121,10 @@ pub struct Question<'a> {
     pub preview: Option<String>,
     /// What `TOOL:GLOB` rules match (the command, the path).
     pub subject: Option<&'a str>,
+    /// The whole call, shown before asking: every line of the command,
+    /// every argument of an extension tool (`None`: the summary and the
+    /// preview say it all).
+    pub full: Option<String>,
 }
 
 /// An answer given at once, or one to wait for: the REPL's prompt is
@@ -413,5 +431,9 @@ mod tests {
         assert!(text.contains(r"--allow 'bash:rm \*.o'") && text.contains("--allow bash"), "{text}");
         assert!(Rule::parse(r"bash:rm \*.o").unwrap().matches("bash", Some("rm *.o")));
         assert!(!Rule::parse(r"bash:rm \*.o").unwrap().matches("bash", Some("rm a.o")));
+        // A hook's matcher sees every command of a line.
+        let rm = Rule::parse("bash:rm *").unwrap();
+        assert!(rm.concerns("bash", Some("ls; /bin/rm x")) && rm.concerns("bash", Some("$x y")));
+        assert!(!rm.concerns("bash", Some("ls -la")) && !rm.concerns("edit", Some("rm x")));
     }
 }

@@ -39,6 +39,7 @@ mod lifecycle;
 mod mcp;
 mod mcp_attacks;
 mod orphans;
+mod permission_prompt;
 mod races;
 mod recipes;
 mod recipes_scripts;
