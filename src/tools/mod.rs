@@ -372,7 +372,7 @@ impl Registry {
             Decision::Allow => {}
             Decision::Deny(why) => return ToolOutput::error(why),
             Decision::Ask if !asker.can_ask() => {
-                return ToolOutput::error(permissions::no_terminal(tool.name(), subject.as_deref()));
+                return ToolOutput::error(permissions::no_terminal(tool.name(), subject.as_deref(), ctx.cwd));
             }
             Decision::Ask => {
                 // Built only for someone who is asked, and off the runtime
