@@ -126,6 +126,7 @@ fn main() {
     let mut registry = Registry::with_builtins(Default::default(), Permissions::default());
     let cancel = Cancel::default();
     let out_dir = dir.path().join("out");
+    let redactor = glrs::redact::Redactor::default();
     let ctx = ToolContext {
         cwd: &work,
         cancel: &cancel,
@@ -133,6 +134,7 @@ fn main() {
         session_file: &small,
         output_dir: &out_dir,
         judged: Default::default(),
+        redactor: &redactor,
     };
     let situation = Situation::default();
     println!("one call through the registry, medians of {} calls:", runs * 20);

@@ -313,9 +313,12 @@ impl Config {
             bail!("session.reset.atHour: must be an hour from 0 to 23, got {h}");
         }
         let m = &self.session.maintenance;
-        for (key, value) in
-            [("pruneAfter", &m.prune_after), ("cronRetention", &m.cron_retention), ("checkEvery", &m.check_every)]
-        {
+        for (key, value) in [
+            ("pruneAfter", &m.prune_after),
+            ("cronRetention", &m.cron_retention),
+            ("checkEvery", &m.check_every),
+            ("outputRetention", &m.output_retention),
+        ] {
             if let Some(v) = value {
                 parse_duration_rule(v).with_context(|| format!("session.maintenance.{key}"))?;
             }

@@ -147,6 +147,8 @@ pub struct Scene<'a> {
     pub session_file: &'a Path,
     /// The session's cwd (where hooks run).
     pub cwd: &'a Path,
+    /// Applied to a hook's long output kept in a file.
+    pub redactor: &'a crate::redact::Redactor,
 }
 
 /// What the hooks of one event said.
@@ -219,12 +221,12 @@ async fn run_in(
         // A hook that failed otherwise than by blocking, one line with its
         // stderr.
         let failed = |ran: Ran, how: String| {
-            let err = stderr_text(ran);
+            let err = stderr_text(ran, scene.redactor);
             format!("{} hook `{shown}` failed ({how}): {}", event.name(), limits::one_line(err.trim(), 200))
         };
         match ran.ending {
             Ending::Exit(0) => {
-                let out = process::output_text(&ran.output);
+                let out = process::output_text(&ran.output, scene.redactor);
                 if !out.trim().is_empty() {
                     outcome.output.push(out);
                 }
@@ -233,7 +235,7 @@ async fn run_in(
                 }
             }
             Ending::Exit(2) => {
-                let err = stderr_text(ran);
+                let err = stderr_text(ran, scene.redactor);
                 let reason = err.trim();
                 let reason =
                     if reason.is_empty() { format!("blocked by the hook `{shown}`") } else { reason.to_string() };
@@ -257,9 +259,9 @@ async fn run_in(
 
 /// A hook's stderr as the caller shows it (cut like `bash`'s output when
 /// long); its stdout, not used then, is removed.
-fn stderr_text(ran: Ran) -> String {
+fn stderr_text(ran: Ran, redactor: &crate::redact::Redactor) -> String {
     let _ = std::fs::remove_file(&ran.output);
-    ran.stderr.as_deref().map(process::output_text).unwrap_or_default()
+    ran.stderr.as_deref().map(|p| process::output_text(p, redactor)).unwrap_or_default()
 }
 
 /// Run one hook with `sh -c` through the runner `bash` uses (own process
@@ -286,7 +288,12 @@ mod tests {
     fn outputs_blocks_matchers_failures_and_timeouts() {
         let dir = tempfile::tempdir().unwrap();
         let out_dir = dir.path().join("output");
-        let scene = Scene { session_id: "s1", session_file: Path::new("/x/s1.json"), cwd: dir.path() };
+        let scene = Scene {
+            session_id: "s1",
+            session_file: Path::new("/x/s1.json"),
+            cwd: dir.path(),
+            redactor: &crate::redact::Redactor::off(),
+        };
         let rt = crate::runtime::build().unwrap();
         let h = hooks(json!({
             "tool_call": [
@@ -340,7 +347,12 @@ mod tests {
     fn a_long_output_is_cut_and_a_background_child_neither_holds_nor_outlives_the_hook() {
         let dir = tempfile::tempdir().unwrap();
         let out_dir = dir.path().join("output");
-        let scene = Scene { session_id: "s1", session_file: Path::new("/x/s1.json"), cwd: dir.path() };
+        let scene = Scene {
+            session_id: "s1",
+            session_file: Path::new("/x/s1.json"),
+            cwd: dir.path(),
+            redactor: &crate::redact::Redactor::off(),
+        };
         let rt = crate::runtime::build().unwrap();
         // The background child writes its pid then holds stdout open; the
         // test's own bound (not the hook's 60 s) is what a regression hits.

@@ -6,6 +6,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::redact::Redactor;
+
 /// The most lines of output the model gets from one call.
 pub const MAX_LINES: usize = 2_000;
 /// The most bytes of output the model gets from one call.
@@ -84,10 +86,10 @@ pub fn cut_note(what: &str, path: &Path, kept: &str) -> String {
 
 /// `text` as the model sees it: whole when it fits, else its end after a
 /// note naming a new file under `dir` that keeps all of it.
-pub fn within_limits(text: String, dir: &Path, tool: &str) -> String {
+pub fn within_limits(text: String, dir: &Path, tool: &str, redactor: &Redactor) -> String {
     let (kept, cut) = tail(&text);
     let Some(lines) = cut else { return text };
-    match save_full_output(dir, tool, text.as_bytes()) {
+    match save_full_output(dir, tool, redactor.text(&text).as_bytes()) {
         Ok(path) => cut_note(&format!("{lines} earlier lines"), &path, kept),
         Err(e) => format!("[… {lines} earlier lines cut (the whole could not be kept: {e})]\n{kept}"),
     }
@@ -98,6 +100,22 @@ pub fn save_full_output(dir: &Path, tool: &str, bytes: &[u8]) -> std::io::Result
     let mut file = new_output_file(dir, tool)?;
     file.1.write_all(bytes)?;
     Ok(file.0)
+}
+
+/// Rewrites a kept output file with its secrets redacted (in its folder,
+/// then renamed over it, so a crash leaves the old or the new file, never
+/// half of one). The file is at most a capped output (crate::process::
+/// capture), so it is read whole.
+pub fn redact_file(path: &Path, redactor: &Redactor) -> std::io::Result<()> {
+    let bytes = std::fs::read(path)?;
+    let text = String::from_utf8_lossy(&bytes);
+    let std::borrow::Cow::Owned(clean) = redactor.text(&text) else { return Ok(()) };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut file =
+        tempfile::Builder::new().permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600)).tempfile_in(dir)?;
+    file.write_all(clean.as_bytes())?;
+    file.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// Where long outputs are kept whole: `$XDG_CACHE_HOME/glrs/output/`, else
@@ -133,12 +151,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out");
         let text: String = (0..5000).map(|i| format!("line {i}\n")).collect();
-        let shown = within_limits(text.clone(), &out, "mcp__t__big");
+        let shown = within_limits(text.clone(), &out, "mcp__t__big", &Redactor::off());
         assert!(shown.starts_with("[… 3000 earlier lines cut: the whole output is in "), "{}", &shown[..100]);
         assert!(shown.ends_with("line 4999\n"));
         let file = shown.lines().next().unwrap().split(" is in ").nth(1).unwrap().trim_end_matches(']');
         assert_eq!(std::fs::read_to_string(file).unwrap(), text);
-        assert_eq!(within_limits("short".into(), &out, "mcp__t__big"), "short");
+        assert_eq!(within_limits("short".into(), &out, "mcp__t__big", &Redactor::off()), "short");
     }
 
     #[test]

@@ -60,6 +60,9 @@ pub enum Reason {
     /// chat has open (a crash, or a writer that stopped after a few
     /// appends): they are made durable in the session and it goes.
     Interrupted,
+    /// A tool's whole output (`$XDG_CACHE_HOME/glrs/output/`) older than
+    /// `outputRetention`.
+    OldOutput,
 }
 
 impl Reason {
@@ -73,6 +76,7 @@ impl Reason {
             Reason::OrphanArtifact => "orphan artifact",
             Reason::Leftover => "leftover",
             Reason::Interrupted => "unsettled journal",
+            Reason::OldOutput => "old output",
         }
     }
 }
@@ -160,6 +164,8 @@ pub struct Policy {
     pub cron_retention: Option<Duration>,
     /// How often `glrs-chat` runs the plan by itself; `None`: never.
     pub check_every: Option<Duration>,
+    /// `outputRetention`: how long tools' whole outputs are kept.
+    pub output_retention: Option<Duration>,
 }
 
 impl Policy {
@@ -191,6 +197,7 @@ impl Policy {
             max_disk_bytes,
             cron_retention: secs(&m.cron_retention, 86_400, "cronRetention")?,
             check_every: secs(&m.check_every, 86_400, "checkEvery")?,
+            output_retention: secs(&m.output_retention, 7 * 86_400, "outputRetention")?,
         })
     }
 }
@@ -389,7 +396,47 @@ pub fn plan(store: &Store, policy: &Policy, now: SystemTime) -> Result<Vec<Row>>
             }
         }
     }
+    rows.extend(old_outputs(&crate::limits::output_dir(), policy.output_retention, now));
     Ok(rows)
+}
+
+/// The whole outputs of long tool results (`bash`, hooks, exec and MCP
+/// tools) older than `retention`: a cache, kept so the model and the user
+/// can read what was cut, not forever.
+fn old_outputs(dir: &Path, retention: Option<Duration>, now: SystemTime) -> Vec<Row> {
+    let Some(age) = retention else { return Vec::new() };
+    let mut rows = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        let Ok(meta) = entry.metadata() else { continue };
+        if !meta.is_file() || path.extension().is_none_or(|e| e != "log") {
+            continue;
+        }
+        if is_older(modified(&path), now, Some(age)) {
+            let bytes = meta.len();
+            rows.push(Row {
+                action: Action::Remove,
+                reason: Reason::OldOutput,
+                kept_by: None,
+                session: None,
+                bytes,
+                path,
+            });
+        }
+    }
+    rows
+}
+
+/// Removes an old output file: only a `.log` file directly inside the
+/// output folder, never what a row names elsewhere.
+fn remove_old_output(path: &Path) -> std::io::Result<()> {
+    let dir = crate::limits::output_dir();
+    let inside = path.parent().and_then(|p| p.canonicalize().ok()) == dir.canonicalize().ok();
+    let meta = std::fs::symlink_metadata(path)?;
+    if !inside || !meta.is_file() || path.extension().is_none_or(|e| e != "log") {
+        return Err(std::io::Error::other(format!("not an output file of {}; left alone", dir.display())));
+    }
+    std::fs::remove_file(path)
 }
 
 fn session_row(store: &Store, s: &Summary, reason: Reason, current: &HashSet<String>) -> Row {
@@ -423,6 +470,12 @@ pub fn enforce(store: &Store, rows: &[Row]) -> Vec<(Row, String)> {
     let mut failed = Vec::new();
     let root = store.paths.data.canonicalize().unwrap_or_else(|_| store.paths.data.clone());
     for row in rows.iter().filter(|r| r.action == Action::Remove) {
+        if row.reason == Reason::OldOutput {
+            if let Err(e) = remove_old_output(&row.path) {
+                failed.push((row.clone(), e.to_string()));
+            }
+            continue;
+        }
         let inside = row.path.canonicalize().map(|p| p.starts_with(&root)).unwrap_or(false);
         if !inside {
             failed.push((row.clone(), "not inside the data folder; left alone".into()));
@@ -439,6 +492,8 @@ pub fn enforce(store: &Store, rows: &[Row]) -> Vec<(Row, String)> {
             }
             (Reason::Leftover, _) => store.remove_leftover(&row.path),
             (Reason::Interrupted, Some(id)) => SessionId::parse(id).and_then(|id| store.settle(&id)).map(drop),
+            // Removed above: it is not in the data folder.
+            (Reason::OldOutput, _) => continue,
             (_, None) => {
                 failed.push((row.clone(), "a session rule without its session; left alone".into()));
                 continue;

@@ -22,7 +22,12 @@ impl Agent {
             return Outcome::default();
         }
         let file = self.store.session_path(&self.id);
-        let scene = Scene { session_id: self.id.as_str(), session_file: &file, cwd: Path::new(&self.cwd) };
+        let scene = Scene {
+            session_id: self.id.as_str(),
+            session_file: &file,
+            cwd: Path::new(&self.cwd),
+            redactor: &self.redactor,
+        };
         hooks::run(&self.config.hooks, event, &scene, fields, tool).await
     }
 }

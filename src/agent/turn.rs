@@ -397,6 +397,7 @@ impl Agent {
                     session_file: &session_file,
                     output_dir: &output_dir,
                     judged: crate::tools::Judged::default(),
+                    redactor: &self.redactor,
                 };
                 let cwd = std::path::Path::new(&self.cwd);
                 let subject = self.tools.get(&call.name).and_then(|t| t.subject(&call.input, cwd));

@@ -232,6 +232,7 @@ struct CompactHooks {
     id: String,
     file: std::path::PathBuf,
     cwd: std::path::PathBuf,
+    redactor: crate::redact::Redactor,
 }
 
 impl CompactHooks {
@@ -243,11 +244,15 @@ impl CompactHooks {
             .filter(|c| c.is_dir())
             .or_else(|| std::env::current_dir().ok())
             .unwrap_or_else(|| "/".into());
-        CompactHooks { id: at.id.to_string(), file: job.store.session_path(&at.id), cwd }
+        // A config whose patterns do not compile fails the compaction
+        // itself (compact::run); until then, the built-in shapes.
+        let redactor = job.config.redactor().unwrap_or_default();
+        CompactHooks { id: at.id.to_string(), file: job.store.session_path(&at.id), cwd, redactor }
     }
 
     fn run(&self, job: &Job<'_>, event: Event, fields: serde_json::Map<String, Value>) -> hooks::Outcome {
-        let scene = hooks::Scene { session_id: &self.id, session_file: &self.file, cwd: &self.cwd };
+        let scene =
+            hooks::Scene { session_id: &self.id, session_file: &self.file, cwd: &self.cwd, redactor: &self.redactor };
         let outcome = job.runtime.block_on(hooks::run(&job.config.hooks, event, &scene, fields, None));
         for problem in &outcome.problems {
             crate::cli::warn(PROGRAM_NAME, &format!("{}: {problem}", self.id));

@@ -83,6 +83,9 @@ pub struct Maintenance {
     pub cron_retention: Option<Amount>,
     /// `checkEvery`: how often the chat runs maintenance by itself.
     pub check_every: Option<Amount>,
+    /// `outputRetention`: how long the whole outputs of long tool results
+    /// (`$XDG_CACHE_HOME/glrs/output/`) are kept.
+    pub output_retention: Option<Amount>,
 }
 
 /// The longest duration a rule takes: a hundred years. Anything longer is

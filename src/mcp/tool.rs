@@ -108,7 +108,7 @@ impl Tool for McpTool {
                 Ok(Ok(result)) => {
                     let value = serde_json::to_value(&result).unwrap_or(Value::Null);
                     let (text, is_error) = result_text(&value);
-                    let text = limits::within_limits(text, ctx.output_dir, &self.spec.name);
+                    let text = limits::within_limits(text, ctx.output_dir, &self.spec.name, ctx.redactor);
                     ToolOutput { content: text, is_error }
                 }
             }

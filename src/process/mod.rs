@@ -5,7 +5,8 @@
 //!
 //! - [`run`]: the runner of commands, hooks and exec tools ([`run_process`]
 //!   with a [`Spawn`], giving a [`Ran`] and its [`Ending`]): a process group
-//!   of its own, output in files, the group killed when the run ends.
+//!   of its own, output in files (capped by [`capture`]: head, a note,
+//!   tail), the group killed when the run ends.
 //!   [`Spawn::confine`] is where a sandbox goes: a step applied in the
 //!   child after fork and before exec (Landlock, seccomp, `no_new_privs`),
 //!   after the group and the parent-death signal are set.
@@ -28,6 +29,7 @@
 //! A leaf: it knows no tool, hook, provider or chat.
 
 pub mod background;
+pub mod capture;
 pub mod deathsig;
 pub mod env;
 pub mod escaped;

@@ -9,8 +9,10 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::capture;
 use super::group::GroupKill;
 use crate::limits::{self, MAX_BYTES};
+use crate::redact::Redactor;
 
 /// Outputs larger than this are read from their end only.
 const READ_WHOLE: u64 = 4 * 1024 * 1024;
@@ -92,14 +94,15 @@ pub async fn run_command(
 /// times out or is dropped.
 pub async fn run_process(spawn: &Spawn<'_>, timeout: Duration, output_dir: &Path, tool: &str) -> Result<Ran, String> {
     let shown = Path::new(spawn.program).display();
-    let (path, file) = limits::new_output_file(output_dir, tool)
-        .map_err(|e| format!("cannot create an output file in {}: {e}", output_dir.display()))?;
-    let (stderr_path, err) = if spawn.stderr_apart {
-        let (p, f) = limits::new_output_file(output_dir, &format!("{tool}-stderr"))
-            .map_err(|e| format!("cannot create an output file in {}: {e}", output_dir.display()))?;
-        (Some(p), f)
+    let cannot = |e: std::io::Error| format!("cannot create an output file in {}: {e}", output_dir.display());
+    let (path, file) = limits::new_output_file(output_dir, tool).map_err(cannot)?;
+    let (out_writer, mut out) = capture::pipe_into(file).map_err(cannot)?;
+    let (stderr_path, err_writer, mut err) = if spawn.stderr_apart {
+        let (p, f) = limits::new_output_file(output_dir, &format!("{tool}-stderr")).map_err(cannot)?;
+        let (w, c) = capture::pipe_into(f).map_err(cannot)?;
+        (Some(p), w, Some(c))
     } else {
-        (None, file.try_clone().map_err(|e| format!("cannot share the output file: {e}"))?)
+        (None, out_writer.try_clone().map_err(|e| format!("cannot share the output pipe: {e}"))?, None)
     };
     let remove = || {
         let _ = std::fs::remove_file(&path);
@@ -112,8 +115,8 @@ pub async fn run_process(spawn: &Spawn<'_>, timeout: Duration, output_dir: &Path
         .envs(spawn.env.iter().copied())
         .current_dir(spawn.cwd)
         .stdin(if spawn.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::from(file))
-        .stderr(Stdio::from(err))
+        .stdout(Stdio::from(out_writer))
+        .stderr(Stdio::from(err_writer))
         .process_group(0)
         .kill_on_drop(true);
     // Spawned on the chat's runtime thread (main), which lives as long as
@@ -127,7 +130,11 @@ pub async fn run_process(spawn: &Spawn<'_>, timeout: Duration, output_dir: &Path
             cmd.as_std_mut().pre_exec(move || confine());
         }
     }
-    let mut child = match cmd.spawn() {
+    let spawned = cmd.spawn();
+    // The command holds our copies of the pipes' writing ends: without
+    // dropping it, the pipes would never be seen closed.
+    drop(cmd);
+    let mut child = match spawned {
         Ok(c) => c,
         Err(e) => {
             remove();
@@ -146,7 +153,29 @@ pub async fn run_process(spawn: &Spawn<'_>, timeout: Duration, output_dir: &Path
         }
         child.wait().await
     };
-    let ending = match tokio::time::timeout(timeout, run).await {
+    let copying = async {
+        match err.as_mut() {
+            Some(err) => tokio::join!(out.pump(), err.pump()).0,
+            None => out.pump().await,
+        }
+    };
+    let waited = tokio::time::timeout(timeout, async {
+        tokio::pin!(run);
+        tokio::select! {
+            status = &mut run => status,
+            () = copying => run.await,
+        }
+    })
+    .await;
+    // What the child wrote before it ended; not what a process it left
+    // running writes on (its group is killed when this returns).
+    out.drain();
+    let kept = out.finish();
+    let kept_err = err.map(|mut e| {
+        e.drain();
+        e.finish()
+    });
+    let ending = match waited {
         Ok(Ok(status)) => {
             use std::os::unix::process::ExitStatusExt;
             match (status.code(), status.signal()) {
@@ -158,12 +187,19 @@ pub async fn run_process(spawn: &Spawn<'_>, timeout: Duration, output_dir: &Path
         Ok(Err(e)) => return Err(format!("waiting for {shown} failed: {e}")),
         Err(_) => Ending::TimedOut(timeout.as_secs()),
     };
+    for written in [Some(kept), kept_err].into_iter().flatten() {
+        if let Err(e) = written {
+            return Err(format!("the output of {shown} could not be written to {}: {e}", output_dir.display()));
+        }
+    }
     Ok(Ran { ending, output: path, stderr: stderr_path })
 }
 
 /// The output file as the model sees it: whole when it fits (the file is
-/// then removed), else its last part and the file's name (the file stays).
-pub fn output_text(path: &Path) -> String {
+/// then removed), else its last part and the file's name (the file stays,
+/// redacted: the model sees the real text, as it does every result, but
+/// what stays on disk holds no more secrets than the session file).
+pub fn output_text(path: &Path, redactor: &Redactor) -> String {
     let len = std::fs::metadata(path).map_or(0, |m| m.len());
     let mut bytes = Vec::new();
     let read = std::fs::File::open(path).and_then(|mut f| {
@@ -183,6 +219,10 @@ pub fn output_text(path: &Path) -> String {
             kept.to_string()
         }
         cut => {
+            if let Err(e) = limits::redact_file(path, redactor) {
+                let _ = std::fs::remove_file(path);
+                return format!("[… the output was cut, and the whole could not be kept redacted ({e})]\n{kept}");
+            }
             let what = match cut {
                 Some(n) if len <= READ_WHOLE => format!("{n} earlier lines"),
                 _ => format!("the earlier output ({len} bytes in all)"),

@@ -85,7 +85,7 @@ impl Tool for Bash {
                 Ok(r) => r,
                 Err(e) => return ToolOutput::error(e),
             };
-            let mut text = output_text(&path);
+            let mut text = output_text(&path, ctx.redactor);
             if !text.is_empty() && !text.ends_with('\n') {
                 text.push('\n');
             }
@@ -114,6 +114,7 @@ mod tests {
 
     fn run(dir: &Path, out: &Path, input: Value) -> ToolOutput {
         let cancel = Cancel::default();
+        let redactor = crate::redact::Redactor::default();
         let ctx = ToolContext {
             cwd: dir,
             cancel: &cancel,
@@ -121,6 +122,7 @@ mod tests {
             session_file: dir,
             output_dir: out,
             judged: Default::default(),
+            redactor: &redactor,
         };
         crate::runtime::build().unwrap().block_on(Bash.run(&input, &ctx))
     }

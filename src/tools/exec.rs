@@ -171,8 +171,8 @@ impl Tool for ExecTool {
                 Ok(ran) => ran,
                 Err(e) => return ToolOutput::error(e),
             };
-            let stdout = process::output_text(&ran.output);
-            let stderr = ran.stderr.as_deref().map(process::output_text).unwrap_or_default();
+            let stdout = process::output_text(&ran.output, ctx.redactor);
+            let stderr = ran.stderr.as_deref().map(|p| process::output_text(p, ctx.redactor)).unwrap_or_default();
             let failed = |what: String| {
                 let mut text = stdout.clone();
                 for part in [stderr.as_str(), what.as_str()] {
@@ -244,6 +244,7 @@ mod tests {
             session_file: dir.path(),
             output_dir: &out_dir,
             judged: crate::tools::Judged::default(),
+            redactor: &crate::redact::Redactor::off(),
         };
         let out = rt.block_on(loaded[0].run(&json!({"text": "hi"}), &ctx));
         assert_eq!(out, ToolOutput::ok("{\"TEXT\":\"HI\"}"));

@@ -71,6 +71,9 @@ pub struct ToolContext<'a> {
     /// What the registry judged for this call; `Registry::call` sets it,
     /// so a context made for it starts with `Judged::default()`.
     pub judged: Judged,
+    /// Applied to the output files kept there: the cache holds no secret
+    /// the session file would not.
+    pub redactor: &'a crate::redact::Redactor,
 }
 
 /// What decides which tools are offered for the next model call.
@@ -444,6 +447,9 @@ pub fn describe_call(name: &str, input: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// Test contexts redact nothing.
+    static NO_REDACTION: std::sync::LazyLock<crate::redact::Redactor> =
+        std::sync::LazyLock::new(crate::redact::Redactor::off);
     use super::*;
     use serde_json::json;
 
@@ -478,6 +484,7 @@ mod tests {
             session_file: cwd,
             output_dir: cwd,
             judged: Judged::default(),
+            redactor: &NO_REDACTION,
         }
     }
 

@@ -327,6 +327,56 @@ fn redaction_gaps_replayed_leave_no_secret_in_the_file_or_any_export() {
     }
 }
 
+/// Issue 20, item 9: `timeout 3 yes` left a 1 GB output file, unredacted,
+/// forever. A command writing 40 MB with a key at its start and its end
+/// leaves one file: capped (its head, a note, its tail), the keys redacted;
+/// and cleanup removes output files older than `outputRetention`.
+#[test]
+fn a_huge_output_is_kept_capped_and_redacted_and_cleanup_removes_old_ones() {
+    let (ts, server, proj) = setup(json!({}));
+    let ant = format!("sk-ant-api03-{}", "Pk2".repeat(20));
+    let command = format!("echo {ant}; head -c 40000000 /dev/zero | tr '\\0' y; echo; echo {ant}");
+    call(&server, 1, "bash", json!({"command": command}));
+    server.push(Reply::sse(openai_text(&["done"], 10, 2, 0)));
+    let out = agent(&ts, &proj, &["--allow-all", "-p", "make noise"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let output_dir = ts.dir.path().join("cache/glrs/output");
+    let files: Vec<PathBuf> = std::fs::read_dir(&output_dir).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let kept = std::fs::read(&files[0]).unwrap();
+    assert!(kept.len() < 9 * 1024 * 1024, "the output file is capped: {} bytes", kept.len());
+    let text = String::from_utf8_lossy(&kept);
+    assert!(text.contains("bytes cut here: the output was 40000"), "the note says what was cut");
+    assert!(!text.contains(&ant), "a key reached the output file");
+    assert_eq!(text.matches("[REDACTED:anthropic]").count(), 2, "the head's key and the tail's");
+    // The model was told where the whole is, and the tool entry too.
+    let result = &tool_entries(&ts)[0].1;
+    assert!(result.contains(&files[0].display().to_string()), "{}", &result[..200.min(result.len())]);
+
+    // An output file from eight days ago goes; today's stays.
+    let old = output_dir.join("bash-20200101T000000-old.log");
+    std::fs::write(&old, "old output").unwrap();
+    let eight_days = std::time::SystemTime::now() - std::time::Duration::from_secs(8 * 86_400);
+    std::fs::File::options().write(true).open(&old).unwrap().set_modified(eight_days).unwrap();
+    let cleanup = |args: &[&str]| {
+        let out = ts
+            .sessions()
+            .env("XDG_CACHE_HOME", ts.dir.path().join("cache"))
+            .arg("cleanup")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        stdout_of(&out)
+    };
+    let listed = cleanup(&["--json"]);
+    assert!(listed.contains("old output") && listed.contains("-old.log"), "{listed}");
+    assert!(!listed.contains(&files[0].file_name().unwrap().to_string_lossy().into_owned()), "{listed}");
+    cleanup(&["--enforce"]);
+    assert!(!old.exists(), "the old output file was removed");
+    assert!(files[0].exists(), "today's output file stays");
+}
+
 #[test]
 fn compaction_over_tool_calls_keeps_commands_and_paths() {
     let (ts, server, proj) = setup(json!({"keepRecentTokens": 10}));

