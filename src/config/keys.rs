@@ -46,6 +46,7 @@ pub const KEYS: &[Key] = &[
     Key { path: "session.maintenance.highWaterBytes", default: "80% of maxDiskBytes", range: "a size" },
     Key { path: "session.maintenance.cronRetention", default: "24h", range: "a duration" },
     Key { path: "session.maintenance.checkEvery", default: "1d", range: "a duration" },
+    Key { path: "session.maintenance.outputRetention", default: "7d", range: "a duration, or false (keep)" },
     Key {
         path: "providers.<id>.type",
         default: "built in for openai, anthropic, azure, ollama",
