@@ -198,3 +198,32 @@ fn file_stem(path: &std::path::Path) -> String {
 fn text_of(value: &Value, name: &str) -> Option<String> {
     value.get(name).and_then(Value::as_str).map(str::to_string)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn each_tool_is_told_from_its_lines() {
+        let cases = [
+            (json!({"type": "session", "version": 3, "id": "x", "cwd": "/w"}), Some(Tool::Pi)),
+            (json!({"timestamp": "t", "type": "session_meta", "payload": {"id": "x"}}), Some(Tool::Codex)),
+            (json!({"id": "x", "timestamp": "t", "instructions": null}), Some(Tool::Codex)),
+            (json!({"type": "user", "uuid": "u", "sessionId": "s"}), Some(Tool::Claude)),
+            (json!({"type": "summary", "summary": "s", "leafUuid": "u"}), Some(Tool::Claude)),
+            (json!({"type": "message", "id": "a", "parentId": null}), None),
+        ];
+        for (line, tool) in cases {
+            assert_eq!(Tool::sniff(&line), tool, "{line}");
+        }
+    }
+
+    #[test]
+    fn a_line_that_is_not_json_is_skipped_with_its_number() {
+        let mut skipped = Vec::new();
+        let lines = json_lines(b"{\"a\":1}\n\nnot json\n[1]\n{\"b\":2}\r\n", &mut skipped);
+        assert_eq!(lines.iter().map(|(n, _)| *n).collect::<Vec<_>>(), [1, 5]);
+        assert_eq!(skipped.iter().map(|s| s.line).collect::<Vec<_>>(), [3, 4]);
+    }
+}

@@ -218,13 +218,15 @@ pub fn sources_under(path: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// The tool a source looks like, from its first JSON line.
+/// The tool a source looks like, from the first of its first lines that
+/// tells (a line type a tool adds later may tell nothing).
 fn looks_like(bytes: &[u8]) -> Option<Tool> {
     bytes
         .split(|&b| b == b'\n')
         .filter_map(|line| serde_json::from_slice::<Value>(line).ok())
-        .find(Value::is_object)
-        .and_then(|line| Tool::sniff(&line))
+        .filter(Value::is_object)
+        .take(50)
+        .find_map(|line| Tool::sniff(&line))
 }
 
 /// How one run imports: where to, the redaction, a dry run.
