@@ -104,7 +104,7 @@ fn main() {
             });
             serialised += serde_json::to_vec(&body).expect("json").len();
         }
-        let references = brief::exact_references(&plan.blocks);
+        let references = glrs::compact::references::References::of(&plan.blocks);
         let info = artifact::ArtifactInfo {
             file: Default::default(),
             session: id.to_string(),

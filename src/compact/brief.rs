@@ -3,26 +3,18 @@
 //! only), the previous brief folded in, and the user's instruction. A part
 //! too large for one request is summarised in pieces, and the pieces
 //! merged. glrs then appends an "Exact references" section built
-//! mechanically from the replaced messages: the paths, URLs, commands and
-//! backticked names that a summary would otherwise lose.
-
-use std::collections::HashSet;
-use std::sync::LazyLock;
+//! mechanically from the replaced messages (`super::references`): the
+//! paths, commands, URLs and backticked names a summary would otherwise
+//! lose, what the agent did first.
 
 use anyhow::{Result, bail};
-use regex::Regex;
-use serde_json::Value;
 
 use super::plan::{Block, Tag};
+use super::references::{self, REFERENCES_HEADING, References};
 use crate::provider::{CallError, Cancel, Message, Provider, Request};
 
 /// Tool results in the request are cut to this many characters.
 pub const TOOL_RESULT_LIMIT: usize = 2_000;
-/// At most this many exact references, and this many characters of them.
-pub const REFERENCE_CAP: usize = 200;
-/// The most characters of exact references appended to a brief.
-pub const REFERENCE_CHARS: usize = 12_000;
-const REFERENCES_HEADING: &str = "## Exact references";
 /// Tokens kept free in the compact model's window for the prompt and the
 /// brief it writes.
 const HEADROOM_TOKENS: u64 = 12_000;
@@ -149,7 +141,7 @@ pub async fn write(
     previous: Option<&str>,
     instruction: Option<&str>,
     cancel: &Cancel,
-) -> Result<String> {
+) -> Result<Brief> {
     let requests = request_texts(window, blocks, previous, instruction);
     let summary = if requests.len() == 1 {
         ask(provider, model, requests.into_iter().next().unwrap_or_default(), cancel).await?
@@ -174,19 +166,34 @@ pub async fn write(
     Ok(finish(&summary, blocks))
 }
 
-/// The model's text with a clean label line, its own copy of a references
-/// section dropped, and ours appended.
-pub fn finish(summary: &str, blocks: &[Block]) -> String {
+/// A brief before it lands: the model's text, and the references to append
+/// (how many fit is decided at landing, where the context must not grow).
+#[derive(Debug, Clone)]
+pub struct Brief {
+    /// The label line and the model's sections, its own references dropped.
+    pub summary: String,
+    /// What the replaced messages name.
+    pub references: References,
+}
+
+impl Brief {
+    /// The brief with at most `max_chars` of references (the artifact still
+    /// [`references::ARTIFACT_MARK`]).
+    pub fn render(&self, max_chars: usize) -> String {
+        let section = references::render(&self.references.choose(max_chars));
+        if section.is_empty() { self.summary.clone() } else { format!("{}\n\n{section}", self.summary) }
+    }
+}
+
+/// The model's text with a clean label line and its own copy of a
+/// references section dropped; ours come with it.
+pub fn finish(summary: &str, blocks: &[Block]) -> Brief {
     let summary = strip_references(summary);
     let mut lines = summary.trim().lines();
     let label = clean_label(lines.next().unwrap_or(""));
     let rest: Vec<&str> = lines.collect();
-    let mut brief = format!("{label}\n{}", rest.join("\n").trim_start_matches('\n'));
-    let references = exact_references(blocks);
-    if !references.is_empty() {
-        brief.push_str(&format!("\n\n{}", render_references(&references)));
-    }
-    brief.trim_end().to_string()
+    let text = format!("{label}\n{}", rest.join("\n").trim_start_matches('\n'));
+    Brief { summary: text.trim_end().to_string(), references: References::of(blocks) }
 }
 
 /// The label: the first line as plain text (no heading, list or quote
@@ -265,155 +272,12 @@ fn strip_references(summary: &str) -> String {
     }
 }
 
-/// A regex from a pattern written in this file. No input reaches it, and
-/// the reference tests compile every one, so a bad pattern cannot ship.
-#[allow(clippy::expect_used)]
-fn fixed(pattern: &'static str) -> Regex {
-    Regex::new(pattern).expect("a pattern of this file compiles")
-}
-
-static BACKTICKED: LazyLock<Regex> = LazyLock::new(|| fixed(r"`([^`\n]{1,300})`"));
-static URL: LazyLock<Regex> = LazyLock::new(|| fixed(r#"https?://[^\s<>()\[\]{}"'`]+"#));
-static PATH: LazyLock<Regex> = LazyLock::new(|| fixed(r"(?:~|\.{1,2})?/?(?:[A-Za-z0-9_@.+-]+/)+[A-Za-z0-9_@.+-]+"));
-static COMMAND_LINE: LazyLock<Regex> = LazyLock::new(|| fixed(r"(?m)^\s*\$ (.+)$"));
-
-/// A path worth keeping: absolute, home- or dot-relative, or with a file
-/// extension (`and/or` is not a path).
-fn is_path(text: &str) -> bool {
-    let last = text.rsplit('/').next().unwrap_or("");
-    text.starts_with('/')
-        || text.starts_with("~/")
-        || text.starts_with("./")
-        || text.starts_with("../")
-        || last.rsplit_once('.').is_some_and(|(stem, ext)| {
-            !stem.is_empty() && (1..=8).contains(&ext.len()) && ext.chars().all(|c| c.is_ascii_alphanumeric())
-        })
-}
-
-/// The exact references of the replaced messages, in order of first
-/// appearance, deduplicated, capped.
-pub fn exact_references(blocks: &[Block]) -> Vec<String> {
-    let mut seen = HashSet::new();
-    let mut out = Vec::new();
-    let mut chars = 0;
-    let mut add = |item: &str| {
-        let item = item.trim().trim_end_matches(['.', ',', ';', ':', '!', '?']);
-        if item.len() < 2
-            || out.len() >= REFERENCE_CAP
-            || chars + item.len() > REFERENCE_CHARS
-            || !seen.insert(item.to_string())
-        {
-            return;
-        }
-        chars += item.len();
-        out.push(item.to_string());
-    };
-    for block in blocks {
-        if block.tag == Tag::Brief {
-            // A folded-in brief's references carry over first.
-            if let Some(at) = block.text.find(REFERENCES_HEADING) {
-                for line in block.text[at..].lines().skip(1) {
-                    if line.starts_with("## ") {
-                        break;
-                    }
-                    if let Some(item) = line.strip_prefix("- ") {
-                        add(item.trim().trim_matches('`'));
-                    }
-                }
-            }
-            continue;
-        }
-        let text = &block.text;
-        if matches!(block.tag, Tag::ToolCall(_)) {
-            // Inputs name files, commands and URLs in their own fields.
-            if let Ok(Value::Object(map)) = serde_json::from_str::<Value>(text) {
-                for key in ["command", "cmd", "path", "file", "file_path", "filename", "url", "pattern"] {
-                    if let Some(Value::String(v)) = map.get(key) {
-                        add(v);
-                    }
-                }
-            }
-        }
-        for c in BACKTICKED.captures_iter(text) {
-            add(&c[1]);
-        }
-        for c in COMMAND_LINE.captures_iter(text) {
-            add(&c[1]);
-        }
-        let mut without_urls = text.clone();
-        for m in URL.find_iter(text) {
-            add(m.as_str());
-            without_urls = without_urls.replace(m.as_str(), " ");
-        }
-        for m in PATH.find_iter(&without_urls) {
-            if is_path(m.as_str()) {
-                add(m.as_str());
-            }
-        }
-    }
-    out
-}
-
-/// The exact references as the brief's closing section.
-pub fn render_references(items: &[String]) -> String {
-    let mut out = String::from(REFERENCES_HEADING);
-    for item in items {
-        if item.contains('`') {
-            out.push_str(&format!("\n- {item}"));
-        } else {
-            out.push_str(&format!("\n- `{item}`"));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn b(tag: &str, text: &str) -> Block {
         Block { tag: tag.into(), text: text.into() }
-    }
-
-    #[test]
-    fn references_catch_paths_urls_commands_and_names() {
-        let blocks = [
-            b(
-                "user",
-                "the test in src/auth/redirect.ts fails, see https://example.com/issues/42. Run `npm test -- auth`",
-            ),
-            b("tool-call bash", r#"{"command":"cargo test --test store_durability"}"#),
-            b(
-                "tool-result bash",
-                "error[E0599]: no method `lock_shared` in /home/ada/app/src/lock.rs\n$ git status --short",
-            ),
-            b("assistant", "Fixed it in ./lib/util.js and/or maybe not; `parse_ms` was wrong."),
-        ];
-        let refs = exact_references(&blocks);
-        for expected in [
-            "src/auth/redirect.ts",
-            "https://example.com/issues/42",
-            "npm test -- auth",
-            "cargo test --test store_durability",
-            "lock_shared",
-            "/home/ada/app/src/lock.rs",
-            "git status --short",
-            "./lib/util.js",
-            "parse_ms",
-        ] {
-            assert!(refs.iter().any(|r| r == expected), "{expected} missing from {refs:?}");
-        }
-        assert!(!refs.iter().any(|r| r == "and/or"), "{refs:?}");
-        assert_eq!(refs.iter().filter(|r| *r == "src/auth/redirect.ts").count(), 1);
-    }
-
-    #[test]
-    fn references_of_a_previous_brief_carry_over_and_the_cap_holds() {
-        let prev = "old label\n## Goal\nx\n\n## Exact references\n- `src/old.rs`\n- `make check`";
-        let refs = exact_references(&[b("brief", prev), b("user", "now `new_thing`")]);
-        assert_eq!(refs, ["src/old.rs", "make check", "new_thing"]);
-        let many: String = (0..500).map(|i| format!("`name_{i}` ")).collect();
-        assert_eq!(exact_references(&[b("user", &many)]).len(), REFERENCE_CAP);
     }
 
     #[test]
@@ -441,7 +305,8 @@ mod tests {
         let brief = finish(
             "## fixed things\n## Goal\nship\n## Exact references\n- `stale`\n## Next steps\nmore",
             &[b("user", "`kept`")],
-        );
+        )
+        .render(references::REFERENCE_CHARS);
         assert_eq!(brief, "fixed things\n## Goal\nship\n\n## Next steps\nmore\n\n## Exact references\n- `kept`");
     }
 

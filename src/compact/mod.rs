@@ -17,6 +17,7 @@ pub mod flush;
 #[cfg(test)]
 mod fuzz;
 pub mod plan;
+pub mod references;
 pub mod report;
 pub mod run;
 

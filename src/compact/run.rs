@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::artifact::{self, ArtifactInfo};
 use super::plan::{self, Plan};
-use super::{Settings, brief};
+use super::{Settings, brief, references};
 use crate::config::Config;
 use crate::context;
 use crate::error::StoreError;
@@ -89,11 +89,13 @@ pub fn compact_model(config: &Config, file: &SessionFile, chosen: Option<&ModelR
     }
 }
 
-/// The estimated tokens before: what the session says, else an estimate.
+/// The tokens before: the larger of what the session says (the last
+/// request's usage) and an estimate of what its file holds (entries may
+/// have been appended since, without a model call). The same figure bounds
+/// the brief (`fit`): `tokensAfter` never exceeds `tokensBefore`.
 fn tokens_before(file: &SessionFile) -> u64 {
-    file.get_u64("contextTokens")
-        .filter(|t| *t > 0)
-        .unwrap_or_else(|| context::estimate(&context::replay(&file.events)))
+    let estimate = context::estimate(&context::replay(&file.events));
+    file.get_u64("contextTokens").unwrap_or(0).max(estimate)
 }
 
 /// Compact one session.
@@ -145,9 +147,38 @@ pub async fn compact_read(
         cancel,
     )
     .await?;
-    let text = redactor.text(&text).into_owned();
-    let landed = land(store, at, &plan, &text, &model, instruction, tokens_before(&file))?;
+    let mut brief = text;
+    brief.summary = redactor.text(&brief.summary).into_owned();
+    brief.references.redact(&redactor);
+    let before = tokens_before(&file);
+    let text = fit(&brief, &plan, &file, before)?;
+    let landed = land(store, at, &plan, &text, &model, instruction, before)?;
     Ok(Outcome::Compacted(landed))
+}
+
+/// The brief with as many references as keep the context from growing: a
+/// compaction never makes the context bigger than it was (issue 25). The
+/// references are halved until the brief fits; when even the summary alone
+/// does not, nothing is compacted, and the error says why.
+fn fit(brief: &brief::Brief, plan: &Plan, file: &SessionFile, tokens_before: u64) -> Result<String> {
+    let before = tokens_before;
+    let kept = context::estimate(&context::replay(&file.events[plan.cut..]));
+    let after = |text: &str| crate::message::estimate_text(&context::wrap_brief(text)) + kept;
+    let mut chars = references::REFERENCE_CHARS;
+    loop {
+        let text = brief.render(chars);
+        if after(&text) <= before {
+            return Ok(text);
+        }
+        if chars == 0 {
+            bail!(
+                "the brief ({} estimated tokens with what is kept) would make the context bigger than it is ({before} \
+                 tokens): nothing was compacted; there is too little to compact yet",
+                after(&text)
+            );
+        }
+        chars /= 2;
+    }
 }
 
 /// Land a brief on the session, under its write lock.
@@ -199,6 +230,10 @@ pub fn land(
         };
         // Pending until the entry is on disk: a crash leaves both or neither.
         let (pending, artifact_path) = artifact::write_pending(store, &at.id, &mut info, &plan.blocks)?;
+        // The references' note of what was left out names this artifact.
+        let artifact_name = artifact_path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let brief = brief.replace(references::ARTIFACT_MARK, &format!("`{artifact_name}`"));
+        let brief = brief.as_str();
         written = Some((pending, artifact_path.clone()));
         // The context after: the wrapped brief, then everything kept (with
         // whatever was appended since the snapshot).

@@ -498,7 +498,10 @@ fn compaction_redacts_what_it_copies() {
     let (ts, server, proj) = setup(json!({"keepRecentTokens": 10}));
     let token = format!("ghp_{}", "Q7w".repeat(12));
     let cwd = proj.display().to_string();
-    let id = ts.session(&cwd, &[user(&format!("deploy with {token}")), user(&"and then tidy up ".repeat(40))]);
+    // The replaced message is longer than the brief: a compaction never
+    // makes the context bigger (compaction_never_grows_the_context).
+    let first = format!("deploy with {token} {}", "after checking the logs ".repeat(20));
+    let id = ts.session(&cwd, &[user(&first), user(&"and then tidy up ".repeat(40))]);
     server.push(Reply::sse(openai_text(&[&format!("deployed with {token}\n## Goal\ndeploy")], 10, 2, 0)));
     let out = ts
         .cmd("glrs-compact")

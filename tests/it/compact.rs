@@ -97,7 +97,9 @@ fn a_compaction_lands_a_brief_and_an_artifact_and_moves_the_boundary() {
     assert_eq!(compacted["type"], "compacted");
     let first_kept = compacted["firstKept"].as_u64().unwrap() as usize;
     assert_eq!(events[first_kept - 1]["type"], "user", "the cut lands on a user entry");
-    assert_eq!(compacted["tokensBefore"], 50_000);
+    // The larger of the recorded usage and the estimate of the file.
+    let before = compacted["tokensBefore"].as_u64().unwrap();
+    assert!((50_000..60_000).contains(&before), "{before}");
     assert_eq!(compacted["model"], "openai/gpt-4.1");
     assert_eq!(compacted["instruction"], "the auth module");
     assert_eq!(session["contextTokens"], compacted["tokensAfter"]);
@@ -105,7 +107,8 @@ fn a_compaction_lands_a_brief_and_an_artifact_and_moves_the_boundary() {
     assert_eq!(
         stdout_of(&out),
         format!(
-            "{id}: compacted, 50,000 → {} tokens, artifact {}\n",
+            "{id}: compacted, {} → {} tokens, artifact {}\n",
+            grouped(before),
             grouped(compacted["tokensAfter"].as_u64().unwrap()),
             artifact.display()
         )

@@ -23,6 +23,7 @@ mod child_env;
 mod command_rules;
 mod compact;
 mod compaction_hooks;
+mod compaction_refs;
 mod completions;
 mod cost;
 mod deathsig;
