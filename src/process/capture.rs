@@ -141,7 +141,7 @@ mod tests {
     use super::*;
 
     fn runtime() -> tokio::runtime::Runtime {
-        tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+        crate::runtime::build().unwrap()
     }
 
     #[test]
