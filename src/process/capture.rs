@@ -117,10 +117,10 @@ impl Capture {
             );
             self.write(note.as_bytes());
         }
-        let (a, b) = self.tail.as_slices();
-        let (a, b) = (a.to_vec(), b.to_vec());
-        self.write(&a);
-        self.write(&b);
+        let tail = std::mem::take(&mut self.tail);
+        let (a, b) = tail.as_slices();
+        self.write(a);
+        self.write(b);
         match self.failed {
             Some(e) => Err(e),
             None => Ok(()),

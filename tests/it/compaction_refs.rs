@@ -8,32 +8,14 @@
 //! out and names the artifact; no compaction grows the context; the
 //! compacted session resumes with a valid request.
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-
 use serde_json::{Value, json};
 
+use crate::import::{copy_tree, fixtures, sessions};
 use crate::support::mock::{MockServer, Reply};
 use crate::support::sse::*;
 use crate::support::*;
 
 const PLAIN_BRIEF: &str = "carried on with the work\n## Goal\nfinish the task";
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import")
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
 
 fn configure(ts: &TestStore, server: &MockServer) {
     ts.config(json!({
@@ -43,18 +25,6 @@ fn configure(ts: &TestStore, server: &MockServer) {
         "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}},
         "retry": {"attempts": 1},
     }));
-}
-
-/// Every session in the store, by id.
-fn sessions(ts: &TestStore) -> HashMap<String, Value> {
-    let mut out = HashMap::new();
-    for entry in std::fs::read_dir(ts.sessions_dir()).unwrap().flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name.len() == 13 && name.ends_with(".json") {
-            out.insert(name[..8].to_string(), serde_json::from_slice(&std::fs::read(entry.path()).unwrap()).unwrap());
-        }
-    }
-    out
 }
 
 /// The paths and commands of one tool call, read the plain way: the

@@ -12,7 +12,7 @@ use crate::support::mock::Reply;
 use crate::support::sse::*;
 use crate::support::*;
 
-fn fixtures() -> PathBuf {
+pub(crate) fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import")
 }
 
@@ -23,7 +23,7 @@ fn copy_of(ts: &TestStore, tool: &str) -> PathBuf {
     to
 }
 
-fn copy_tree(from: &Path, to: &Path) {
+pub(crate) fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap().flatten() {
         let target = to.join(entry.file_name());
@@ -40,7 +40,7 @@ fn import(ts: &TestStore, args: &[&str]) -> std::process::Output {
 }
 
 /// Every session in the store, by id.
-fn sessions(ts: &TestStore) -> HashMap<String, Value> {
+pub(crate) fn sessions(ts: &TestStore) -> HashMap<String, Value> {
     let mut out = HashMap::new();
     let Ok(dir) = std::fs::read_dir(ts.sessions_dir()) else { return out };
     for entry in dir.flatten() {
