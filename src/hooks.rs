@@ -284,16 +284,19 @@ mod tests {
         serde_json::from_value(value).unwrap()
     }
 
+    /// The scene of a test session whose hooks run in `cwd`.
+    fn scene(cwd: &Path) -> Scene<'_> {
+        Scene { session_id: "s1", session_file: Path::new("/x/s1.json"), cwd, redactor: &NO_REDACTION }
+    }
+
+    static NO_REDACTION: std::sync::LazyLock<crate::redact::Redactor> =
+        std::sync::LazyLock::new(crate::redact::Redactor::off);
+
     #[test]
     fn outputs_blocks_matchers_failures_and_timeouts() {
         let dir = tempfile::tempdir().unwrap();
         let out_dir = dir.path().join("output");
-        let scene = Scene {
-            session_id: "s1",
-            session_file: Path::new("/x/s1.json"),
-            cwd: dir.path(),
-            redactor: &crate::redact::Redactor::off(),
-        };
+        let scene = scene(dir.path());
         let rt = crate::runtime::build().unwrap();
         let h = hooks(json!({
             "tool_call": [
@@ -347,12 +350,7 @@ mod tests {
     fn a_long_output_is_cut_and_a_background_child_neither_holds_nor_outlives_the_hook() {
         let dir = tempfile::tempdir().unwrap();
         let out_dir = dir.path().join("output");
-        let scene = Scene {
-            session_id: "s1",
-            session_file: Path::new("/x/s1.json"),
-            cwd: dir.path(),
-            redactor: &crate::redact::Redactor::off(),
-        };
+        let scene = scene(dir.path());
         let rt = crate::runtime::build().unwrap();
         // The background child writes its pid then holds stdout open; the
         // test's own bound (not the hook's 60 s) is what a regression hits.

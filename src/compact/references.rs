@@ -86,11 +86,6 @@ impl References {
         refs
     }
 
-    /// How many references were found.
-    pub fn len(&self) -> usize {
-        self.found.len()
-    }
-
     /// True when none were.
     pub fn is_empty(&self) -> bool {
         self.found.is_empty()
@@ -99,11 +94,6 @@ impl References {
     /// The rank of one reference, if found.
     pub fn rank_of(&self, text: &str) -> Option<Rank> {
         self.found.get(text).map(|(rank, _)| *rank)
-    }
-
-    /// Every reference with its rank (for measuring what a brief kept).
-    pub fn all(&self) -> impl Iterator<Item = (&str, Rank)> {
-        self.found.iter().map(|(text, (rank, _))| (text.as_str(), *rank))
     }
 
     /// Redacts every reference (a secret in a command line stays out of
