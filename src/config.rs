@@ -9,9 +9,11 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
+mod checkpoints;
 pub mod keys;
 mod pruning;
 mod session;
+pub use checkpoints::{CheckpointsConfig, DEFAULT_MAX_FILE_BYTES};
 pub use pruning::{
     DEFAULT_HARD_CLEAR_RATIO, DEFAULT_SOFT_TRIM_RATIO, HardClearConfig, PruneMode, PruningConfig, SoftTrimConfig,
     ToolGlobs,
@@ -119,6 +121,9 @@ pub struct Config {
     #[serde(default)]
     /// `mcpServers.<name>` (SPEC 15).
     pub mcp_servers: BTreeMap<String, crate::mcp::config::ServerConfig>,
+    #[serde(default)]
+    /// `checkpoints.*` (SPEC 19).
+    pub checkpoints: CheckpointsConfig,
 }
 
 /// `tools.{enabled, disabled}` (SPEC 14, 15).
@@ -349,6 +354,7 @@ impl Config {
             }
         }
         pruning::validate_pruning(&self.context_pruning)?;
+        self.checkpoints.max_file_bytes()?;
         self.check_ranges()
     }
 

@@ -97,6 +97,23 @@ pub fn fork(store: &Store, at: &Located, upto: Option<usize>, key: Option<&str>)
         let has = crate::output::count(total as u64, "entry", "entries");
         bail!("entry {n} is out of range: session {} has {has} (1-{total})", at.id);
     }
+    copy_upto(store, at, file, n, key)
+}
+
+/// Fork `at` keeping the entries before entry `n` (a rewind to entry `n`:
+/// to the first message, that is none of them).
+pub fn fork_before(store: &Store, at: &Located, n: usize) -> Result<Forked> {
+    let file = store.read(at)?.file;
+    let total = file.events.len();
+    if n == 0 || n > total {
+        let has = crate::output::count(total as u64, "entry", "entries");
+        bail!("entry {n} is out of range: session {} has {has} (1-{total})", at.id);
+    }
+    copy_upto(store, at, file, n - 1, None)
+}
+
+fn copy_upto(store: &Store, at: &Located, file: SessionFile, n: usize, key: Option<&str>) -> Result<Forked> {
+    let total = file.events.len();
     check_tool_pairs(&file, &at.id, n)?;
     let tokens = if n == total {
         file.get_u64("contextTokens").unwrap_or(0)
@@ -117,12 +134,26 @@ pub fn fork(store: &Store, at: &Located, upto: Option<usize>, key: Option<&str>)
         }
     };
     // A half-made fork is removed, through the store like any session.
-    let copied = copy_artifacts(store, &at.id, &id, n).inspect_err(|_| {
-        if let Some(made) = store.locate(&id) {
-            let _ = store.remove(&made);
-        }
-    })?;
+    let copied = copy_artifacts(store, &at.id, &id, n)
+        .and_then(|copied| adopt_checkpoints(store, &file, &at.id, &id, n).map(|()| copied))
+        .inspect_err(|_| {
+            if let Some(made) = store.locate(&id) {
+                let _ = store.remove(&made);
+            }
+        })?;
     Ok(Forked { path: store.session_path(&id), id, entries: n, artifacts: copied })
+}
+
+/// The copy's checkpoints (SPEC 19): its own ref on the newest checkpoint
+/// within 1..n, so they outlive the original's.
+fn adopt_checkpoints(store: &Store, file: &SessionFile, from: &SessionId, to: &SessionId, n: usize) -> Result<()> {
+    let newest = file.events[..n].iter().rev().find_map(|raw| match Parsed::from_raw(raw) {
+        Parsed::Known(Entry::Checkpoint { commit, workspace, .. }) => Some((commit, workspace)),
+        _ => None,
+    });
+    let Some((commit, workspace)) = newest else { return Ok(()) };
+    crate::checkpoint::lifecycle::adopt(&store.paths.data, std::path::Path::new(&workspace), from, to, &commit)
+        .with_context(|| format!("cannot give {to} the checkpoints of {from}"))
 }
 
 /// Copy the artifacts whose replaced entries all lie within 1..n.

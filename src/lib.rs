@@ -10,6 +10,7 @@ pub mod agent;
 #[cfg(test)]
 pub(crate) mod alloc_probe;
 pub mod chat;
+pub mod checkpoint;
 pub mod cli;
 pub mod compact;
 pub mod config;
@@ -34,6 +35,7 @@ pub mod programs;
 pub mod provider;
 pub mod prune;
 pub mod redact;
+pub mod rewind;
 pub mod runtime;
 pub mod store;
 pub mod time;

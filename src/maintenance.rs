@@ -14,6 +14,7 @@
 //! `highWaterBytes`.
 
 pub mod auto;
+mod checkpoints;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -63,6 +64,9 @@ pub enum Reason {
     /// A tool's whole output (`$XDG_CACHE_HOME/glrs/output/`) older than
     /// `outputRetention`.
     OldOutput,
+    /// A shadow repository of checkpoints no existing session has
+    /// checkpoints in (SPEC 19).
+    OrphanCheckpoints,
 }
 
 impl Reason {
@@ -77,6 +81,7 @@ impl Reason {
             Reason::Leftover => "leftover",
             Reason::Interrupted => "unsettled journal",
             Reason::OldOutput => "old output",
+            Reason::OrphanCheckpoints => "orphan checkpoints",
         }
     }
 }
@@ -323,6 +328,9 @@ pub fn plan(store: &Store, policy: &Policy, now: SystemTime) -> Result<Vec<Row>>
         }
     }
 
+    let shadows = checkpoints::all(&store.paths.data);
+    rows.extend(checkpoints::orphans(&shadows, &existing, now));
+
     // Session rules, oldest first.
     sessions.sort_by_key(|s| crate::time::parse_ms(&s.updated_at).unwrap_or(0));
     let newest_first_rank: std::collections::HashMap<String, usize> = {
@@ -353,14 +361,14 @@ pub fn plan(store: &Store, policy: &Policy, now: SystemTime) -> Result<Vec<Row>>
         };
         if let Some(reason) = reason {
             decided.insert(s.id.clone());
-            rows.push(session_row(store, s, reason, &current));
+            rows.push(session_row(store, s, reason, &current, &shadows));
         }
     }
 
     // The disk budget.
     if let (Some(max), Some(high)) = (policy.max_disk_bytes, policy.high_water_bytes) {
         let planned: u64 = rows.iter().filter(|r| r.action == Action::Remove).map(|r| r.bytes).sum();
-        let mut total = size_of(sessions_dir).saturating_sub(planned);
+        let mut total = (size_of(sessions_dir) + checkpoints::total(&shadows)).saturating_sub(planned);
         if total > max {
             for (id, path) in &orphans {
                 if total <= high {
@@ -387,7 +395,7 @@ pub fn plan(store: &Store, policy: &Policy, now: SystemTime) -> Result<Vec<Row>>
                 if decided.contains(&s.id) {
                     continue;
                 }
-                let row = session_row(store, s, Reason::OverBudget, &current);
+                let row = session_row(store, s, Reason::OverBudget, &current, &shadows);
                 if row.action == Action::Remove {
                     total = total.saturating_sub(row.bytes);
                     decided.insert(s.id.clone());
@@ -439,9 +447,15 @@ fn remove_old_output(path: &Path) -> std::io::Result<()> {
     std::fs::remove_file(path)
 }
 
-fn session_row(store: &Store, s: &Summary, reason: Reason, current: &HashSet<String>) -> Row {
+fn session_row(
+    store: &Store,
+    s: &Summary,
+    reason: Reason,
+    current: &HashSet<String>,
+    shadows: &[crate::checkpoint::lifecycle::Shadow],
+) -> Row {
     let artifacts = store.paths.artifacts.join(&s.id);
-    let bytes = size_of(&s.path) + size_of(&artifacts);
+    let bytes = size_of(&s.path) + size_of(&artifacts) + checkpoints::freed_by(shadows, &s.id);
     let kept_by = protection(store, s, current);
     Row {
         action: if kept_by.is_some() { Action::Keep } else { Action::Remove },
@@ -485,7 +499,16 @@ pub fn enforce(store: &Store, rows: &[Row]) -> Vec<(Row, String)> {
         // what the row says it is.
         let result = match (row.reason, &row.session) {
             (Reason::Stale | Reason::CronRetention | Reason::OverMaxEntries | Reason::OverBudget, Some(id)) => {
-                store.resolve(id).and_then(|at| store.remove(&at))
+                // Its checkpoints go with it (SPEC 19).
+                store.resolve(id).and_then(|at| store.remove(&at).map(|()| at)).map(|at| {
+                    crate::checkpoint::lifecycle::forget(&store.paths.data, &at.id);
+                })
+            }
+            (Reason::OrphanCheckpoints, _) => {
+                if let Err(e) = checkpoints::remove_orphan(&store.paths.data, &row.path) {
+                    failed.push((row.clone(), e));
+                }
+                continue;
             }
             (Reason::OrphanArtifact, Some(id)) => {
                 SessionId::parse(id).and_then(|id| store.remove_orphan_artifacts(&id))

@@ -13,6 +13,7 @@
 //! call, another program changed the session (e.g. a compaction landed) and
 //! the context is rebuilt from the file.
 
+mod checkpoint;
 pub mod flush;
 pub mod hooked;
 pub mod pruning;
@@ -108,6 +109,8 @@ pub struct Agent {
     /// Entries recorded but not yet on disk (a write failed, or they wait
     /// for the next write point).
     unwritten: Vec<Entry>,
+    /// Where the workspace's checkpoints are taken (SPEC 19).
+    checkpoints: crate::checkpoint::Tracker,
     _open: OpenLock,
 }
 
@@ -159,6 +162,8 @@ impl Agent {
             &system::agents_files(config_home.as_deref(), Path::new(&cwd)),
         );
         let redactor = config.redactor()?;
+        let settings = crate::checkpoint::Settings::from_config(&config);
+        let checkpoints = crate::checkpoint::Tracker::new(&store.paths.data, Path::new(&cwd), &id, settings);
         Ok(Agent {
             store,
             id,
@@ -180,6 +185,7 @@ impl Agent {
             key_recorded: false,
             cycle: Default::default(),
             rebuilds: 0,
+            checkpoints,
             _open: open,
             model,
             config,

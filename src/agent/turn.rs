@@ -388,7 +388,13 @@ impl Agent {
             let situation = self.situation(kind);
             let session_file = self.store.session_path(&self.id);
             let output_dir = crate::limits::output_dir();
+            let mut checkpointed = false;
             for call in &calls {
+                // SPEC 19: the workspace is recorded before the step's first mutating call.
+                if !checkpointed && self.tools.mutates(&call.name) {
+                    checkpointed = true;
+                    self.checkpoint_before_step(ui).await;
+                }
                 ui.tool_start(call, &self.tools.summary(call));
                 let ctx = ToolContext {
                     cwd: std::path::Path::new(&self.cwd),
@@ -470,6 +476,7 @@ impl Agent {
     }
 
     fn add_user(&mut self, text: &str, steer: bool, turn_messages: &mut Vec<Message>) {
+        self.checkpoints.user_message();
         self.record(Entry::User { at: time::now(), text: text.to_string(), steer });
         let message = Message::User { content: text.to_string() };
         self.context_tokens += message.estimate_tokens();

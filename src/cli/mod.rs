@@ -104,6 +104,12 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().filter_map(|e| e.downcast_ref::<std::io::Error>()).any(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
 }
 
+/// Run `work` on a runtime of its own: the one runtime of a program that
+/// otherwise needs none (`glrs-sessions rewind` runs git).
+pub fn block_on<T>(work: impl std::future::Future<Output = anyhow::Result<T>>) -> anyhow::Result<T> {
+    tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(work)
+}
+
 /// Print a warning the way every program does.
 pub fn warn(program: &str, message: &str) {
     crate::output::to_stderr(format_args!("{program}: warning: {message}"));

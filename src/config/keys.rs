@@ -116,6 +116,9 @@ pub const KEYS: &[Key] = &[
     Key { path: "mcpServers.<name>.headers", default: "{}", range: "HTTP headers" },
     Key { path: "mcpServers.<name>.startupTimeoutSec", default: "30", range: "more than 0 seconds" },
     Key { path: "mcpServers.<name>.toolTimeoutSec", default: "600", range: "more than 0 seconds" },
+    Key { path: "checkpoints.enabled", default: "true", range: "true, false (rewind of files off)" },
+    Key { path: "checkpoints.exclude", default: "[]", range: "gitignore patterns left out of checkpoints" },
+    Key { path: "checkpoints.maxFileBytes", default: "10mb", range: "a size (larger files are left out)" },
 ];
 
 /// The table as Markdown, as the README shows it.

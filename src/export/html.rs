@@ -132,7 +132,8 @@ fn entry_html(out: &mut String, n: u64, entry: &Parsed) {
             head(out, "custom", &format!("Custom <code>{}</code>", esc(name)));
             folded(out, "data", &pre(&pretty(data)));
         }
-        Entry::Usage { .. } | Entry::Turn { .. } => return,
+        // Workspace checkpoints are glrs's own bookkeeping, not conversation.
+        Entry::Usage { .. } | Entry::Turn { .. } | Entry::Checkpoint { .. } => return,
     }
     out.push_str("</article>\n");
 }

@@ -80,7 +80,8 @@ fn entry_md(out: &mut String, n: u64, entry: &Parsed) {
             let _ = writeln!(out, "## [{n}] Custom `{}` · {at}\n", one_line(name));
             fenced(out, "json", &pretty(data));
         }
-        Entry::Usage { .. } | Entry::Turn { .. } => {}
+        // Workspace checkpoints are glrs's own bookkeeping, not conversation.
+        Entry::Usage { .. } | Entry::Turn { .. } | Entry::Checkpoint { .. } => {}
     }
 }
 

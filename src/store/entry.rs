@@ -1,4 +1,4 @@
-//! The eleven entry types of schema 2 (SPEC section 2, "Entries").
+//! The twelve entry types of schema 2 (SPEC section 2, "Entries").
 //!
 //! These types are for reading entries (show, grep, status, replay) and for
 //! creating new ones. The file itself keeps every entry's raw text, so an
@@ -156,6 +156,33 @@ pub enum Entry {
         /// The data.
         data: Value,
     },
+    /// The workspace was recorded before a mutating tool (SPEC 19); never
+    /// sent to the model.
+    #[serde(rename_all = "camelCase")]
+    Checkpoint {
+        /// When it was recorded.
+        at: String,
+        /// The commit in the workspace's shadow repository.
+        commit: String,
+        /// Paths changed since the session's previous checkpoint (at most
+        /// [`CHECKPOINT_FILES_LISTED`]; `moreFiles` counts the rest).
+        files: Vec<String>,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        /// Changed paths beyond those listed.
+        more_files: u64,
+        /// The folder recorded (the cwd, or the root of its git work tree).
+        workspace: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        /// Files left out for being over `checkpoints.maxFileBytes`.
+        too_large: Vec<String>,
+    },
+}
+
+/// How many changed paths a `checkpoint` entry names.
+pub const CHECKPOINT_FILES_LISTED: usize = 100;
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One message of a `turn` entry, in the schema's shape. The store owns
@@ -327,6 +354,7 @@ impl Entry {
             Entry::Cleared { .. } => "cleared",
             Entry::Compacted { .. } => "compacted",
             Entry::Custom { .. } => "custom",
+            Entry::Checkpoint { .. } => "checkpoint",
         }
     }
 
@@ -343,7 +371,8 @@ impl Entry {
             | Entry::Error { at, .. }
             | Entry::Cleared { at }
             | Entry::Compacted { at, .. }
-            | Entry::Custom { at, .. } => at,
+            | Entry::Custom { at, .. }
+            | Entry::Checkpoint { at, .. } => at,
         }
     }
 

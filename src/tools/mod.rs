@@ -106,6 +106,12 @@ pub trait Tool: Send + Sync {
     fn origin(&self) -> Origin {
         Origin::Extension
     }
+    /// True when a call may change files, so a checkpoint of the workspace
+    /// is taken before it (SPEC 19): `write`, `edit`, `bash`, executable and
+    /// MCP tools; not the read-only built-ins nor the session's own tools.
+    fn mutates(&self) -> bool {
+        self.origin() != Origin::Session
+    }
     /// True when a call must be allowed (a rule, an answer) before it runs.
     /// Extension tools always ask.
     fn needs_permission(&self) -> bool {
@@ -333,6 +339,12 @@ impl Registry {
     /// A tool by name, offered or not (to render a call).
     pub fn get(&self, name: &str) -> Option<&dyn Tool> {
         self.tools.iter().find(|t| t.name() == name).map(|t| t.as_ref())
+    }
+
+    /// Whether a call of the tool `name` may change files (SPEC 19). An
+    /// unknown tool does not run, so it changes nothing.
+    pub fn mutates(&self, name: &str) -> bool {
+        self.get(name).is_some_and(|t| t.mutates())
     }
 
     /// The call in one line (`read  src/main.rs`).

@@ -280,6 +280,9 @@ impl Tool for Grep {
     fn origin(&self) -> Origin {
         Origin::BuiltIn
     }
+    fn mutates(&self) -> bool {
+        false
+    }
     fn needs_permission(&self) -> bool {
         false
     }
@@ -414,6 +417,9 @@ impl Tool for Find {
     }
     fn origin(&self) -> Origin {
         Origin::BuiltIn
+    }
+    fn mutates(&self) -> bool {
+        false
     }
     fn needs_permission(&self) -> bool {
         false

@@ -46,6 +46,7 @@ mod recipes;
 mod recipes_scripts;
 mod reliability;
 mod resets;
+mod rewind;
 mod sessions_commands;
 mod sessions_ls;
 mod store_durability;

@@ -124,6 +124,7 @@ fn searchable(entry: &Parsed) -> Vec<String> {
                 texts
             }
             Entry::Custom { name, data, .. } => vec![format!("{name} {}", json(data))],
+            Entry::Checkpoint { files, too_large, .. } => files.iter().chain(too_large).cloned().collect(),
             Entry::Usage { .. } | Entry::Turn { .. } | Entry::Cleared { .. } => Vec::new(),
         },
         Parsed::Other { value, .. } => vec![json(value)],

@@ -111,6 +111,17 @@ pub fn cleanup(store: &Store, args: &CleanupArgs, out: &mut dyn Write) -> Result
         return Ok(0);
     }
     let failed = maintenance::enforce(store, &rows);
+    // What the removed sessions alone reached in shared shadows (SPEC 19).
+    if count > 0 {
+        for shadow in crate::checkpoint::lifecycle::shadows(&store.paths.data) {
+            let pruned = crate::cli::block_on(async {
+                crate::checkpoint::lifecycle::prune(&shadow.dir).await.map_err(anyhow::Error::msg)
+            });
+            if let Err(e) = pruned {
+                crate::cli::warn(PROGRAM, &format!("{}: {e}", shadow.dir.display()));
+            }
+        }
+    }
     for (row, why) in &failed {
         eprintln!("{PROGRAM}: error: {}: {why}", row.path.display());
     }

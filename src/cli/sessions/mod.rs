@@ -7,6 +7,7 @@ mod grep;
 mod import;
 mod lifecycle;
 pub mod ls;
+mod rewind;
 mod show;
 mod status;
 
@@ -73,6 +74,47 @@ pub enum Command {
     Import(ImportArgs),
     /// Add a program's own data (a custom entry, never sent to the model) or a notice
     Append(AppendArgs),
+    /// List a session's checkpoints of the workspace: entry, at, commit, files changed, workspace
+    Checkpoints(CheckpointsArgs),
+    /// Go back to before a user message: the files as they were, and the conversation in a fork
+    Rewind(RewindArgs),
+}
+
+#[derive(Debug, ClapArgs)]
+/// Arguments of `checkpoints`.
+pub struct CheckpointsArgs {
+    /// Session id or unique prefix
+    #[arg(add = crate::cli::complete::ids())]
+    pub id: String,
+    /// Print a JSON array
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, ClapArgs)]
+#[command(long_about = "Go back to before entry N (a user message; glrs-sessions show prints the numbers): the files \
+        of the workspace as the checkpoint after it recorded them (files changed since put back, created since \
+        removed, deleted since restored; ignored, excluded and too-large files and everything outside the \
+        workspace untouched), and the conversation forked up to just before it (the original stays whole). The \
+        present is checkpointed first, so the rewind can itself be undone: the command prints how. A session \
+        open in a chat is refused (exit 4).")]
+/// Arguments of `rewind`.
+pub struct RewindArgs {
+    /// Session id or unique prefix
+    #[arg(add = crate::cli::complete::ids())]
+    pub id: String,
+    /// The entry to go back to before (a user message; any entry with --files-only)
+    #[arg(value_parser = clap::value_parser!(u64).range(1..))]
+    pub n: u64,
+    /// Only the files: no fork of the conversation
+    #[arg(long)]
+    pub files_only: bool,
+    /// List each file that would change (M, A, D) and change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print a JSON object
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, ClapArgs)]
@@ -263,6 +305,8 @@ pub fn run(args: Args) -> Result<i32> {
         Command::Cleanup(a) => lifecycle::cleanup(&store, &a, &mut out)?,
         Command::Export(a) => export::run(&store, &a, &mut out)?,
         Command::Append(a) => append::run(&store, &a)?,
+        Command::Checkpoints(a) => rewind::list(&store, &a, &mut out)?,
+        Command::Rewind(a) => rewind::run(&store, &a, &mut out)?,
         Command::Import(a) => import::run(&store, &a, &mut out)?,
     };
     out.flush()?;
@@ -289,6 +333,9 @@ fn rm(store: &Store, args: &RmArgs) -> i32 {
             let artifacts = crate::compact::artifact::list(store, &at.id).map_or(0, |a| a.len());
             store.remove(&at).map(|()| (at.id, artifacts))
         });
+        if let Ok((id, _)) = &removed {
+            forget_checkpoints(store, id);
+        }
         match removed {
             // Said to a person (a pipe gets nothing, as rm(1)).
             Ok((id, artifacts)) if terminal => match artifacts {
@@ -303,6 +350,18 @@ fn rm(store: &Store, args: &RmArgs) -> i32 {
         }
     }
     code
+}
+
+/// A removed session's checkpoints go with it (SPEC 19); what no other
+/// session reaches is pruned. A failure is a warning: the session is gone.
+pub(crate) fn forget_checkpoints(store: &Store, id: &crate::SessionId) {
+    for shadow in crate::checkpoint::lifecycle::forget(&store.paths.data, id) {
+        if let Err(e) = crate::cli::block_on(async {
+            crate::checkpoint::lifecycle::prune(&shadow).await.map_err(anyhow::Error::msg)
+        }) {
+            crate::cli::warn(PROGRAM, &format!("{}: {e}", shadow.display()));
+        }
+    }
 }
 
 fn pin(store: &Store, text: &str, pinned: bool) -> Result<i32> {

@@ -150,5 +150,17 @@ fn describe(entry: &Entry) -> (String, String) {
             (head, brief.clone())
         }
         Entry::Custom { name, data, .. } => (format!("custom {name}"), compact_json(data)),
+        Entry::Checkpoint { commit, files, more_files, too_large, .. } => {
+            let changed = count(files.len() as u64 + more_files, "file", "files");
+            let short = commit.get(..12).unwrap_or(commit);
+            let mut body = files.join("\n");
+            if *more_files > 0 {
+                body.push_str(&format!("\n… and {more_files} more"));
+            }
+            for path in too_large {
+                body.push_str(&format!("\nleft out (over checkpoints.maxFileBytes): {path}"));
+            }
+            (format!("checkpoint · {short} · {changed} changed since the previous one"), body.trim_start().to_string())
+        }
     }
 }

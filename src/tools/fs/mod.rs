@@ -123,6 +123,9 @@ impl Tool for Ls {
     fn origin(&self) -> Origin {
         Origin::BuiltIn
     }
+    fn mutates(&self) -> bool {
+        false
+    }
     fn needs_permission(&self) -> bool {
         false
     }

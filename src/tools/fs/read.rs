@@ -33,6 +33,9 @@ impl Tool for Read {
     fn origin(&self) -> Origin {
         Origin::BuiltIn
     }
+    fn mutates(&self) -> bool {
+        false
+    }
     fn needs_permission(&self) -> bool {
         false
     }

@@ -1,0 +1,341 @@
+//! Taking a checkpoint: `git add -A` into the session's index in the shadow
+//! (refreshed by stat, so an unchanged workspace costs about a `git
+//! status`), `write-tree`, and a commit on the session's ref when the tree
+//! changed. Files over `checkpoints.maxFileBytes` are left out and named.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::git::Git;
+use super::restore::{Change, changes};
+use super::{Settings, Unavailable, find_git, index_path, ref_name, shadow_of, workspace_of};
+use crate::SessionId;
+use crate::store::Entry;
+use crate::store::entry::CHECKPOINT_FILES_LISTED;
+
+/// A checkpoint that took longer than this is worth a word (once).
+const SLOW: Duration = Duration::from_secs(1);
+
+/// The workspace as a tree in the shadow, not yet committed.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    /// The tree's hash.
+    pub tree: String,
+    /// Files left out for their size, relative to the workspace.
+    pub too_large: Vec<String>,
+    /// How many files the index holds.
+    pub files: u64,
+    /// How long it took.
+    pub took: Duration,
+}
+
+/// A checkpoint taken.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recorded {
+    /// The commit.
+    pub commit: String,
+    /// Paths changed since the previous checkpoint (the first ones).
+    pub files: Vec<String>,
+    /// How many more changed.
+    pub more_files: u64,
+    /// Files left out for their size.
+    pub too_large: Vec<String>,
+    /// The workspace recorded.
+    pub workspace: PathBuf,
+}
+
+impl Recorded {
+    /// The `checkpoint` entry recording it.
+    pub fn entry(&self) -> Entry {
+        Entry::Checkpoint {
+            at: crate::time::now(),
+            commit: self.commit.clone(),
+            files: self.files.clone(),
+            more_files: self.more_files,
+            workspace: self.workspace.to_string_lossy().into_owned(),
+            too_large: self.too_large.clone(),
+        }
+    }
+}
+
+/// The newest checkpoint of the session: its commit and tree.
+#[derive(Debug, Clone)]
+struct Last {
+    commit: String,
+    tree: String,
+}
+
+/// Make the shadow repository if it is not there yet.
+async fn ensure_shadow(git: &Git) -> Result<(), String> {
+    if git.dir.join("HEAD").is_file() {
+        return Ok(());
+    }
+    let parent = git.dir.parent().unwrap_or(&git.dir);
+    crate::paths::ensure_private_dir(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    git.init().await
+}
+
+/// `checkpoints.exclude` as the shadow's `info/exclude` (rewritten only
+/// when it changed).
+fn write_excludes(shadow: &Path, patterns: &[String]) -> Result<(), String> {
+    let mut text = String::from("# checkpoints.exclude from the glrs config\n");
+    for p in patterns {
+        text.push_str(p);
+        text.push('\n');
+    }
+    let file = shadow.join("info").join("exclude");
+    if std::fs::read_to_string(&file).is_ok_and(|old| old == text) {
+        return Ok(());
+    }
+    let dir = shadow.join("info");
+    let fail = |e: std::io::Error| format!("cannot write {}: {e}", file.display());
+    crate::paths::ensure_private_dir(&dir).map_err(fail)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(fail)?;
+    std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(fail)?;
+    tmp.persist(&file).map_err(|e| fail(e.error))?;
+    Ok(())
+}
+
+/// The number of entries an index file holds (its header: `DIRC`, version,
+/// count), without running git.
+fn index_entries(index: &Path) -> u64 {
+    let mut head = [0u8; 12];
+    let read = std::fs::File::open(index).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head));
+    match read {
+        Ok(()) if &head[..4] == b"DIRC" => u64::from(u32::from_be_bytes([head[8], head[9], head[10], head[11]])),
+        _ => 0,
+    }
+}
+
+/// Record the workspace into `git`'s index and write its tree.
+pub async fn snapshot(git: &Git, settings: &Settings) -> Result<Snapshot, String> {
+    let started = Instant::now();
+    ensure_shadow(git).await?;
+    write_excludes(&git.dir, &settings.exclude)?;
+    if let Some(dir) = git.index.parent() {
+        crate::paths::ensure_private_dir(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    // Only new and changed files can be newly too large: the rest are in
+    // the index at a size under the limit.
+    let candidates = git.run(&["ls-files", "-z", "--others", "--modified", "--exclude-standard"], None).await?;
+    let too_large: Vec<String> = candidates
+        .records()
+        .into_iter()
+        .filter(|p| {
+            std::fs::symlink_metadata(git.work_tree.join(p))
+                .is_ok_and(|m| m.file_type().is_file() && m.len() > settings.max_file_bytes)
+        })
+        .collect();
+    if too_large.is_empty() {
+        git.run(&["add", "-A", "--", "."], None).await?;
+    } else {
+        let listed: Vec<u8> = too_large.iter().flat_map(|p| p.bytes().chain([0])).collect();
+        git.run(&["update-index", "--force-remove", "-z", "--stdin"], Some(&listed)).await?;
+        let mut spec = b".\0".to_vec();
+        for p in &too_large {
+            spec.extend_from_slice(format!(":(exclude,literal){p}\0").as_bytes());
+        }
+        git.run(&["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"], Some(&spec)).await?;
+    }
+    let tree = git.run(&["write-tree"], None).await?.text();
+    Ok(Snapshot { tree, too_large, files: index_entries(&git.index), took: started.elapsed() })
+}
+
+/// Where checkpoints of one session are taken, and what it has said.
+#[derive(Debug)]
+pub struct Tracker {
+    state: Result<Git, Unavailable>,
+    settings: Settings,
+    session: SessionId,
+    /// The newest checkpoint, once looked up (`None` inside: there is none).
+    last: Option<Option<Last>>,
+    /// A user message came since the last checkpoint: the next one is
+    /// recorded even when nothing changed (rewinding to that message needs it).
+    due: bool,
+    said_unavailable: bool,
+    said_slow: bool,
+    /// Files already named as too large.
+    named: std::collections::BTreeSet<String>,
+}
+
+impl Tracker {
+    /// The tracker of session `id`, started in `cwd`, its shadow under `data`.
+    pub fn new(data: &Path, cwd: &Path, id: &SessionId, settings: Settings) -> Tracker {
+        Tracker::at(data, &workspace_of(cwd), id, settings)
+    }
+
+    /// The tracker of session `id` recording `workspace` (as an entry names it).
+    pub fn at(data: &Path, workspace: &Path, id: &SessionId, settings: Settings) -> Tracker {
+        let state = if !settings.enabled {
+            Err(Unavailable::Off)
+        } else {
+            match find_git() {
+                None => Err(Unavailable::NoGit),
+                Some(program) => {
+                    let work_tree = workspace.to_path_buf();
+                    let dir = shadow_of(data, &work_tree);
+                    let index = index_path(&dir, id);
+                    Ok(Git { program, dir, work_tree, index })
+                }
+            }
+        };
+        Tracker {
+            state,
+            settings,
+            session: id.clone(),
+            last: None,
+            due: true,
+            said_unavailable: false,
+            said_slow: false,
+            named: Default::default(),
+        }
+    }
+
+    /// Why no checkpoints are taken, if they are not.
+    pub fn unavailable(&self) -> Option<&Unavailable> {
+        self.state.as_ref().err()
+    }
+
+    /// The workspace recorded, when checkpoints are on.
+    pub fn workspace(&self) -> Option<&Path> {
+        self.state.as_ref().ok().map(|g| g.work_tree.as_path())
+    }
+
+    /// The git of this session (its shadow, workspace and index).
+    pub(super) fn git(&self) -> Result<&Git, Unavailable> {
+        self.state.as_ref().map_err(Clone::clone)
+    }
+
+    /// A user message was recorded.
+    pub fn user_message(&mut self) {
+        self.due = true;
+    }
+
+    /// What to tell the user once about checkpoints being unavailable
+    /// (no git): `None` after the first time, and when they are off by choice.
+    pub fn first_notice(&mut self) -> Option<String> {
+        match &self.state {
+            Err(Unavailable::NoGit) if !self.said_unavailable => {
+                self.said_unavailable = true;
+                Some(Unavailable::NoGit.to_string())
+            }
+            _ => None,
+        }
+    }
+
+    async fn load_last(&mut self, git: &Git) -> Result<Option<Last>, String> {
+        if let Some(last) = &self.last {
+            return Ok(last.clone());
+        }
+        let file = git.dir.join(ref_name(&self.session));
+        let last = match std::fs::read_to_string(&file) {
+            Ok(commit) => {
+                let commit = commit.trim().to_string();
+                let tree = git.run(&["rev-parse", "--verify", &format!("{commit}^{{tree}}")], None).await?.text();
+                Some(Last { commit, tree })
+            }
+            Err(_) => None,
+        };
+        self.last = Some(last.clone());
+        Ok(last)
+    }
+
+    /// Take a checkpoint: `None` when the workspace is as the last one
+    /// recorded it and no user message came since (`force` records it all
+    /// the same). The second value is what to tell the user: files left out
+    /// for their size (each once), a slow checkpoint (once).
+    pub async fn record(&mut self, force: bool) -> Result<(Option<Recorded>, Vec<String>), String> {
+        let git = self.git().map_err(|e| e.to_string())?.clone();
+        let snap = snapshot(&git, &self.settings).await?;
+        let mut slow = Vec::new();
+        let new: Vec<&String> = snap.too_large.iter().filter(|p| !self.named.contains(*p)).collect();
+        if !new.is_empty() {
+            let names: Vec<&str> = new.iter().map(|p| p.as_str()).collect();
+            slow.push(format!(
+                "checkpoint: left out (larger than checkpoints.maxFileBytes, {} bytes), so a rewind will not restore: {}",
+                self.settings.max_file_bytes,
+                names.join(", ")
+            ));
+            self.named.extend(snap.too_large.iter().cloned());
+        }
+        if snap.took > SLOW && !self.said_slow {
+            self.said_slow = true;
+            slow.push(slow_notice(&git.work_tree, &snap));
+        }
+        let last = self.load_last(&git).await?;
+        let unchanged = last.as_ref().is_some_and(|l| l.tree == snap.tree);
+        if unchanged && !self.due && !force {
+            return Ok((None, slow));
+        }
+        let (commit, files, more_files) = match last {
+            Some(l) if l.tree == snap.tree => (l.commit, Vec::new(), 0),
+            previous => self.commit(&git, &snap.tree, previous.as_ref()).await?,
+        };
+        self.last = Some(Some(Last { commit: commit.clone(), tree: snap.tree }));
+        self.due = false;
+        let recorded = Recorded { commit, files, more_files, too_large: snap.too_large, workspace: git.work_tree };
+        Ok((Some(recorded), slow))
+    }
+
+    /// What going back to checkpoint `target` would change, changing
+    /// nothing (the session's index is left as it is: a copy is used).
+    pub async fn preview(&mut self, target: &str) -> Result<Vec<Change>, String> {
+        let git = self.git().map_err(|e| e.to_string())?;
+        let scratch = git.dir.join("glrs-tmp");
+        crate::paths::ensure_private_dir(&scratch).map_err(|e| format!("cannot create {}: {e}", scratch.display()))?;
+        let copy = tempfile::NamedTempFile::new_in(&scratch)
+            .map_err(|e| format!("cannot create a file in {}: {e}", scratch.display()))?;
+        if git.index.is_file() {
+            std::fs::copy(&git.index, copy.path()).map_err(|e| format!("cannot copy {}: {e}", git.index.display()))?;
+        } else {
+            // git reads an empty file as a broken index: none at all is an empty one.
+            let _ = std::fs::remove_file(copy.path());
+        }
+        let temporary = git.with_index(copy.path().to_path_buf());
+        let snap = snapshot(&temporary, &self.settings).await?;
+        changes(&temporary, &snap.tree, target).await
+    }
+
+    /// Take a checkpoint of the present and make the workspace what
+    /// checkpoint `target` recorded. Returns the checkpoint of the present
+    /// (record it: going back to it undoes the rewind) and what changed.
+    pub async fn rewind_to(&mut self, target: &str) -> Result<(Recorded, Vec<Change>), String> {
+        let (present, _) = self.record(true).await?;
+        let present = present.ok_or("no checkpoint of the present was taken")?;
+        let git = self.git().map_err(|e| e.to_string())?;
+        let changed = changes(git, &present.commit, target).await?;
+        if !changed.is_empty() {
+            super::restore::apply(git, &present.commit, target).await?;
+        }
+        Ok((present, changed))
+    }
+
+    /// Commit `tree` on the session's ref; the paths changed since `parent`.
+    async fn commit(&self, git: &Git, tree: &str, parent: Option<&Last>) -> Result<(String, Vec<String>, u64), String> {
+        let message = format!("glrs checkpoint of session {}", self.session);
+        let mut args = vec!["commit-tree", tree, "-m", &message];
+        if let Some(p) = parent {
+            args.extend(["-p", &p.commit]);
+        }
+        let commit = git.run(&args, None).await?.text();
+        git.run(&["update-ref", &ref_name(&self.session), &commit], None).await?;
+        let Some(p) = parent else { return Ok((commit, Vec::new(), 0)) };
+        let changed = git.run(&["diff-tree", "-r", "-z", "--no-renames", "--name-only", &p.tree, tree], None).await?;
+        let mut files = changed.records();
+        let more = files.len().saturating_sub(CHECKPOINT_FILES_LISTED) as u64;
+        files.truncate(CHECKPOINT_FILES_LISTED);
+        Ok((commit, files, more))
+    }
+}
+
+/// What to say when a checkpoint was slow: the numbers and the way out.
+fn slow_notice(workspace: &Path, snap: &Snapshot) -> String {
+    format!(
+        "checkpoint: recording {} took {:.1} s ({} files): it runs before each step that changes files. \
+         Leave large or generated folders out with checkpoints.exclude in the config (gitignore patterns, \
+         e.g. [\"target/\", \"node_modules/\", \"*.iso\"]), or turn checkpoints off with checkpoints.enabled: false",
+        workspace.display(),
+        snap.took.as_secs_f64(),
+        snap.files
+    )
+}
