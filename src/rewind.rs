@@ -38,8 +38,15 @@ pub struct Point {
 pub struct Message {
     /// Its entry number.
     pub entry: usize,
+    /// What the user said.
+    pub text: String,
+}
+
+impl Message {
     /// Its first line.
-    pub first_line: String,
+    pub fn first_line(&self) -> &str {
+        self.text.lines().next().unwrap_or("")
+    }
 }
 
 /// The checkpoints and user messages of a session, in file order. A
@@ -61,9 +68,7 @@ pub fn scan<E: crate::store::EntryText>(events: &[E]) -> (Vec<Point>, Vec<Messag
                     workspace: workspace.into(),
                 })
             }
-            Parsed::Known(Entry::User { text, steer: false, .. }) => {
-                messages.push(Message { entry: i + 1, first_line: text.lines().next().unwrap_or("").to_string() })
-            }
+            Parsed::Known(Entry::User { text, steer: false, .. }) => messages.push(Message { entry: i + 1, text }),
             _ => {}
         }
     }

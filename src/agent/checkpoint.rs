@@ -5,6 +5,7 @@
 
 use super::Agent;
 use super::turn::TurnUi;
+use crate::checkpoint::Change;
 use crate::store::Entry;
 use crate::time;
 
@@ -33,6 +34,31 @@ impl Agent {
     fn tell(&mut self, ui: &mut dyn TurnUi, text: String) {
         ui.notice(&text);
         self.record(Entry::Notice { at: time::now(), text });
+    }
+
+    /// The files part of a rewind of this open session (SPEC 19): the
+    /// present is checkpointed and recorded (going back to it undoes the
+    /// rewind), then the workspace is made what `target` recorded. Returns
+    /// what changed and the entry number of the checkpoint of the present.
+    pub async fn rewind_files(&mut self, target: &crate::rewind::Point) -> Result<(Vec<Change>, usize), String> {
+        if self.checkpoints.workspace() != Some(target.workspace.as_path()) {
+            return Err(format!(
+                "entry {} recorded {}, not the workspace of this chat: glrs-sessions rewind does it from there",
+                target.entry,
+                target.workspace.display()
+            ));
+        }
+        let (present, changed) = self.checkpoints.rewind_to(&target.commit).await?;
+        self.record(present.entry());
+        let text =
+            format!("files rewound to entry {} (checkpoint {})", target.entry, crate::rewind::short(&target.commit));
+        self.record(Entry::Notice { at: time::now(), text });
+        if let Some(problem) = self.save_or_report() {
+            return Err(problem.to_string());
+        }
+        let total =
+            self.store.locate(&self.id).and_then(|at| self.store.read(&at).ok()).map_or(0, |l| l.file.events.len());
+        Ok((changed, total.saturating_sub(1)))
     }
 
     /// The session's checkpoints (a rewind takes one of the present).

@@ -18,6 +18,7 @@ pub mod oneshot;
 pub mod picker;
 pub mod render;
 pub mod repl;
+pub mod rewind;
 pub mod signals;
 pub mod terminal;
 

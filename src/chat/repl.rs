@@ -55,6 +55,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/new", "start a fresh session (for this key, if any); this one stays"),
     ("/reset", "the same as /new"),
     ("/fork", "[N] copy this session (entries 1..N) to a new id (glrs-fork)"),
+    ("/rewind", "go back to before a message: the files, the conversation (in a fork), or both"),
     ("/compact", "[instruction] compact now, steered by the instruction (glrs-compact)"),
     ("/clear", "the model starts from nothing; the transcript stays in the session"),
     ("/artifacts", "this session's compaction artifacts (glrs-artifacts ls)"),
@@ -163,6 +164,8 @@ impl Helper for ReplHelper {}
 enum Action {
     Continue,
     Quit,
+    /// Put this text in the input line (`/rewind`: the message gone back to).
+    Input(String),
 }
 
 /// The start-up line naming the `AGENTS.md` files in the prompt, and a
@@ -278,6 +281,10 @@ pub async fn run(mut chat: Chat, resumed: bool) -> Result<i32> {
             // Slash commands run child programs and read the store.
             match crate::runtime::blocking(|| slash(&mut chat, trimmed, color)) {
                 Ok(Action::Continue) => continue,
+                Ok(Action::Input(text)) => {
+                    initial = text;
+                    continue;
+                }
                 Ok(Action::Quit) => break,
                 Err(e) => {
                     warn!("glrs-chat: error: {e:#}");
@@ -580,6 +587,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
                 None => say!("new session {}", chat.id()),
             }
         }
+        "/rewind" => return Ok(super::rewind::run(chat)?.map_or(Action::Continue, Action::Input)),
         "/fork" => {
             if !chat.is_saved() {
                 say!("nothing to fork yet: session {} has nothing saved", chat.id());
@@ -632,7 +640,7 @@ fn mcp_listing(chat: &Chat, color: bool) {
 
 /// One more attempt to save what a failed write left, before switching
 /// sessions; if it fails, say where it went instead.
-fn leave_loudly(chat: &mut Chat) {
+pub(super) fn leave_loudly(chat: &mut Chat) {
     if let Err(unsaved) = chat.leave() {
         warn!("glrs-chat: error: {unsaved}");
     }

@@ -280,6 +280,12 @@ impl Tracker {
     /// What going back to checkpoint `target` would change, changing
     /// nothing (the session's index is left as it is: a copy is used).
     pub async fn preview(&mut self, target: &str) -> Result<Vec<Change>, String> {
+        let mut all = self.preview_all(&[target.to_string()]).await?;
+        Ok(all.pop().unwrap_or_default())
+    }
+
+    /// [`Tracker::preview`] for each of `targets`, the present recorded once.
+    pub async fn preview_all(&mut self, targets: &[String]) -> Result<Vec<Vec<Change>>, String> {
         let git = self.git().map_err(|e| e.to_string())?;
         let scratch = git.dir.join("glrs-tmp");
         crate::paths::ensure_private_dir(&scratch).map_err(|e| format!("cannot create {}: {e}", scratch.display()))?;
@@ -293,7 +299,11 @@ impl Tracker {
         }
         let temporary = git.with_index(copy.path().to_path_buf());
         let snap = snapshot(&temporary, &self.settings).await?;
-        changes(&temporary, &snap.tree, target).await
+        let mut all = Vec::new();
+        for target in targets {
+            all.push(changes(&temporary, &snap.tree, target).await?);
+        }
+        Ok(all)
     }
 
     /// Take a checkpoint of the present and make the workspace what

@@ -107,7 +107,10 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 /// Run `work` on a runtime of its own: the one runtime of a program that
 /// otherwise needs none (`glrs-sessions rewind` runs git).
 pub fn block_on<T>(work: impl std::future::Future<Output = anyhow::Result<T>>) -> anyhow::Result<T> {
-    tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(work)
+    let runtime = crate::runtime::build()?;
+    let out = runtime.block_on(work);
+    crate::runtime::shut_down(runtime);
+    out
 }
 
 /// Print a warning the way every program does.

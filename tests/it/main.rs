@@ -47,6 +47,7 @@ mod recipes_scripts;
 mod reliability;
 mod resets;
 mod rewind;
+mod rewind_repl;
 mod sessions_commands;
 mod sessions_ls;
 mod store_durability;
