@@ -222,6 +222,9 @@ impl Builder {
                     // entry; by default, right after the compaction.
                     let first_kept = keep.and_then(|k| placed.get(k).copied()).unwrap_or(own + 1);
                     let tokens_after = crate::message::estimate_text(&brief);
+                    // A source that did not say: the context it replaced,
+                    // estimated as glrs estimates any context (SPEC 5).
+                    let tokens_before = if tokens_before > 0 { tokens_before } else { estimate(&out) };
                     out.push(Entry::Compacted {
                         at,
                         brief,
@@ -238,6 +241,12 @@ impl Builder {
         fill_times(&mut out);
         (out, placed)
     }
+}
+
+/// The estimated context of `entries` (SPEC 5), as replay would send it.
+fn estimate(entries: &[Entry]) -> u64 {
+    let raws: Vec<_> = entries.iter().filter_map(|e| e.to_raw().ok()).collect();
+    crate::context::estimate(&crate::context::replay(&raws))
 }
 
 /// Give an entry from a source line without a time (Claude Code's
@@ -325,6 +334,22 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_compaction_the_source_gave_no_size_is_estimated_from_what_it_replaced() {
+        let mut b = Builder::default();
+        b.user("t", "x".repeat(4000), false);
+        b.compacted("t", "brief".into(), 0, None);
+        b.compacted("t", "brief 2".into(), 77, None);
+        let entries = b.finish();
+        let before = |e: &Entry| match e {
+            Entry::Compacted { tokens_before, .. } => *tokens_before,
+            other => panic!("{other:?}"),
+        };
+        let expected = crate::context::estimate(&crate::context::replay(&[entries[0].to_raw().unwrap()]));
+        assert!(expected >= 1000, "{expected}");
+        assert_eq!((before(&entries[1]), before(&entries[2])), (expected, 77));
     }
 
     #[test]

@@ -43,6 +43,9 @@ struct State {
     current: Option<CallRef>,
     /// The latest model call, for the usage a `token_count` reports.
     last: Option<CallRef>,
+    /// The context the latest `token_count` reports (its last call's input
+    /// and output): a compaction's `tokensBefore`; 0 once used or unknown.
+    context_tokens: u64,
     skipped: Vec<Skipped>,
 }
 
@@ -136,7 +139,7 @@ impl State {
         let spawner = meta.pointer("/source/subagent/thread_spawn/parent_thread_id").and_then(Value::as_str);
         let forked = meta.get("forked_from_id").and_then(Value::as_str);
         if let Some(id) = spawner.or(forked) {
-            self.parent = Some(Parent::Source { id: id.to_string() });
+            self.parent = Some(Parent::Source { id: id.to_string(), call: None });
         }
     }
 
@@ -238,7 +241,10 @@ impl State {
         if payload.get("replacement_history").is_some() {
             self.b.keep(&at, "compacted", line.clone());
         }
-        self.b.compacted(&at, brief, 0, None);
+        // 0 (no `token_count` since the last compaction): the builder
+        // estimates it from what the compaction replaced.
+        let tokens_before = std::mem::take(&mut self.context_tokens);
+        self.b.compacted(&at, brief, tokens_before, None);
         Ok(())
     }
 
@@ -250,6 +256,9 @@ impl State {
             ("token_count", Some(usage)) => {
                 let n = |name: &str| usage.get(name).and_then(Value::as_u64).unwrap_or(0);
                 let cached = n("cached_input_tokens");
+                let total = n("total_tokens");
+                self.context_tokens =
+                    if total > 0 { total } else { n("input_tokens").saturating_add(n("output_tokens")) };
                 let entry = Entry::Usage {
                     at,
                     model: self.model_name(),
