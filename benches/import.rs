@@ -35,35 +35,41 @@ fn time_of(n: usize) -> String {
     glrs::time::format_ts(ts)
 }
 
-/// One Claude Code turn: a prompt, an answer in three lines, two results.
+/// One Claude Code turn: a prompt, an answer in three lines, two results,
+/// chained by `parentUuid` as Claude Code chains them (each result hangs
+/// off its own call's line; the next prompt off the last result written).
 fn claude_turn(out: &mut Vec<serde_json::Value>, file: usize, n: usize, session: &str) {
-    let base = |kind: &str, uuid: String, message: serde_json::Value| {
-        json!({"parentUuid": null, "isSidechain": false, "userType": "external", "cwd": "/home/ada/src/app",
+    let base = |kind: &str, uuid: String, parent: Option<String>, message: serde_json::Value| {
+        json!({"parentUuid": parent, "isSidechain": false, "userType": "external", "cwd": "/home/ada/src/app",
             "sessionId": session, "version": "2.1.197", "type": kind, "uuid": uuid, "timestamp": time_of(n), "message": message})
     };
+    let after = |uuid: &str| Some(format!("{uuid}{n}"));
     let id = format!("msg_{file}_{n}");
     let call = |k: usize| format!("toolu_{file}_{n}_{k}");
     out.push(base(
         "user",
         format!("u{n}"),
+        n.checked_sub(1).map(|last| format!("r{last}_1")),
         json!({"role": "user", "content": format!("Step {n}: read src/parser_{n}.rs and run the tests")}),
     ));
     let answer = |block: serde_json::Value| json!({"id": id, "role": "assistant", "model": "claude-sonnet-4-5", "content": [block], "stop_reason": "tool_use", "usage": {"input_tokens": 10, "output_tokens": 50}});
     out.push(base(
         "assistant",
         format!("a{n}"),
+        after("u"),
         answer(json!({"type": "text", "text": "Reading the parser and running the tests."})),
     ));
-    out.push(base("assistant", format!("b{n}"), answer(json!({"type": "tool_use", "id": call(1), "name": "Read", "input": {"file_path": format!("/home/ada/src/app/src/parser_{n}.rs")}}))));
+    out.push(base("assistant", format!("b{n}"), after("a"), answer(json!({"type": "tool_use", "id": call(1), "name": "Read", "input": {"file_path": format!("/home/ada/src/app/src/parser_{n}.rs")}}))));
     out.push(base(
         "assistant",
         format!("c{n}"),
+        after("b"),
         answer(json!({"type": "tool_use", "id": call(2), "name": "Bash", "input": {"command": "cargo test"}})),
     ));
-    for k in [2, 1] {
+    for (k, call_line) in [(2, "c"), (1, "b")] {
         let result =
             json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": call(k), "content": code(n)}]});
-        out.push(base("user", format!("r{n}_{k}"), result));
+        out.push(base("user", format!("r{n}_{k}"), after(call_line), result));
     }
 }
 
@@ -138,7 +144,7 @@ fn write_file(path: &Path, tool: &str, file: usize, size: usize) {
 
 /// The generated sources: `<dir>/<tool>/…jsonl`, about `mb` MB in all.
 fn generate(dir: &Path, mb: usize) -> Vec<PathBuf> {
-    let marker = dir.join(format!(".generated-{mb}"));
+    let marker = dir.join(format!(".generated-{mb}-v2"));
     let files_per_tool = mb.div_ceil(3);
     let mut files = Vec::new();
     for tool in ["claude", "codex", "pi"] {

@@ -72,6 +72,10 @@ pub enum Parent {
     Source {
         /// The other source's id.
         id: String,
+        /// The id of the tool call that started the child, when the source
+        /// says: the child then forks where that call is, in whichever
+        /// session of the other source holds it (a branch, maybe).
+        call: Option<String>,
     },
 }
 

@@ -352,12 +352,52 @@ fn resolve_parent(
             let id = made.iter().find(|(k, _)| k == key).map(|(_, id)| id.clone());
             Ok(Ok(id.map(|id| json!({"id": id, "entry": entry}))))
         }
-        Some(Parent::Source { id }) => {
+        Some(Parent::Source { id, call }) => {
+            if let Some(call) = call
+                && let Some((session, entry)) = spawned_at(job.store, existing, tool, id, call)?
+            {
+                return Ok(Ok(Some(json!({"id": session.as_str(), "entry": entry}))));
+            }
             let Some(known) = existing.source(tool, id) else { return Ok(Err(id.clone())) };
             let entry = entries_until(job.store, &known.id, &unit.created_at)?;
             Ok(Ok(Some(json!({"id": known.id.as_str(), "entry": entry}))))
         }
     }
+}
+
+/// The session imported from source `source` (its own, or a branch of
+/// it) that holds the tool call `call`, and the entry after that call's
+/// results: where the child it started forks.
+fn spawned_at(
+    store: &Store,
+    existing: &Existing,
+    tool: Tool,
+    source: &str,
+    call: &str,
+) -> anyhow::Result<Option<(SessionId, usize)>> {
+    let of_source = existing.known.iter().filter(|k| k.tool == tool.name() && k.source_id == source);
+    for known in of_source {
+        let Some(at) = store.locate(&known.id) else { continue };
+        let lines = store.read_lines(&at)?;
+        let is_the_call = |text: &str| {
+            crate::store::entry::quick_type(text) == Some("tool")
+                && serde_json::from_str::<Value>(text).is_ok_and(|v| v.get("id").and_then(Value::as_str) == Some(call))
+        };
+        let found = (0..lines.len()).find(|&i| is_the_call(lines.entry(i)));
+        if let Some(index) = found {
+            return Ok(Some((known.id.clone(), after_results(&lines, index + 1))));
+        }
+    }
+    Ok(None)
+}
+
+/// `count` moved past any `tool` entries right after it: a fork never
+/// lands between a call and its results.
+fn after_results(lines: &crate::store::lines::Lines, mut count: usize) -> usize {
+    while count < lines.len() && crate::store::entry::quick_type(lines.entry(count)) == Some("tool") {
+        count += 1;
+    }
+    count
 }
 
 /// How many of session `id`'s entries were recorded by `time`: where a
@@ -375,11 +415,7 @@ fn entries_until(store: &Store, id: &SessionId, time: &str) -> anyhow::Result<us
         })
         .count();
     // Never between a call and its results: a fork there would split them.
-    let mut count = count.max(1).min(lines.len());
-    while count < lines.len() && crate::store::entry::quick_type(lines.entry(count)) == Some("tool") {
-        count += 1;
-    }
-    Ok(count)
+    Ok(after_results(&lines, count.max(1).min(lines.len())))
 }
 
 /// Each entry redacted, as the raw text the file stores.

@@ -35,6 +35,7 @@ mod front;
 mod generated;
 mod harness;
 mod import;
+mod import_branches;
 mod layering;
 mod lifecycle;
 mod mcp;

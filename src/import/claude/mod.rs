@@ -11,13 +11,16 @@
 //! session or in `<sessionId>/subagents/`), or in older versions inside the
 //! session's own file. Every other line type is kept as `custom`.
 //!
-//! Lines are taken in file order: every line once, whatever branch of the
-//! `uuid` tree it is on.
+//! The `uuid` tree is cut into the file's session and its forks (see
+//! [`tree`]); each takes its lines in file order, every line once. Lines
+//! off the tree (metadata) stay with the file's session.
 
 use std::collections::HashMap;
 use std::path::Path;
 
 use serde_json::Value;
+
+mod tree;
 
 use super::build::{Builder, CallRef, Mark, entries_before};
 use super::{Parent, Read, Skipped, Unit, content_text, file_stem, text_of, time_of};
@@ -51,6 +54,9 @@ struct Part {
     /// The main part's place when this sidechain began.
     began: Option<Mark>,
     agent: Option<String>,
+    /// Where each of its tree's lines ended (by `uuid`): where a fork
+    /// leaving after that line begins.
+    after: HashMap<String, Mark>,
 }
 
 /// Read a Claude Code transcript.
@@ -60,53 +66,111 @@ pub fn read(path: &Path, lines: Vec<(usize, Value)>) -> Read {
     // A subagent's own file: every conversation line is on the sidechain.
     let agent_file = lines.iter().any(|(_, l)| conversation(l))
         && lines.iter().filter(|(_, l)| conversation(l)).all(|(_, l)| is_side(l));
-    let mut main = Part::default();
+    let tree = tree::cut(&lines, |l| is_side(l) == agent_file);
+    // One part per branch of the tree, the file's session first.
+    let mut parts: Vec<Part> = (0..tree.branches.len().max(1)).map(|_| Part::default()).collect();
     let mut sides: Vec<(String, Part)> = Vec::new();
     let mut skipped = Vec::new();
-    let (mut session, mut cwd, mut version, mut title, mut agent) = (None, None, None, None::<String>, None);
-    let mut summary: Option<String> = None;
-    for (n, line) in lines {
-        session = session.or_else(|| text_of(&line, "sessionId"));
-        cwd = cwd.or_else(|| text_of(&line, "cwd"));
-        version = text_of(&line, "version").or(version);
-        agent = agent.or_else(|| text_of(&line, "agentId"));
+    let mut about = About::default();
+    for (i, (n, line)) in lines.into_iter().enumerate() {
+        about.note(&line);
+        let node = text_of(&line, "uuid").zip(tree.owner[i]);
         let part = if is_side(&line) && !agent_file {
             let key = text_of(&line, "agentId").unwrap_or_else(|| "sidechain".into());
             let at = sides.iter().position(|(k, _)| *k == key).unwrap_or_else(|| {
-                let began = Some(main.b.mark());
+                let began = Some(parts[0].b.mark());
                 sides.push((key.clone(), Part { began, agent: Some(key.clone()), ..Part::default() }));
                 sides.len() - 1
             });
             &mut sides[at].1
         } else {
-            &mut main
+            &mut parts[tree.owner[i].unwrap_or(0)]
         };
         let kind = line.get("type").and_then(Value::as_str).unwrap_or("").to_string();
-        match kind.as_str() {
-            "summary" => summary = text_of(&line, "summary").or(summary),
-            "custom-title" => title = text_of(&line, "customTitle").or(title),
-            _ => {}
-        }
         if let Err(why) = part.line(&kind, line) {
             skipped.push(Skipped { line: n, why });
         }
+        if let Some((uuid, branch)) = node {
+            let part = &mut parts[branch];
+            part.after.insert(uuid, part.b.mark());
+        }
     }
     let (source_id, parent) = if agent_file {
-        (agent.clone().unwrap_or_else(|| file_stem(path)), session.clone().map(|id| Parent::Source { id }))
+        let call = spawning_call(path);
+        (
+            about.agent.clone().unwrap_or_else(|| file_stem(path)),
+            about.session.clone().map(|id| Parent::Source { id, call }),
+        )
     } else {
-        (session.clone().unwrap_or_else(|| file_stem(path)), None)
+        (about.session.clone().unwrap_or_else(|| file_stem(path)), None)
     };
-    let cwd = cwd.unwrap_or_default();
-    let named = title.or(summary);
-    let (main_unit, placed) = main.finish(None, &source_id, &cwd, parent, named);
-    let total = main_unit.entries.len();
-    let mut units = vec![main_unit];
+    let cwd = about.cwd.unwrap_or_default();
+    let named = about.title.or(about.summary);
+    let mut units = Vec::new();
+    // Each branch's layout (where its items landed, its size, where each
+    // of its lines ended), for the forks that leave it.
+    let mut cuts: Vec<(Vec<usize>, usize, HashMap<String, Mark>)> = Vec::new();
+    for (b, mut part) in parts.into_iter().enumerate() {
+        let branch = tree.branches.get(b).cloned().unwrap_or(tree::Branch { key: None, from: None });
+        let after = std::mem::take(&mut part.after);
+        let parent = match &branch.from {
+            _ if b == 0 => parent.clone(),
+            Some((owner, at)) => cuts.get(*owner).map(|(placed, total, ends)| {
+                let entry = ends.get(at).map_or(*total, |&mark| entries_before(placed, *total, mark));
+                Parent::Unit { key: tree.branches[*owner].key.clone(), entry }
+            }),
+            None => None,
+        };
+        let title = if b == 0 { named.clone() } else { None };
+        let (unit, placed) = part.finish(branch.key, &source_id, &cwd, parent, title);
+        cuts.push((placed, unit.entries.len(), after));
+        units.push(unit);
+    }
     for (key, side) in sides {
-        let began = side.began.map_or(total, |m| entries_before(&placed, total, m));
+        let (placed, total, _) = &cuts[0];
+        let began = side.began.map_or(*total, |m| entries_before(placed, *total, m));
         let parent = Some(Parent::Unit { key: None, entry: began });
         units.push(side.finish(Some(key), &source_id, &cwd, parent, None).0);
     }
-    Read { version, units, skipped }
+    Read { version: about.version, units, skipped }
+}
+
+/// The id of the `Agent` call that started a subagent: `toolUseId` in the
+/// `agent-*.meta.json` Claude Code writes beside its transcript (newer
+/// versions; without it the child forks by time).
+fn spawning_call(path: &Path) -> Option<String> {
+    let meta = path.with_extension("meta.json");
+    let bytes = std::fs::read(meta).ok()?;
+    let value: Value = serde_json::from_slice(&bytes).ok()?;
+    text_of(&value, "toolUseId")
+}
+
+/// What the header of every session made from the file records, gathered
+/// from its lines.
+#[derive(Default)]
+struct About {
+    session: Option<String>,
+    cwd: Option<String>,
+    version: Option<String>,
+    /// A `custom-title` line's.
+    title: Option<String>,
+    /// The last `summary` line's.
+    summary: Option<String>,
+    agent: Option<String>,
+}
+
+impl About {
+    fn note(&mut self, line: &Value) {
+        self.session = self.session.take().or_else(|| text_of(line, "sessionId"));
+        self.cwd = self.cwd.take().or_else(|| text_of(line, "cwd"));
+        self.version = text_of(line, "version").or(self.version.take());
+        self.agent = self.agent.take().or_else(|| text_of(line, "agentId"));
+        match line.get("type").and_then(Value::as_str) {
+            Some("summary") => self.summary = text_of(line, "summary").or(self.summary.take()),
+            Some("custom-title") => self.title = text_of(line, "customTitle").or(self.title.take()),
+            _ => {}
+        }
+    }
 }
 
 impl Part {
