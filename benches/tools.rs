@@ -135,6 +135,7 @@ fn main() {
         output_dir: &out_dir,
         judged: Default::default(),
         redactor: &redactor,
+        sandbox: glrs::sandbox::Sandbox::off(),
     };
     let situation = Situation::default();
     println!("one call through the registry, medians of {} calls:", runs * 20);

@@ -119,6 +119,9 @@ pub struct Config {
     /// `hooks.<event>` (SPEC 15).
     pub hooks: crate::hooks::HooksConfig,
     #[serde(default)]
+    /// `sandbox.*` (SPEC 17).
+    pub sandbox: crate::sandbox::SandboxConfig,
+    #[serde(default)]
     /// `mcpServers.<name>` (SPEC 15).
     pub mcp_servers: BTreeMap<String, crate::mcp::config::ServerConfig>,
     #[serde(default)]
@@ -355,6 +358,7 @@ impl Config {
         }
         pruning::validate_pruning(&self.context_pruning)?;
         self.checkpoints.max_file_bytes()?;
+        crate::sandbox::policy::check_config(&self.sandbox)?;
         self.check_ranges()
     }
 
@@ -556,6 +560,9 @@ mod tests {
             (r#"{"providers": {"vllm": {"type": "openai", "baseUrl": "h/v1"}}}"#, "providers.vllm.baseUrl"),
             (r#"{"permissions": {"allow": ["bash:["]}}"#, "permissions.allow[0]"),
             (r#"{"redact": {"patterns": ["("]}}"#, "redact.patterns[0]"),
+            (r#"{"sandbox": {"mode": "strict"}}"#, "sandbox.mode: unknown variant `strict`"),
+            (r#"{"sandbox": {"writableRoots": ["build"]}}"#, "sandbox.writableRoots[0]"),
+            (r#"{"sandbox": {"denyRead": ["~user/x"]}}"#, "sandbox.denyRead[0]"),
             (r#"{"tools": {"disabled": ["["]}}"#, "tools.disabled[0]"),
             (r#"{"hooks": {"on_save": []}}"#, "hooks.on_save: unknown field `on_save`"),
             (r#"{"hooks": {"tool_call": [{"command": "x", "when": 1}]}}"#, "hooks.tool_call[0].when"),

@@ -37,6 +37,7 @@ pub mod prune;
 pub mod redact;
 pub mod rewind;
 pub mod runtime;
+pub mod sandbox;
 pub mod store;
 pub mod time;
 pub mod tools;

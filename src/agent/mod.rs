@@ -148,6 +148,9 @@ impl Agent {
         let window = catalogue::context_window(&config, &model.provider, &model.model);
         let permissions = Permissions::new(&config.permissions.allow, &config.permissions.deny, &[], false)?;
         let mut tools = Registry::with_builtins(config.tool_offering()?, permissions);
+        let places = crate::sandbox::Places::from_env(&store.paths);
+        let mode = config.sandbox.mode.unwrap_or_default();
+        tools.set_sandbox(crate::sandbox::Sandbox::new(&config.sandbox, mode, Path::new(&cwd), &places)?);
         tools.add(std::sync::Arc::new(session_tools::MemoryAppend { cwd: cwd.clone().into() }));
         for kind in session_tools::COMPACTION_TOOLS {
             tools.add(std::sync::Arc::new(session_tools::CompactionTool {
@@ -235,6 +238,10 @@ impl Agent {
         agent.last_call = file.get_str("updatedAt").and_then(|t| t.parse().ok());
         if let Some(level) = file.get_str("thinking").and_then(|t| crate::provider::cache::Thinking::parse(t).ok()) {
             agent.thinking = level;
+        }
+        // SPEC 17: the mode the session ran in, unless --sandbox says again.
+        if let Some(mode) = file.get_str("sandbox").and_then(|m| crate::sandbox::Mode::parse(m).ok()) {
+            agent.set_sandbox_mode(mode);
         }
         agent.cycle = crate::compact::flush::cycle_of(&recent.hit_texts());
         agent.seen = LastSeen {
@@ -342,6 +349,18 @@ impl Agent {
     /// key's entry in `keys.json`) at the next save.
     pub fn set_key(&mut self, key: String) {
         self.key = Some(key);
+    }
+
+    /// The session's sandbox (SPEC 17).
+    pub fn sandbox(&self) -> std::sync::Arc<crate::sandbox::Sandbox> {
+        self.tools.sandbox()
+    }
+
+    /// `--sandbox`, `/sandbox MODE`: the sandbox mode of the next calls,
+    /// saved in the header as `sandbox`.
+    pub fn set_sandbox_mode(&mut self, mode: crate::sandbox::Mode) {
+        let sandbox = self.tools.sandbox().with_mode(mode);
+        self.tools.set_sandbox(sandbox);
     }
 
     /// `--thinking`: the thinking level of the next turns, saved in the

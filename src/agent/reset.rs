@@ -38,6 +38,7 @@ impl Agent {
         next.key = self.key.clone();
         next.thinking = self.thinking;
         self.tools.carry_to(&mut next.tools);
+        next.set_sandbox_mode(self.tools.sandbox().mode());
         Ok(next)
     }
 

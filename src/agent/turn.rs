@@ -389,6 +389,7 @@ impl Agent {
             let session_file = self.store.session_path(&self.id);
             let output_dir = crate::limits::output_dir();
             let mut checkpointed = false;
+            let sandbox = self.tools.sandbox();
             for call in &calls {
                 // SPEC 19: the workspace is recorded before the step's first mutating call.
                 if !checkpointed && self.tools.mutates(&call.name) {
@@ -404,6 +405,7 @@ impl Agent {
                     output_dir: &output_dir,
                     judged: crate::tools::Judged::default(),
                     redactor: &self.redactor,
+                    sandbox: &sandbox,
                 };
                 let cwd = std::path::Path::new(&self.cwd);
                 let subject = self.tools.get(&call.name).and_then(|t| t.subject(&call.input, cwd));

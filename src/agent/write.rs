@@ -40,6 +40,7 @@ impl Agent {
         if let Some(key) = &self.key {
             change = change.set("key", Value::from(key.as_str()));
         }
+        change = change.set("sandbox", Value::from(self.tools.sandbox().mode().name()));
         if let Some(system) = &self.system {
             change = change.set("system", Value::from(self.redactor.text(system).into_owned()));
         }

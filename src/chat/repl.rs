@@ -52,6 +52,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/resume", "[ID] open another session (no ID: pick one)"),
     ("/model", "[provider/model] show or change the model"),
     ("/thinking", "[off|low|medium|high] show or set the thinking level"),
+    ("/sandbox", "[workspace-write|read-only|off] show or set the sandbox of the model's commands"),
     ("/new", "start a fresh session (for this key, if any); this one stays"),
     ("/reset", "the same as /new"),
     ("/fork", "[N] copy this session (entries 1..N) to a new id (glrs-fork)"),
@@ -485,6 +486,7 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
                 chat.flushed_cycle().map_or("none this session".to_string(), |c| format!("after compaction {c}"))
             );
             say!("{}", chat.pruning_status());
+            say!("sandbox {}", chat.sandbox().describe());
             if chat.is_saved() {
                 crate::programs::run_program("glrs-sessions", &["status", chat.id().as_str()])?;
             } else {
@@ -532,6 +534,12 @@ fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
                 chat.set_model(crate::provider::select::ModelRef::parse(arg)?)?;
                 say!("model {} for the next turns", chat.model().full());
             }
+        }
+        "/sandbox" => {
+            if !arg.is_empty() {
+                chat.set_sandbox_mode(crate::sandbox::Mode::parse(arg).map_err(anyhow::Error::msg)?);
+            }
+            say!("sandbox {}", chat.sandbox().describe());
         }
         "/thinking" => {
             if arg.is_empty() {

@@ -65,6 +65,9 @@ pub struct Args {
     /// Thinking level: off, low, medium or high (Anthropic budgets 4k/12k/32k tokens; OpenAI reasoning_effort); saved with the session
     #[arg(long, value_name = "LEVEL", value_parser = ["off", "low", "medium", "high"])]
     pub thinking: Option<String>,
+    /// Sandbox for the model's commands: workspace-write (default: writes only in the workspace, no network), read-only, or off; saved with the session
+    #[arg(long, value_name = "MODE", value_parser = ["workspace-write", "read-only", "off"])]
+    pub sandbox: Option<String>,
     /// Run one turn with this prompt: the reply on stdout, the session id on stderr
     #[arg(short = 'p', long = "prompt", value_name = "PROMPT")]
     pub prompt: Option<String>,
@@ -80,6 +83,9 @@ pub struct Args {
 /// (`crate::runtime`) is built here; what the chat leaves running on it
 /// gets a bounded moment to stop when it returns.
 pub fn run(args: Args) -> Result<i32> {
+    // Whether the kernel can sandbox, tried once before the runtime runs
+    // (it spawns and waits for a tiny sandboxed command).
+    crate::sandbox::support();
     let runtime = crate::runtime::build()?;
     let code = {
         let _inside = runtime.enter();
@@ -211,6 +217,15 @@ fn run_on(args: Args, runtime: &tokio::runtime::Runtime) -> Result<i32> {
     }
     if let Some(level) = &args.thinking {
         chat.set_thinking(crate::provider::cache::Thinking::parse(level).map_err(crate::cli::UsageError)?);
+    }
+    if let Some(mode) = &args.sandbox {
+        chat.set_sandbox_mode(crate::sandbox::Mode::parse(mode).map_err(crate::cli::UsageError)?);
+    }
+    let sandbox = chat.sandbox();
+    if let (crate::sandbox::Support::Unavailable(why), false) =
+        (sandbox.support(), sandbox.mode() == crate::sandbox::Mode::Off)
+    {
+        eprintln!("{PROGRAM_NAME}: sandbox unavailable: {why}; every bash call asks");
     }
     // Maintenance by itself (SPEC 16), with this chat's session already
     // open (so it is never removed).

@@ -49,7 +49,7 @@ const PAGES: &[Page] = &[
             "In the REPL, the prompt shows the session id, the model and how full the context is. Replies stream \
              as they arrive; Esc or Ctrl-C stops a turn and keeps what arrived; a line typed during a turn joins it \
              as a steer. Slash commands: /help, /status, /sessions, /resume [ID], /model [M], /thinking [LEVEL], \
-             /new, /reset, /fork [N], /rewind, /compact [instruction], /clear, /artifacts, /export [FILE], /mcp, /quit.",
+             /sandbox [MODE], /new, /reset, /fork [N], /rewind, /compact [instruction], /clear, /artifacts, /export [FILE], /mcp, /quit.",
         ],
         exit: &[
             ("130", "a one-shot turn was stopped with Ctrl-C (what arrived is kept)"),

@@ -91,6 +91,22 @@ pub const KEYS: &[Key] = &[
         range: "variable names kept from commands, tools and hooks",
     },
     Key { path: "childEnv.pass", default: "[]", range: "key variables commands, tools and hooks get after all" },
+    Key {
+        path: "sandbox.mode",
+        default: "workspace-write",
+        range: "workspace-write, read-only, off (the model's commands, SPEC 17)",
+    },
+    Key {
+        path: "sandbox.writableRoots",
+        default: "~/.cache, ~/.cargo/registry, ~/.cargo/git, ~/.npm, ~/.m2, ~/go/pkg/mod",
+        range: "paths (/…, ~/…, $HOME/…), replacing the default",
+    },
+    Key {
+        path: "sandbox.denyRead",
+        default: "~/.ssh, ~/.gnupg, ~/.aws, ~/.config/gcloud, ~/.netrc, ~/.docker/config.json",
+        range: "paths, replacing the default (glrs's config folder is always added)",
+    },
+    Key { path: "sandbox.network", default: "false", range: "true, false" },
     Key { path: "contextPruning.mode", default: "cache-ttl for Claude models, else off", range: "cache-ttl, off" },
     Key { path: "contextPruning.ttl", default: "5m", range: "a duration" },
     Key { path: "contextPruning.keepLastAssistants", default: "3", range: "a count" },

@@ -7,6 +7,11 @@
 //! `crate::process::reaper`). Output past the limits keeps its
 //! last part and names the file holding all of it (0600). The runner is
 //! `crate::process::run`, shared with hooks and exec tools.
+//!
+//! Unless the mode is `off` the command runs inside the session's sandbox
+//! (SPEC 17, `crate::sandbox`); `"sandbox": false` asks to leave it for one
+//! call (the registry asks the user). A failed sandboxed command's result
+//! names what the sandbox refused, as far as its output shows it.
 
 use std::path::Path;
 use std::time::Duration;
@@ -14,9 +19,9 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Origin, Tool, ToolContext, ToolFuture, ToolOutput, parse_input};
+use super::{Origin, Sandboxing, Tool, ToolContext, ToolFuture, ToolOutput, parse_input};
 use crate::limits;
-use crate::process::{Ending, output_text, run_command};
+use crate::process::{Ending, Spawn, output_text, run_process};
 use crate::provider::ToolSpec;
 
 /// The default timeout of a command, in seconds.
@@ -40,6 +45,11 @@ pub fn shell() -> &'static str {
 struct BashInput {
     command: String,
     timeout: Option<u64>,
+    /// `false`: ask to run this one command outside the sandbox.
+    sandbox: Option<bool>,
+    /// Why it must run outside (shown when the user is asked: `sandboxing`).
+    #[serde(rename = "reason")]
+    _reason: Option<String>,
 }
 
 /// `bash`: run a shell command.
@@ -58,7 +68,9 @@ impl Tool for Bash {
             description: "Run a shell command with bash -c in the working directory; stdout and stderr merged, then the exit code. Long output keeps its end and names a file with all of it. Everything the command starts is killed when it ends or times out: do not leave servers running in the background.".into(),
             parameters: json!({"type": "object", "properties": {
                 "command": {"type": "string", "description": "the command"},
-                "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT, "description": "seconds (default 120, at most 600)"}
+                "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT, "description": "seconds (default 120, at most 600)"},
+                "sandbox": {"type": "boolean", "description": "false only when the command cannot work inside the sandbox (writes outside the workspace, needs the network): the user is asked; give a reason"},
+                "reason": {"type": "string", "description": "with sandbox false: why the command must run outside the sandbox"}
             }, "required": ["command"]}),
         }
     }
@@ -66,7 +78,19 @@ impl Tool for Bash {
         input.get("command").and_then(Value::as_str).map(str::to_string)
     }
     fn summary(&self, input: &Value) -> String {
-        limits::one_line(input.get("command").and_then(Value::as_str).unwrap_or("?"), 120)
+        let command = limits::one_line(input.get("command").and_then(Value::as_str).unwrap_or("?"), 120);
+        match self.sandboxing(input, Path::new("/")) {
+            Sandboxing::Outside(reason) => format!("{command}  (outside the sandbox: {reason})"),
+            _ => command,
+        }
+    }
+    fn sandboxing(&self, input: &Value, _cwd: &Path) -> Sandboxing {
+        if input.get("sandbox").and_then(Value::as_bool) == Some(false) {
+            let reason = input.get("reason").and_then(Value::as_str).filter(|r| !r.trim().is_empty());
+            Sandboxing::Outside(limits::one_line(reason.unwrap_or("no reason given"), 200))
+        } else {
+            Sandboxing::Inside
+        }
     }
     fn in_full(&self, input: &Value) -> Option<String> {
         Some(input.get("command").and_then(Value::as_str).unwrap_or("?").to_string())
@@ -81,13 +105,38 @@ impl Tool for Bash {
             let shell = shell();
             let args = ["-c", input.command.as_str()];
             let timeout = Duration::from_secs(secs);
-            let (ending, path) = match run_command(shell, &args, ctx.cwd, timeout, ctx.output_dir, "bash", None).await {
+            let confinement = match input.sandbox {
+                Some(false) => None,
+                _ => match ctx.sandbox.confinement() {
+                    Ok(c) => c,
+                    Err(e) => {
+                        return ToolOutput::error(format!(
+                            "the sandbox could not be set up, so the command was not run: {e}"
+                        ));
+                    }
+                },
+            };
+            let tmpdir = confinement.as_ref().and_then(|c| c.tmpdir());
+            let env: Vec<(&str, &std::ffi::OsStr)> = tmpdir.map(|t| ("TMPDIR", t.as_os_str())).into_iter().collect();
+            let spawn = Spawn {
+                env: &env,
+                confine: confinement.as_ref().map(|c| c.confine.clone()),
+                ..Spawn::new(shell.as_ref(), &args, ctx.cwd)
+            };
+            let ran = match run_process(&spawn, timeout, ctx.output_dir, "bash").await {
                 Ok(r) => r,
                 Err(e) => return ToolOutput::error(e),
             };
+            let (ending, path) = (ran.ending, ran.output);
             let mut text = output_text(&path, ctx.redactor);
             if !text.is_empty() && !text.ends_with('\n') {
                 text.push('\n');
+            }
+            if confinement.is_some() && ending != Ending::Exit(0) {
+                for note in crate::sandbox::refusal::explain(&text, ctx.sandbox.policy(), ctx.cwd) {
+                    text.push_str(&note);
+                    text.push('\n');
+                }
             }
             match ending {
                 Ending::Exit(code) => {
@@ -123,6 +172,7 @@ mod tests {
             output_dir: out,
             judged: Default::default(),
             redactor: &redactor,
+            sandbox: crate::sandbox::Sandbox::off(),
         };
         crate::runtime::build().unwrap().block_on(Bash.run(&input, &ctx))
     }

@@ -161,10 +161,23 @@ impl Tool for ExecTool {
             let stdin = input.to_string();
             let env: [(&str, &OsStr); 2] =
                 [("GLRS_SESSION_ID", OsStr::new(ctx.session_id)), ("GLRS_SESSION_FILE", ctx.session_file.as_os_str())];
+            // SPEC 17: executable tools run inside the sandbox too (they
+            // still ask: every extension tool does).
+            let confinement = match ctx.sandbox.confinement() {
+                Ok(c) => c,
+                Err(e) => {
+                    return ToolOutput::error(format!("the sandbox could not be set up, so the tool was not run: {e}"));
+                }
+            };
+            let mut env = env.to_vec();
+            if let Some(tmp) = confinement.as_ref().and_then(|c| c.tmpdir()) {
+                env.push(("TMPDIR", tmp.as_os_str()));
+            }
             let spawn = Spawn {
                 env: &env,
                 stdin: Some(stdin.as_bytes()),
                 stderr_apart: true,
+                confine: confinement.as_ref().map(|c| c.confine.clone()),
                 ..Spawn::new(self.path.as_os_str(), &[], ctx.cwd)
             };
             let ran = match process::run_process(&spawn, CALL_TIMEOUT, ctx.output_dir, &self.spec.name).await {
@@ -245,6 +258,7 @@ mod tests {
             output_dir: &out_dir,
             judged: crate::tools::Judged::default(),
             redactor: &crate::redact::Redactor::off(),
+            sandbox: crate::sandbox::Sandbox::off(),
         };
         let out = rt.block_on(loaded[0].run(&json!({"text": "hi"}), &ctx));
         assert_eq!(out, ToolOutput::ok("{\"TEXT\":\"HI\"}"));

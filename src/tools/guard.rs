@@ -14,11 +14,15 @@ use std::sync::Arc;
 
 use super::fs::real::{Target, real_path};
 use super::permissions::{Rule, escape_glob};
+use crate::sandbox::{Mode, Policy};
 
 /// The paths one call may not read.
 #[derive(Debug, Clone, Default)]
 pub struct ReadGuard {
     deny: Vec<Rule>,
+    /// `sandbox.denyRead` (resolved), when the sandbox is on: the file
+    /// tools obey the same roots as the commands (SPEC 17 "File tools").
+    sandbox: Option<Policy>,
 }
 
 /// A name no file has: a folder is skipped whole when a rule denies this
@@ -28,7 +32,13 @@ const ANY_NAME: &str = "\u{0}";
 impl ReadGuard {
     /// A guard from the `permissions.deny` rules.
     pub fn new(deny: Vec<Rule>) -> ReadGuard {
-        ReadGuard { deny }
+        ReadGuard { deny, sandbox: None }
+    }
+
+    /// This guard, keeping out `sandbox.denyRead` too unless the mode is `off`.
+    pub fn with_sandbox(self, policy: &Policy) -> ReadGuard {
+        let sandbox = (policy.mode() != Mode::Off).then(|| policy.clone());
+        ReadGuard { sandbox, ..self }
     }
 
     /// Why `tool` may not read `target`, as the model is told; `None` when
@@ -36,6 +46,12 @@ impl ReadGuard {
     pub fn refuses(&self, tool: &str, target: &Target) -> Option<String> {
         if is_process_environment(&target.real) {
             return Some(format!("denied: {} is a process's environment, which holds secrets", target.shown));
+        }
+        if self.sandbox.as_ref().is_some_and(|p| p.is_denied_read(&target.real)) {
+            return Some(format!(
+                "denied: {} is under sandbox.denyRead (the user's secrets, SPEC 17); it was not read",
+                target.shown
+            ));
         }
         let rule = self
             .deny

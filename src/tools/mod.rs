@@ -74,6 +74,58 @@ pub struct ToolContext<'a> {
     /// Applied to the output files kept there: the cache holds no secret
     /// the session file would not.
     pub redactor: &'a crate::redact::Redactor,
+    /// The session's sandbox (SPEC 17): what commands run inside, and the
+    /// roots the file tools obey.
+    pub sandbox: &'a crate::sandbox::Sandbox,
+}
+
+/// How the sandbox bears on one call (SPEC 17 "Asking").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sandboxing {
+    /// The sandbox has no part in it.
+    None,
+    /// It runs a command inside the sandbox (`bash`): with the kernel
+    /// enforcing it, it needs no prompt.
+    Inside,
+    /// It asks to run outside the sandbox (`bash` with `"sandbox": false`),
+    /// for this reason: it always asks, unless the mode is `off`.
+    Outside(String),
+    /// It writes this file (`write`, `edit`): inside the writable roots in
+    /// `workspace-write` it needs no prompt.
+    Writes(PathBuf),
+}
+
+/// The permission decision with the sandbox taken into account: a deny
+/// rule always wins; a call leaving the sandbox always asks (but in `off`),
+/// and so does a write outside the writable roots, whatever the allow
+/// rules say; a sandboxed command, or a write inside the roots in
+/// `workspace-write`, needs no prompt.
+fn with_sandbox(decision: Decision, sandboxing: &Sandboxing, sandbox: &crate::sandbox::Sandbox) -> Decision {
+    use crate::sandbox::Mode;
+    match (decision, sandboxing) {
+        (Decision::Deny(why), _) => Decision::Deny(why),
+        (_, Sandboxing::Outside(_)) if sandbox.mode() != Mode::Off => Decision::Ask,
+        (Decision::Ask, Sandboxing::Inside) if sandbox.enforced() => Decision::Allow,
+        (decision, Sandboxing::Writes(path)) if sandbox.mode() != Mode::Off => {
+            match (sandbox.mode(), sandbox.policy().is_writable(&crate::sandbox::resolve(path))) {
+                (_, false) => Decision::Ask,
+                (Mode::WorkspaceWrite, true) => Decision::Allow,
+                (_, true) => decision,
+            }
+        }
+        (decision, _) => decision,
+    }
+}
+
+/// Whether a call is asked about every time, whatever was answered before:
+/// it leaves the sandbox, or writes outside the writable roots.
+fn asks_every_time(sandboxing: &Sandboxing, sandbox: &crate::sandbox::Sandbox) -> bool {
+    match sandboxing {
+        _ if sandbox.mode() == crate::sandbox::Mode::Off => false,
+        Sandboxing::Outside(_) => true,
+        Sandboxing::Writes(path) => !sandbox.policy().is_writable(&crate::sandbox::resolve(path)),
+        Sandboxing::None | Sandboxing::Inside => false,
+    }
 }
 
 /// What decides which tools are offered for the next model call.
@@ -131,6 +183,11 @@ pub trait Tool: Send + Sync {
     /// not hide a `path`), nothing for a built-in one (the subject is shown).
     fn in_full(&self, input: &Value) -> Option<String> {
         (self.origin() != Origin::BuiltIn).then(|| arguments(input))
+    }
+    /// How the sandbox bears on a call (SPEC 17 "Asking"): runs inside it,
+    /// asks to run outside it, or writes a file. Nothing, unless it says.
+    fn sandboxing(&self, _input: &Value, _cwd: &Path) -> Sandboxing {
+        Sandboxing::None
     }
     /// What the permission prompt shows beyond the summary (a short diff).
     fn preview(&self, _input: &Value, _cwd: &Path) -> Option<String> {
@@ -227,12 +284,14 @@ pub struct Registry {
     pub permissions: Permissions,
     /// The chat's MCP servers, whose tools join as they start (SPEC 15).
     servers: Option<Arc<crate::mcp::Servers>>,
+    /// The session's sandbox (SPEC 17).
+    sandbox: Arc<crate::sandbox::Sandbox>,
 }
 
 impl Registry {
     /// An empty registry with what to offer and the permissions.
     pub fn new(offering: Offering, permissions: Permissions) -> Registry {
-        Registry { tools: Vec::new(), offering, permissions, servers: None }
+        Registry { tools: Vec::new(), offering, permissions, servers: None, sandbox: Arc::default() }
     }
 
     /// The registry with the seven built-in tools.
@@ -259,6 +318,16 @@ impl Registry {
             next.add(tool.clone());
         }
         next.servers = self.servers.clone();
+    }
+
+    /// The session's sandbox, for the calls' [`ToolContext`].
+    pub fn sandbox(&self) -> Arc<crate::sandbox::Sandbox> {
+        self.sandbox.clone()
+    }
+
+    /// Run the next calls in this sandbox (a session opened, `/sandbox MODE`).
+    pub fn set_sandbox(&mut self, sandbox: crate::sandbox::Sandbox) {
+        self.sandbox = Arc::new(sandbox);
     }
 
     /// Offer the tools of these MCP servers as they start.
@@ -383,11 +452,13 @@ impl Registry {
         }
         let subject = tool.subject(&call.input, ctx.cwd);
         let decision = self.permissions.decide(tool.name(), tool.needs_permission(), subject.as_deref(), ctx.cwd);
+        let sandboxing = tool.sandboxing(&call.input, ctx.cwd);
+        let decision = with_sandbox(decision, &sandboxing, ctx.sandbox);
         match decision {
             Decision::Allow => {}
             Decision::Deny(why) => return ToolOutput::error(why),
             Decision::Ask if !asker.can_ask() => {
-                return ToolOutput::error(permissions::no_terminal(tool.name(), subject.as_deref(), ctx.cwd));
+                return ToolOutput::error(cannot_ask(tool.name(), subject.as_deref(), &sandboxing, ctx));
             }
             Decision::Ask => {
                 // Built only for someone who is asked, and off the runtime
@@ -411,16 +482,19 @@ impl Registry {
                 };
                 match answer {
                     Answer::Once => {}
+                    // Leaving the sandbox is asked about every time.
+                    Answer::Always if asks_every_time(&sandboxing, ctx.sandbox) => {}
                     Answer::Always => self.permissions.allow_for_session(tool.name(), subject.as_deref()),
                     Answer::Deny(reason) => return ToolOutput::error(permissions::denied_by_user(reason.as_deref())),
                     Answer::Cannot => {
-                        return ToolOutput::error(permissions::no_terminal(tool.name(), subject.as_deref(), ctx.cwd));
+                        return ToolOutput::error(cannot_ask(tool.name(), subject.as_deref(), &sandboxing, ctx));
                     }
                     Answer::Interrupted => return ToolOutput::error("interrupted by the user before it ran"),
                 }
             }
         }
-        let judged = Judged { subject, reads: Arc::new(ReadGuard::new(self.permissions.deny_rules().to_vec())) };
+        let reads = ReadGuard::new(self.permissions.deny_rules().to_vec()).with_sandbox(ctx.sandbox.policy());
+        let judged = Judged { subject, reads: Arc::new(reads) };
         let ctx = ToolContext { judged, ..*ctx };
         let run = tool.run(&call.input, &ctx);
         tokio::select! {
@@ -428,6 +502,21 @@ impl Registry {
             () = ctx.cancel.cancelled() => ToolOutput::error("interrupted by the user: the tool was stopped"),
             out = run => out,
         }
+    }
+}
+
+/// The result of a call that would ask, with no one to ask: why it asks
+/// (it leaves the sandbox, it writes outside the roots, or no rule allows
+/// it) and what would let it run.
+fn cannot_ask(tool: &str, subject: Option<&str>, sandboxing: &Sandboxing, ctx: &ToolContext<'_>) -> String {
+    match sandboxing {
+        Sandboxing::Outside(reason) if asks_every_time(sandboxing, ctx.sandbox) => {
+            crate::sandbox::outside_denied(reason)
+        }
+        Sandboxing::Writes(path) if asks_every_time(sandboxing, ctx.sandbox) => {
+            crate::sandbox::write_outside_denied(tool, &crate::sandbox::resolve(path), ctx.sandbox.mode())
+        }
+        _ => permissions::no_terminal(tool, subject, ctx.cwd),
     }
 }
 
@@ -497,6 +586,7 @@ mod tests {
             output_dir: cwd,
             judged: Judged::default(),
             redactor: &NO_REDACTION,
+            sandbox: crate::sandbox::Sandbox::off(),
         }
     }
 
@@ -531,6 +621,34 @@ mod tests {
         cancel.cancel();
         let out = registry.call(&call("echo", json!({})), &c, &mut Never, &s).await;
         assert!(out.is_error && out.content.contains("interrupted"), "{out:?}");
+    }
+
+    #[test]
+    fn the_sandbox_decides_who_asks() {
+        use crate::sandbox::{Mode, Places, Sandbox, SandboxConfig};
+        let dir = tempfile::tempdir().unwrap();
+        let root = crate::sandbox::resolve(dir.path());
+        std::fs::create_dir_all(root.join("work/.git")).unwrap();
+        let places = Places {
+            home: Some(root.join("home")),
+            tmp: root.join("tmp"),
+            data: root.join("data"),
+            config_dir: root.join("home/.config/glrs"),
+            config_file: root.join("home/.config/glrs/config.json"),
+        };
+        let ww = Sandbox::new(&SandboxConfig::default(), Mode::WorkspaceWrite, &root.join("work"), &places).unwrap();
+        let deny = Decision::Deny("no".into());
+        let outside = Sandboxing::Outside("why".into());
+        assert_eq!(with_sandbox(deny.clone(), &outside, &ww), deny, "a deny rule wins");
+        assert_eq!(with_sandbox(Decision::Allow, &outside, &ww), Decision::Ask, "leaving the sandbox asks");
+        assert_eq!(with_sandbox(Decision::Allow, &outside, &ww.with_mode(Mode::Off)), Decision::Allow);
+        let writes = |p: &str| Sandboxing::Writes(root.join(p));
+        assert_eq!(with_sandbox(Decision::Ask, &writes("work/src/a.rs"), &ww), Decision::Allow);
+        assert_eq!(with_sandbox(Decision::Ask, &writes("work/.git/config"), &ww), Decision::Ask);
+        assert_eq!(with_sandbox(Decision::Ask, &writes("home/.bashrc"), &ww), Decision::Ask);
+        assert_eq!(with_sandbox(Decision::Ask, &writes("work/a.rs"), &ww.with_mode(Mode::ReadOnly)), Decision::Ask);
+        assert_eq!(with_sandbox(Decision::Ask, &Sandboxing::Inside, &ww.with_mode(Mode::Off)), Decision::Ask);
+        assert_eq!(with_sandbox(Decision::Ask, &Sandboxing::None, &ww), Decision::Ask);
     }
 
     #[test]

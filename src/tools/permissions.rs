@@ -290,12 +290,12 @@ impl Permissions {
     }
 }
 
-/// Where a redirection in an allowed `bash` line may write. Without a
-/// sandbox holding every command inside the writable roots (SPEC 17),
-/// nowhere but `/dev/null`: with `bash:echo *` and `bash:cargo test*`,
-/// `echo … > build.rs` would let the allowed `cargo test` run what the
-/// model wrote. A sandbox that enforces them gives
-/// [`WritableRoots::for_session`] here.
+/// Where a redirection in an allowed `bash` line may write: nowhere but
+/// `/dev/null`. With `bash:echo *` and `bash:cargo test*`, `echo … >
+/// build.rs` would let the allowed `cargo test` run what the model wrote.
+/// Rules decide only where no kernel sandbox holds the command (mode
+/// `off`, or the kernel cannot): with one, a sandboxed call needs no rule
+/// (SPEC 17 "Asking"), so there is never a sandbox to widen this for.
 fn redirect_roots(_cwd: &Path) -> WritableRoots {
     WritableRoots::none()
 }

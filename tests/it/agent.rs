@@ -13,6 +13,12 @@ use crate::support::sse::*;
 use crate::support::*;
 use serde_json::{Value, json};
 
+/// The config of tests of asking: with the sandbox (SPEC 17) on, a
+/// sandboxed `bash` call and a write in the cwd need no prompt.
+fn sandbox_off() -> Value {
+    json!({"sandbox": {"mode": "off"}})
+}
+
 /// A store, the mock server, a config with the agent's tools on, and a
 /// project folder to work in.
 pub(crate) fn setup(extra: Value) -> (TestStore, MockServer, PathBuf) {
@@ -151,7 +157,7 @@ fn every_tool_runs_through_the_registry_with_its_errors() {
 
 #[test]
 fn one_shot_write_is_denied_without_allow_and_deny_beats_allow() {
-    let (ts, server, proj) = setup(json!({}));
+    let (ts, server, proj) = setup(sandbox_off());
     let write_call = json!({"path": "notes.txt", "content": "hello"});
     call(&server, 1, "write", write_call.clone());
     server.push(Reply::sse(openai_text(&["I could not write it."], 10, 2, 0)));
@@ -172,7 +178,7 @@ fn one_shot_write_is_denied_without_allow_and_deny_beats_allow() {
     assert!(tools[0].2 && tools[0].1 == reason);
 
     // With --allow write it happens.
-    let (ts, server, proj) = setup(json!({}));
+    let (ts, server, proj) = setup(sandbox_off());
     call(&server, 1, "write", write_call.clone());
     server.push(Reply::sse(openai_text(&["Written."], 10, 2, 0)));
     let out = agent(&ts, &proj, &["--allow", "write", "-p", "write notes"]);
@@ -180,7 +186,7 @@ fn one_shot_write_is_denied_without_allow_and_deny_beats_allow() {
     assert_eq!(std::fs::read_to_string(proj.join("notes.txt")).unwrap(), "hello");
 
     // permissions.deny beats --allow (and --allow-all).
-    let (ts, server, proj) = setup(json!({"permissions": {"deny": ["write:notes*"]}}));
+    let (ts, server, proj) = setup(json!({"permissions": {"deny": ["write:notes*"]}, "sandbox": {"mode": "off"}}));
     call(&server, 1, "write", write_call);
     call(&server, 2, "bash", json!({"command": "rm -rf ."}));
     server.push(Reply::sse(openai_text(&["Denied."], 10, 2, 0)));
@@ -426,7 +432,7 @@ fn compaction_over_tool_calls_keeps_commands_and_paths() {
 /// `a` (the same command is not asked again), then `n` with a reason.
 #[test]
 fn the_repl_asks_and_takes_y_a_and_n() {
-    let (ts, server, _) = setup(json!({}));
+    let (ts, server, _) = setup(sandbox_off());
     let cwd = ts.dir.path();
     call(&server, 1, "bash", json!({"command": "echo one"}));
     call(&server, 2, "bash", json!({"command": "echo two"}));
@@ -525,7 +531,7 @@ fn compaction_redacts_what_it_copies() {
 /// `system`.
 #[test]
 fn anthropic_gets_tools_results_and_the_system_prompt() {
-    let (ts, server, proj) = setup(json!({}));
+    let (ts, server, proj) = setup(sandbox_off());
     write(&proj, "a.txt", b"alpha\n");
     server.push(Reply::sse(anthropic_tool_use("toolu_1", "read", &[r#"{"path": "a.txt"}"#])));
     server.push(Reply::sse(anthropic_tool_use("toolu_2", "bash", &[r#"{"command": "rm a.txt"}"#])));
@@ -556,7 +562,7 @@ fn anthropic_gets_tools_results_and_the_system_prompt() {
 /// and the turn ends.
 #[test]
 fn esc_at_the_permission_prompt_ends_the_turn() {
-    let (ts, server, _) = setup(json!({}));
+    let (ts, server, _) = setup(sandbox_off());
     call(&server, 1, "write", json!({"path": "notes.txt", "content": "hello"}));
     let mut p = support::pty::chat(&ts, &["-m", "openai/gpt-4.1"], &[], false);
     support::pty::prompt(&mut p);

@@ -189,7 +189,15 @@ fn slash_commands_tab_completion_and_multi_line_input() {
     p.send_line("/status").unwrap();
     p.exp_string("window 256000 tokens").unwrap();
     p.exp_string("trigger 192000 tokens").unwrap();
+    p.exp_string("sandbox workspace-write (").unwrap();
     p.exp_string("contextTokens").unwrap();
+    prompt(&mut p);
+    // SPEC 17: /sandbox shows and sets the mode.
+    p.send_line("/sandbox read-only").unwrap();
+    p.exp_string("sandbox read-only (").unwrap();
+    prompt(&mut p);
+    p.send_line("/sandbox strict").unwrap();
+    p.exp_string("unknown sandbox mode \"strict\"").unwrap();
     prompt(&mut p);
     p.send_line("/sessions").unwrap();
     p.exp_string("line one").unwrap();

@@ -78,7 +78,8 @@ fn closing_the_terminal_while_a_reply_streams_ends_the_chat_like_sighup() {
 fn closing_the_terminal_at_a_permission_prompt_ends_the_chat_like_sighup() {
     let (ts, server) = store_and_server();
     call(&server, "call_1", "echo never");
-    let mut chat = hangable_chat(&ts, &["-m", "openai/gpt-4.1"], &[]);
+    // The sandbox off, so `bash` asks (inside it, it would not).
+    let mut chat = hangable_chat(&ts, &["-m", "openai/gpt-4.1", "--sandbox", "off"], &[]);
     chat.expect("% > ");
     chat.send("run it\r");
     chat.expect("allow bash?");
@@ -111,7 +112,8 @@ fn a_line_typed_the_moment_the_prompt_is_back_is_never_lost() {
         }
         server.push(text_reply(&format!("reply-{n}-done"), 20));
     }
-    let mut p = crate::support::pty::chat(&ts, &["-m", "openai/gpt-4.1"], &[], false);
+    // The sandbox off, so `bash` asks (inside it, it would not).
+    let mut p = crate::support::pty::chat(&ts, &["-m", "openai/gpt-4.1", "--sandbox", "off"], &[], false);
     prompt(&mut p);
     p.send_line("turn 0").unwrap();
     for n in 0..TURNS {

@@ -56,10 +56,12 @@ impl Drop for Reap {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_sigkilled_chat_leaves_neither_its_mcp_server_nor_its_bash_command_running() {
-    let dir = tempfile::tempdir().unwrap();
+    // The pid files in the chat's cwd: a writable root of the sandbox the
+    // command runs in.
+    let ts = TestStore::new();
+    let dir = &ts.dir;
     let mcp_pids = dir.path().join("mcp-pids");
     let bash_pid = dir.path().join("bash-pid");
-    let ts = TestStore::new();
     let server = MockServer::start();
     ts.config(json!({
         "memoryFlush": {"enabled": false},
@@ -120,9 +122,11 @@ fn a_sigkilled_chat_leaves_no_api_key_command_running() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_sigkilled_chat_leaves_nothing_its_bash_command_started_in_the_background() {
-    let dir = tempfile::tempdir().unwrap();
-    let sleep_pid = dir.path().join("sleep-pid");
+    // The pid files in the chat's cwd: a writable root of the sandbox the
+    // command runs in.
     let ts = TestStore::new();
+    let dir = &ts.dir;
+    let sleep_pid = dir.path().join("sleep-pid");
     let server = MockServer::start();
     ts.config(json!({
         "memoryFlush": {"enabled": false},

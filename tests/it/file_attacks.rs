@@ -42,8 +42,17 @@ fn script(server: &MockServer, steps: &[(&str, Value)]) {
     server.push(Reply::sse(openai_text(&["done"], 10, 2, 0)));
 }
 
+/// Judged where the link leads: with the sandbox on, outside the writable
+/// roots (so it asks, and one-shot denies); with it off, by the rules (none
+/// allows the real path). The result names where it leads either way.
 #[test]
 fn a_symlink_in_the_repository_does_not_carry_an_allowed_edit_or_write_out_of_it() {
+    for mode in ["workspace-write", "off"] {
+        symlinked_edit_and_write_stay_inside(mode);
+    }
+}
+
+fn symlinked_edit_and_write_stay_inside(mode: &str) {
     let (ts, server, proj) = setup(json!({}));
     let home = home(&ts);
     std::fs::write(home.join(".bashrc"), "alias ll='ls -l'\n").unwrap();
@@ -61,14 +70,24 @@ fn a_symlink_in_the_repository_does_not_carry_an_allowed_edit_or_write_out_of_it
     let out = agent_bounded(
         &ts,
         &proj,
-        &["--allow", "edit:src/**", "--allow", "write:docs/**", "--allow", "write:src/**", "-p", "x"],
+        &[
+            "--sandbox",
+            mode,
+            "--allow",
+            "edit:src/**",
+            "--allow",
+            "write:docs/**",
+            "--allow",
+            "write:src/**",
+            "-p",
+            "x",
+        ],
     );
     assert!(out.status.success(), "{}", stderr_of(&out));
     assert_eq!(std::fs::read_to_string(home.join(".bashrc")).unwrap(), "alias ll='ls -l'\n");
     assert!(!home.join(".ssh/authorized_keys").exists(), "no key planted through docs -> ~");
     assert_eq!(std::fs::read_to_string(proj.join("src/new.rs")).unwrap(), "// allowed\n");
     let tools = tool_entries(&ts);
-    // Judged where the link leads: no rule allows that, so it is denied and the result names it.
     assert!(tools[0].2 && tools[0].1.contains(&format!("{}/.bashrc", home.display())), "{:?}", tools[0]);
     assert!(tools[1].2 && tools[1].1.contains(".ssh/authorized_keys") && tools[1].1.contains("no terminal"));
     assert!(!tools[2].2, "{:?}", tools[2]);
@@ -171,14 +190,15 @@ fn a_fifo_is_refused_at_once_by_read_write_and_edit() {
         assert!(t.2 && t.1.contains("pipe is a FIFO (named pipe), not a regular file"), "{t:?}");
     }
     assert!(!tools[3].1.contains("pipe:"), "{:?}", tools[3]);
-    // Without permission (denied in one-shot mode), no preview opens it either.
+    // Without permission (denied in one-shot mode), no preview opens it
+    // either (with the sandbox off: on, a write in the cwd needs none).
     let (ts, server, proj) = setup(json!({}));
     std::process::Command::new("mkfifo").arg(proj.join("pipe")).status().unwrap();
     script(
         &server,
         &[("write", json!({"path": "pipe", "content": "x"})), ("write", json!({"path": "/dev/zero", "content": "x"}))],
     );
-    let out = agent_bounded(&ts, &proj, &["-p", "x"]);
+    let out = agent_bounded(&ts, &proj, &["--sandbox", "off", "-p", "x"]);
     assert!(out.status.success(), "{}", stderr_of(&out));
     assert!(tool_entries(&ts).iter().all(|t| t.2 && t.1.contains("no terminal")));
 }
@@ -194,7 +214,8 @@ fn the_prompt_preview_of_a_device_or_a_huge_file_is_bounded() {
     call(&server, 1, "write", json!({"path": "/dev/zero", "content": "x"}));
     call(&server, 2, "write", json!({"path": "huge.txt", "content": "x"}));
     server.push(Reply::sse(openai_text(&["Finished."], 10, 2, 0)));
-    let mut p = pty::chat(&ts, &["-m", "openai/gpt-4.1"], &[], false);
+    // The sandbox off: on, a write in the cwd needs no prompt to preview.
+    let mut p = pty::chat(&ts, &["-m", "openai/gpt-4.1", "--sandbox", "off"], &[], false);
     pty::prompt(&mut p);
     p.send_line("go").unwrap();
     p.exp_string("(/dev/zero is a character device: it will not be replaced)").unwrap();

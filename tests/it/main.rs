@@ -49,6 +49,8 @@ mod reliability;
 mod resets;
 mod rewind;
 mod rewind_repl;
+mod sandbox;
+mod sandbox_files;
 mod sessions_commands;
 mod sessions_ls;
 mod store_durability;

@@ -162,9 +162,10 @@ fn a_server_storming_tools_list_changed_is_stopped_and_holds_no_model_call() {
     let pids = ts.dir.path().join("server-pid");
     hostile_config(&ts, &server, json!({"env": {"MCP_TEST_PIDS": pids}}));
     server.push(Reply::sse(openai_tool_call("call_0", "mcp__h__storm", &["{}"])));
-    // The model waits (bounded) until the stormer has been stopped.
+    // The model waits (bounded) until the stormer has been stopped (by
+    // /proc: from inside the sandbox, signals to outside are refused).
     let wait = format!(
-        "p=$(cat '{}'); for i in $(seq 400); do kill -0 $p 2>/dev/null || exit 0; sleep 0.05; done; exit 1",
+        "p=$(cat '{}'); for i in $(seq 400); do [ -e /proc/$p ] || exit 0; sleep 0.05; done; exit 1",
         pids.display()
     );
     server.push(Reply::sse(openai_tool_call("call_1", "bash", &[&json!({"command": wait}).to_string()])));

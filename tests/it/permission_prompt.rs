@@ -55,7 +55,7 @@ cat > /dev/null"#,
         server.push(Reply::sse(openai_tool_call(&format!("call_{i}"), name, &[&input.to_string()])));
     }
     server.push(Reply::sse(openai_text(&["Stopped."], 10, 2, 0)));
-    let mut p = support::pty::chat(&ts, &["-m", "openai/gpt-4.1"], &[], false);
+    let mut p = support::pty::chat(&ts, &["-m", "openai/gpt-4.1", "--sandbox", "off"], &[], false);
     support::pty::prompt(&mut p);
     p.send_line("go").unwrap();
     let expect_then_deny = |p: &mut rexpect::session::PtySession, shown: &[&str], tool: &str| {

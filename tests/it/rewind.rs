@@ -43,11 +43,16 @@ fn turn(
 ) -> String {
     server.push(Reply::sse(openai_tool_call(&format!("call_{n}"), tool.0, &[&tool.1.to_string()])));
     server.push(Reply::sse(openai_text(&["done"], 100, 3, 0)));
+    // The sandbox off: the third turn's command writes outside the
+    // workspace too (which a rewind must leave alone), and inside the
+    // sandbox it could not.
     let mut cmd = ts.chat();
     cmd.current_dir(proj).env("XDG_CACHE_HOME", ts.dir.path().join("cache")).args([
         "-m",
         "openai/gpt-4.1",
         "--allow-all",
+        "--sandbox",
+        "off",
     ]);
     for (k, v) in env {
         cmd.env(k, v);

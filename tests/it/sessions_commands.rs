@@ -103,6 +103,8 @@ fn status_reports_usage_compactions_flush_artifacts_and_the_holder() {
     let expected = |open: bool, pid: Option<u32>| {
         json!({
             "id": "aaaa0001", "path": path, "legacy": false, "title": null, "key": null, "model": null, "thinking": null,
+            "sandbox": "workspace-write",
+            "sandboxEnforced": matches!(glrs::sandbox::support(), glrs::sandbox::Support::Enforced(_)),
             "cwd": "/w", "createdAt": "2026-11-01T10:00:00.000Z", "updatedAt": "2026-11-02T10:00:00.000Z",
             "parent": null, "pinned": false, "bytes": std::fs::metadata(&path).unwrap().len(),
             "entries": 7, "contextTokens": 70, "window": 256000, "trigger": 192000, "compactions": 1,

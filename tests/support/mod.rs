@@ -27,6 +27,9 @@ impl TestStore {
             Some(dir.path().join("home")),
         )
         .expect("paths");
+        // The programs' TMPDIR (a writable root of the sandbox, SPEC 17):
+        // its own folder, so the fake home beside it is not writable.
+        std::fs::create_dir_all(dir.path().join("tmp")).expect("the test's TMPDIR");
         TestStore { dir, store: Store::new(paths) }
     }
 
@@ -62,6 +65,7 @@ impl TestStore {
         cmd.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.dir.path().join("home"))
+            .env("TMPDIR", self.dir.path().join("tmp"))
             .env("XDG_DATA_HOME", self.data_home())
             .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
             .current_dir(self.dir.path());

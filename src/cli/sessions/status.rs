@@ -37,6 +37,10 @@ pub struct Status {
     pub model: Option<String>,
     /// The thinking level saved in the header (SPEC 16), when set.
     pub thinking: Option<String>,
+    /// The sandbox mode (SPEC 17): the header's, else the config's.
+    pub sandbox: String,
+    /// Whether this machine's kernel enforces that mode.
+    pub sandbox_enforced: bool,
     pub cwd: Option<String>,
     pub created_at: Option<String>,
     pub updated_at: Option<String>,
@@ -111,6 +115,10 @@ pub fn run(store: &Store, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
     let holder = if at.legacy { None } else { store.open_holder_of(&at.id)? };
     let config = crate::config::Config::load_env(&store.paths)?;
     let trigger = crate::compact::Trigger::for_session(&config, file.get_str("model"));
+    let sandbox_mode = file
+        .get_str("sandbox")
+        .and_then(|m| crate::sandbox::Mode::parse(m).ok())
+        .unwrap_or(config.sandbox.mode.unwrap_or_default());
     let status = Status {
         id: at.id.to_string(),
         path: at.path.display().to_string(),
@@ -119,6 +127,9 @@ pub fn run(store: &Store, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
         key: text("key"),
         model: text("model"),
         thinking: text("thinking"),
+        sandbox: sandbox_mode.name().to_string(),
+        sandbox_enforced: sandbox_mode != crate::sandbox::Mode::Off
+            && matches!(crate::sandbox::support(), crate::sandbox::Support::Enforced(_)),
         cwd: text("cwd"),
         created_at: text("createdAt"),
         updated_at: text("updatedAt"),
@@ -161,6 +172,8 @@ fn write_plain(out: &mut dyn Write, s: &Status) -> Result<()> {
     opt("key", &s.key);
     opt("model", &s.model);
     opt("thinking", &s.thinking);
+    let enforced = if s.sandbox_enforced { "enforced by the kernel" } else { "not enforced here" };
+    opt("sandbox", &Some(format!("{} ({enforced})", s.sandbox)));
     opt("cwd", &s.cwd);
     opt("createdAt", &s.created_at);
     opt("updatedAt", &s.updated_at);

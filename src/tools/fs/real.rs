@@ -11,66 +11,12 @@
 //! `open::open_no_links`: a link swapped in after the check makes the open
 //! fail rather than lead elsewhere.
 
-use std::collections::VecDeque;
-use std::ffi::OsString;
 use std::io;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
-/// How many links one path may pass through (the kernel's limit too).
-const MAX_LINKS: usize = 40;
-
-/// `path` (absolute) with every symlink followed and `.`/`..` applied.
-/// Errors are those of reading a link or a folder on the way (a folder
-/// that cannot be searched, a loop of links).
-pub fn real_path(path: &Path) -> io::Result<PathBuf> {
-    let mut pending: VecDeque<OsString> = parts(path).collect();
-    let mut out = PathBuf::from("/");
-    let mut links = 0;
-    // Once a part does not exist, nothing below it can be a link.
-    let mut missing = false;
-    while let Some(part) = pending.pop_front() {
-        if part == ".." {
-            out.pop();
-            continue;
-        }
-        let next = out.join(&part);
-        if missing {
-            out = next;
-            continue;
-        }
-        match std::fs::symlink_metadata(&next) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                links += 1;
-                if links > MAX_LINKS {
-                    return Err(io::Error::other("too many levels of symbolic links"));
-                }
-                let target = std::fs::read_link(&next)?;
-                if target.is_absolute() {
-                    out = PathBuf::from("/");
-                }
-                for p in parts(&target).collect::<Vec<_>>().into_iter().rev() {
-                    pending.push_front(p);
-                }
-            }
-            Ok(_) => out = next,
-            Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => {
-                missing = true;
-                out = next;
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(out)
-}
-
-/// The named parts of a path, `..` kept, `.` and the root left out.
-fn parts(path: &Path) -> impl Iterator<Item = OsString> + '_ {
-    path.components().filter_map(|c| match c {
-        Component::Normal(name) => Some(name.to_os_string()),
-        Component::ParentDir => Some(OsString::from("..")),
-        Component::RootDir | Component::CurDir | Component::Prefix(_) => None,
-    })
-}
+/// Where a path really leads: the sandbox's policy judges paths by the
+/// same function.
+pub use crate::sandbox::real::real_path;
 
 /// A path a tool was given, resolved: what it opens and what rules judge.
 #[derive(Debug, Clone, PartialEq, Eq)]

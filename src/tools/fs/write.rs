@@ -14,6 +14,7 @@ use super::open::{OpenError, Replaced};
 use super::{Origin, Tool, ToolContext, ToolFuture, ToolOutput, parse_input};
 use super::{binary_kind, blocking, checked_target, open, open_error, path_of, real, spec};
 use crate::provider::ToolSpec;
+use crate::tools::{Sandboxing, resolve_path};
 
 /// The most of a file a permission prompt's diff reads.
 const PREVIEW_BYTES: u64 = 1024 * 1024;
@@ -84,6 +85,9 @@ impl Tool for Write {
     }
     fn subject(&self, input: &Value, cwd: &Path) -> Option<String> {
         path_of(input).map(|p| real::subject(cwd, p))
+    }
+    fn sandboxing(&self, input: &Value, cwd: &Path) -> Sandboxing {
+        path_of(input).map_or(Sandboxing::None, |p| Sandboxing::Writes(resolve_path(cwd, p)))
     }
     fn summary(&self, input: &Value) -> String {
         let bytes = input.get("content").and_then(Value::as_str).map_or(0, str::len);
@@ -205,6 +209,9 @@ impl Tool for Edit {
     }
     fn subject(&self, input: &Value, cwd: &Path) -> Option<String> {
         path_of(input).map(|p| real::subject(cwd, p))
+    }
+    fn sandboxing(&self, input: &Value, cwd: &Path) -> Sandboxing {
+        path_of(input).map_or(Sandboxing::None, |p| Sandboxing::Writes(resolve_path(cwd, p)))
     }
     fn summary(&self, input: &Value) -> String {
         path_of(input).unwrap_or("?").to_string()

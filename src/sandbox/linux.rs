@@ -1,0 +1,342 @@
+//! The Linux backend: Landlock, seccomp and a private mount namespace,
+//! applied to the child between `fork` and `exec` (so the command and
+//! everything it starts, `setsid` children included, are held; nothing can
+//! lift it: `no_new_privs`, and Landlock refuses mount changes to a
+//! sandboxed process).
+//!
+//! Landlock is allow-list only: a rule granting writes under a root grants
+//! them to everything beneath it, so by itself it cannot keep `.git`
+//! read-only inside a writable workspace, nor keep `~/.ssh` unreadable
+//! while `/` is readable. So, as codex-rs's linux-sandbox does, the child
+//! first enters a user and mount namespace of its own (its uid and gid
+//! mapped to themselves) and there
+//! - bind-mounts each protected subpath (`.git` and its `gitdir:` target,
+//!   `.glrs`, `AGENTS.md`, glrs's data folder when inside a root) onto
+//!   itself read-only: writes give `EROFS` whatever Landlock allows;
+//! - covers each `denyRead` folder with an empty read-only tmpfs and each
+//!   `denyRead` file with a read-only bind of `/dev/null`;
+//!
+//! then restricts itself with Landlock (read and execute everywhere, write
+//! under the writable roots and `/dev/null`; TCP bind/connect refused when
+//! the network is off; signals and abstract Unix sockets scoped to the
+//! sandbox) and, with the network off, a seccomp filter refusing `socket`
+//! and `socketpair` for any family but `AF_UNIX` and `io_uring_setup`
+//! (`EPERM`). The mounts are made before Landlock, which then forbids the
+//! command to unmount them.
+//!
+//! Limits: what is protected is what exists when the command starts (a
+//! `.git` or `AGENTS.md` the command creates is its own); a protected path
+//! that is a symlink protects its target, and the link itself can be
+//! replaced; the command sees files of other users as owned by `nobody`
+//! (only its own ids are mapped); a writable root that does not exist when
+//! the command starts cannot be made by it. Everything the parent must
+//! allocate (the Landlock ruleset with its rules, the BPF program, the
+//! mount paths) is built before `fork`; the child only makes system calls.
+
+use std::ffi::CString;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreated,
+    RulesetCreatedAttr, Scope, path_beneath_rules,
+};
+
+use super::{Mode, Policy};
+
+/// The Landlock ABI the rules are written for (the crate maps it down to
+/// what the kernel has).
+const TARGET_ABI: ABI = ABI::V7;
+/// The oldest Landlock ABI that holds: 3 adds `truncate`, without which a
+/// command could empty a file it may not write.
+const LEAST_ABI: i64 = 3;
+
+/// The kernel's Landlock ABI version, or why there is none.
+pub fn landlock_abi() -> Result<i64, String> {
+    const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
+    // SAFETY: with a null attribute and size 0 and the VERSION flag the call
+    // only returns a number; it touches no memory.
+    let abi = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    if abi >= 0 {
+        return Ok(abi);
+    }
+    Err(match io::Error::last_os_error().raw_os_error() {
+        Some(libc::ENOSYS) => {
+            "this kernel has no Landlock (Linux 5.13 or later, built with CONFIG_SECURITY_LANDLOCK)".into()
+        }
+        Some(libc::EOPNOTSUPP) => "Landlock is turned off in this kernel (add landlock to the lsm= boot option)".into(),
+        _ => format!("Landlock cannot be used: {}", io::Error::last_os_error()),
+    })
+}
+
+/// What the kernel offers: the Landlock ABI when it is new enough.
+pub fn check_kernel() -> Result<i64, String> {
+    let abi = landlock_abi()?;
+    if abi < LEAST_ABI {
+        return Err(format!("this kernel's Landlock (ABI {abi}) is too old: ABI {LEAST_ABI} (Linux 6.2) is needed"));
+    }
+    Ok(abi)
+}
+
+/// One mount made in the child's own namespace.
+enum MountOp {
+    /// Bind `path` onto itself, then remount it read-only, keeping the
+    /// flags the kernel locks (`extra`).
+    ReadOnly { path: CString, extra: libc::c_ulong },
+    /// Cover a folder with an empty read-only tmpfs.
+    HideDir { path: CString },
+    /// Cover a file with `/dev/null`, read-only.
+    HideFile { path: CString, extra: libc::c_ulong },
+}
+
+/// Everything the child needs, built in the parent.
+pub struct Prepared {
+    /// The Landlock ruleset (its rules added), restricted onto in the child.
+    ruleset: std::os::fd::OwnedFd,
+    seccomp: Option<seccompiler::BpfProgram>,
+    mounts: Vec<MountOp>,
+    uid_map: CString,
+    gid_map: CString,
+}
+
+/// The `nosuid`/`nodev`/`noexec`/atime flags of the mount holding `path`,
+/// which a remount inside a user namespace must keep.
+fn locked_flags(path: &Path) -> libc::c_ulong {
+    let Ok(c) = CString::new(path.as_os_str().as_bytes()) else { return 0 };
+    // SAFETY: statvfs writes into the zeroed struct we own; the path is a
+    // valid C string.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return 0;
+    }
+    let kept =
+        libc::ST_NOSUID | libc::ST_NODEV | libc::ST_NOEXEC | libc::ST_NOATIME | libc::ST_NODIRATIME | libc::ST_RELATIME;
+    // The ST_ and MS_ bits have the same values for these flags.
+    st.f_flag & kept
+}
+
+fn cstring(path: &Path) -> io::Result<CString> {
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| io::Error::other(format!("{} holds a NUL", path.display())))
+}
+
+/// The mounts for `policy`: protected subpaths read-only (in
+/// `workspace-write`; in `read-only` nothing is writable anyway), denied
+/// paths hidden (glrs's config folder but its `tools/`).
+fn mounts(policy: &Policy) -> io::Result<Vec<MountOp>> {
+    let mut ops = Vec::new();
+    if policy.mode() == Mode::WorkspaceWrite {
+        let mut protected: Vec<PathBuf> = policy.read_only().to_vec();
+        if policy.writable_roots().iter().any(|r| policy.data().starts_with(r)) {
+            protected.push(policy.data().to_path_buf());
+        }
+        for path in protected {
+            // Resolved, so a link is not followed somewhere else at mount time.
+            let real = super::resolve(&path);
+            if std::fs::symlink_metadata(&real).is_ok() {
+                ops.push(MountOp::ReadOnly { extra: locked_flags(&real), path: cstring(&real)? });
+            }
+        }
+    }
+    for denied in policy.deny_read() {
+        let keep: Vec<&PathBuf> = policy.deny_read_except().iter().filter(|e| e.starts_with(denied)).collect();
+        let hide: Vec<PathBuf> = if keep.is_empty() {
+            vec![denied.clone()]
+        } else {
+            // Hide each entry but those leading to a kept path.
+            match std::fs::read_dir(denied) {
+                Ok(entries) => entries
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| !keep.iter().any(|k| k.starts_with(p)))
+                    .collect(),
+                Err(_) => Vec::new(),
+            }
+        };
+        for path in hide {
+            match std::fs::metadata(&path) {
+                Ok(meta) if meta.is_dir() => ops.push(MountOp::HideDir { path: cstring(&path)? }),
+                Ok(_) => {
+                    ops.push(MountOp::HideFile { extra: locked_flags(Path::new("/dev/null")), path: cstring(&path)? })
+                }
+                Err(_) => {}
+            }
+        }
+    }
+    Ok(ops)
+}
+
+/// The Landlock ruleset for `policy`, with its rules, made in the parent.
+fn ruleset(policy: &Policy, private_tmp: Option<&Path>) -> Result<RulesetCreated, landlock::RulesetError> {
+    let abi = TARGET_ABI;
+    let mut ruleset =
+        Ruleset::default().set_compatibility(CompatLevel::BestEffort).handle_access(AccessFs::from_all(abi))?;
+    if !policy.network() {
+        ruleset = ruleset.handle_access(AccessNet::from_all(abi))?.scope(Scope::AbstractUnixSocket)?;
+    }
+    ruleset = ruleset.scope(Scope::Signal)?;
+    let mut writable: Vec<PathBuf> = vec![PathBuf::from("/dev/null")];
+    match policy.mode() {
+        Mode::WorkspaceWrite => writable.extend(policy.writable_roots().iter().cloned()),
+        Mode::ReadOnly | Mode::Off => {}
+    }
+    if let Some(tmp) = private_tmp {
+        writable.push(tmp.to_path_buf());
+    }
+    ruleset
+        .create()?
+        .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))?
+        .add_rules(path_beneath_rules(["/dev"], AccessFs::IoctlDev))?
+        .add_rules(path_beneath_rules(writable, AccessFs::from_all(abi)))
+}
+
+/// The seccomp filter of a sandbox without network: no sockets but Unix
+/// ones, no io_uring (which can open sockets past the filter).
+fn network_filter() -> Result<seccompiler::BpfProgram, seccompiler::Error> {
+    use seccompiler::{SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule};
+    let not_unix = || -> Result<Vec<SeccompRule>, seccompiler::Error> {
+        let family = SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, libc::AF_UNIX as u64)?;
+        Ok(vec![SeccompRule::new(vec![family])?])
+    };
+    let rules =
+        [(libc::SYS_socket, not_unix()?), (libc::SYS_socketpair, not_unix()?), (libc::SYS_io_uring_setup, Vec::new())]
+            .into_iter()
+            .collect();
+    let arch = std::env::consts::ARCH.try_into()?;
+    let filter = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(libc::EPERM as u32), arch)?;
+    Ok(filter.try_into()?)
+}
+
+/// Build everything for one command under `policy` (not `off`).
+pub fn prepare(policy: &Policy, private_tmp: Option<&Path>) -> io::Result<Prepared> {
+    let ruleset = ruleset(policy, private_tmp).map_err(|e| io::Error::other(format!("Landlock rules: {e}")))?;
+    let ruleset: Option<std::os::fd::OwnedFd> = ruleset.into();
+    let ruleset = ruleset.ok_or_else(|| io::Error::other("this kernel has no Landlock"))?;
+    let seccomp = if policy.network() {
+        None
+    } else {
+        Some(network_filter().map_err(|e| io::Error::other(format!("seccomp filter: {e}")))?)
+    };
+    // SAFETY: getuid/getgid cannot fail.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let map = |id: u32| CString::new(format!("{id} {id} 1\n")).map_err(io::Error::other);
+    Ok(Prepared { ruleset, seccomp, mounts: mounts(policy)?, uid_map: map(uid)?, gid_map: map(gid)? })
+}
+
+/// `-1` from a libc call as the error it set.
+fn check(rc: libc::c_int) -> io::Result<()> {
+    if rc == -1 { Err(io::Error::last_os_error()) } else { Ok(()) }
+}
+
+/// Write `text` to the proc file `path` (in the child: no allocation).
+fn write_proc(path: &std::ffi::CStr, text: &[u8]) -> io::Result<()> {
+    // SAFETY: a valid C string path, a buffer we own; the fd is closed.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        check(fd)?;
+        let n = libc::write(fd, text.as_ptr().cast(), text.len());
+        libc::close(fd);
+        if n != text.len() as isize {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+impl Prepared {
+    /// Enter the namespace and make the mounts (in the child).
+    fn enter_namespace(&self) -> io::Result<()> {
+        if self.mounts.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: plain system calls with C strings we own; the child is
+        // single-threaded (just forked), as unshare(CLONE_NEWUSER) needs.
+        unsafe {
+            check(libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS))?;
+            write_proc(c"/proc/self/setgroups", b"deny")?;
+            write_proc(c"/proc/self/uid_map", self.uid_map.as_bytes())?;
+            write_proc(c"/proc/self/gid_map", self.gid_map.as_bytes())?;
+            let null = std::ptr::null::<libc::c_char>();
+            check(libc::mount(null, c"/".as_ptr(), null, libc::MS_REC | libc::MS_PRIVATE, std::ptr::null()))?;
+            for op in &self.mounts {
+                match op {
+                    MountOp::ReadOnly { path, extra } => {
+                        let p = path.as_ptr();
+                        check(libc::mount(p, p, null, libc::MS_BIND | libc::MS_REC, std::ptr::null()))?;
+                        let flags = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | extra;
+                        check(libc::mount(null, p, null, flags, std::ptr::null()))?;
+                    }
+                    MountOp::HideDir { path } => {
+                        let flags = libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+                        let opts = c"size=4k,mode=0500";
+                        check(libc::mount(
+                            c"tmpfs".as_ptr(),
+                            path.as_ptr(),
+                            c"tmpfs".as_ptr(),
+                            flags,
+                            opts.as_ptr().cast(),
+                        ))?;
+                    }
+                    MountOp::HideFile { path, extra } => {
+                        let p = path.as_ptr();
+                        check(libc::mount(c"/dev/null".as_ptr(), p, null, libc::MS_BIND, std::ptr::null()))?;
+                        let flags = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | extra;
+                        check(libc::mount(null, p, null, flags, std::ptr::null()))?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Everything, in the child between fork and exec: the namespace and
+    /// its mounts, then Landlock (with `no_new_privs`), then seccomp.
+    pub fn apply_in_child(&self) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
+        self.enter_namespace()?;
+        // SAFETY: plain system calls on an fd we own.
+        unsafe {
+            check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
+            let rc = libc::syscall(libc::SYS_landlock_restrict_self, self.ruleset.as_raw_fd(), 0u32);
+            if rc != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        if let Some(filter) = &self.seccomp {
+            seccompiler::apply_filter(filter).map_err(|_| io::Error::from_raw_os_error(libc::EPERM))?;
+        }
+        Ok(())
+    }
+}
+
+/// Check the kernel, then sandbox `sh -c 'exit 0'` for real (a namespace,
+/// a hidden folder, Landlock, seccomp): what works here, or why not.
+pub fn probe() -> Result<String, String> {
+    let abi = check_kernel()?;
+    let dir = tempfile::tempdir().map_err(|e| format!("cannot make a folder to try the sandbox in: {e}"))?;
+    let hidden = dir.path().join("hidden");
+    std::fs::create_dir(&hidden).map_err(|e| format!("cannot make a folder to try the sandbox in: {e}"))?;
+    let policy = Policy::probe(dir.path(), &hidden);
+    let prepared = prepare(&policy, None).map_err(|e| format!("the sandbox cannot be set up: {e}"))?;
+    let mut cmd = std::process::Command::new("sh");
+    cmd.args(["-c", "exit 0"]).current_dir(dir.path()).stdin(std::process::Stdio::null());
+    // SAFETY: as in Sandbox::hold: system calls only.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        cmd.pre_exec(move || prepared.apply_in_child());
+    }
+    match cmd.status() {
+        Ok(status) if status.success() => Ok(format!("Landlock ABI {abi}, seccomp, mount namespace")),
+        Ok(status) => Err(format!("a sandboxed test command failed ({status})")),
+        Err(e) if e.raw_os_error() == Some(libc::EPERM) || e.raw_os_error() == Some(libc::EINVAL) => Err(format!(
+            "the kernel refused to set it up ({e}: user namespaces may be off, see /proc/sys/user/max_user_namespaces)"
+        )),
+        Err(e) => Err(format!("the kernel refused to set it up: {e}")),
+    }
+}

@@ -1,0 +1,441 @@
+//! The sandbox policy (SPEC 17) as paths: the writable roots, the
+//! read-only subpaths inside them, the `denyRead` paths, worked out once
+//! from the config, the cwd and the environment. Every path here is
+//! resolved (symlinks followed as far as they exist, `..` removed), and
+//! the questions (`is_writable`, `is_denied_read`) take resolved paths:
+//! [`resolve`] makes one.
+
+use std::path::{Component, Path, PathBuf};
+
+use anyhow::{Result, bail};
+
+use super::{Mode, SandboxConfig};
+
+/// `sandbox.denyRead` when the config does not set it (glrs's own config
+/// folder is added to whatever the list is).
+pub const DEFAULT_DENY_READ: &[&str] =
+    &["~/.ssh", "~/.gnupg", "~/.aws", "~/.config/gcloud", "~/.netrc", "~/.docker/config.json"];
+
+/// `sandbox.writableRoots` when the config does not set it: the caches
+/// build tools write, so `cargo test` or `npm test` work inside.
+pub const DEFAULT_WRITABLE_ROOTS: &[&str] =
+    &["~/.cache", "~/.cargo/registry", "~/.cargo/git", "~/.npm", "~/.m2", "~/go/pkg/mod"];
+
+/// Names that stay read-only inside a writable root (SPEC 17).
+const PROTECTED_NAMES: &[&str] = &[".git", ".glrs", "AGENTS.md"];
+
+/// Where the policy's `~`, temporary folder and glrs's own folders are.
+#[derive(Debug, Clone)]
+pub struct Places {
+    /// The home folder (`~`), if known.
+    pub home: Option<PathBuf>,
+    /// `$TMPDIR`, else `/tmp`.
+    pub tmp: PathBuf,
+    /// glrs's data folder (the session store): never writable from inside.
+    pub data: PathBuf,
+    /// glrs's config folder (`$XDG_CONFIG_HOME/glrs`): never readable from
+    /// inside, but for its `tools/` (executable tools run from there).
+    pub config_dir: PathBuf,
+    /// The config file in use (`$GLRS_CONFIG` may name one elsewhere):
+    /// never readable from inside.
+    pub config_file: PathBuf,
+}
+
+impl Places {
+    /// From the process environment and glrs's [`crate::Paths`].
+    pub fn from_env(paths: &crate::Paths) -> Places {
+        let tmp = std::env::var_os("TMPDIR")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .unwrap_or_else(|| PathBuf::from("/tmp"));
+        // `$XDG_CONFIG_HOME/glrs` (else `~/.config/glrs`): where config.json,
+        // AGENTS.md and tools/ live, even when GLRS_CONFIG names another file.
+        let config_dir = std::env::var_os("XDG_CONFIG_HOME")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .or_else(|| dirs::home_dir().map(|h| h.join(".config")))
+            .map(|h| h.join("glrs"))
+            .or_else(|| paths.config.parent().map(Path::to_path_buf))
+            .unwrap_or_else(|| paths.config.clone());
+        Places { home: dirs::home_dir(), tmp, data: paths.data.clone(), config_dir, config_file: paths.config.clone() }
+    }
+}
+
+/// The computed policy of one session: its mode and the paths it names.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    mode: Mode,
+    network: bool,
+    writable_roots: Vec<PathBuf>,
+    read_only: Vec<PathBuf>,
+    deny_read: Vec<PathBuf>,
+    /// Denied paths' exceptions (glrs's `tools/` under its config folder).
+    deny_read_except: Vec<PathBuf>,
+    data: PathBuf,
+}
+
+impl Policy {
+    /// The policy for a session in `cwd` in `mode`; a bad `writableRoots`
+    /// or `denyRead` entry is an error naming it.
+    pub fn new(config: &SandboxConfig, mode: Mode, cwd: &Path, places: &Places) -> Result<Policy> {
+        let cwd = resolve(cwd);
+        let workspace = work_tree_root(&cwd).unwrap_or_else(|| cwd.clone());
+        let mut writable_roots = vec![workspace.clone(), resolve(&places.tmp)];
+        let configured: Vec<String> = match &config.writable_roots {
+            Some(list) => list.clone(),
+            None => DEFAULT_WRITABLE_ROOTS.iter().map(|s| s.to_string()).collect(),
+        };
+        for (i, text) in configured.iter().enumerate() {
+            let path = expand(text, places.home.as_deref())
+                .map_err(|e| anyhow::anyhow!("sandbox.writableRoots[{i}] ({text:?}): {e}"))?;
+            writable_roots.push(resolve(&path));
+        }
+        dedup_nested(&mut writable_roots);
+        let denied: Vec<String> = match &config.deny_read {
+            Some(list) => list.clone(),
+            None => DEFAULT_DENY_READ.iter().map(|s| s.to_string()).collect(),
+        };
+        let mut deny_read = Vec::new();
+        for (i, text) in denied.iter().enumerate() {
+            let path = expand(text, places.home.as_deref())
+                .map_err(|e| anyhow::anyhow!("sandbox.denyRead[{i}] ({text:?}): {e}"))?;
+            deny_read.push(resolve(&path));
+        }
+        let config_dir = resolve(&places.config_dir);
+        deny_read.push(config_dir.clone());
+        let config_file = resolve(&places.config_file);
+        if !config_file.starts_with(&config_dir) {
+            deny_read.push(config_file);
+        }
+        let mut read_only = Vec::new();
+        for root in &writable_roots {
+            read_only.extend(protected_in(root, &cwd));
+        }
+        read_only.sort();
+        read_only.dedup();
+        Ok(Policy {
+            mode,
+            network: config.network.unwrap_or(false),
+            writable_roots,
+            read_only,
+            deny_read,
+            deny_read_except: vec![config_dir.join("tools")],
+            data: resolve(&places.data),
+        })
+    }
+
+    /// `off` with no paths at all.
+    pub fn none() -> Policy {
+        Policy {
+            mode: Mode::Off,
+            network: true,
+            writable_roots: Vec::new(),
+            read_only: Vec::new(),
+            deny_read: Vec::new(),
+            deny_read_except: Vec::new(),
+            data: PathBuf::new(),
+        }
+    }
+
+    /// The policy the start-up probe tries: `dir` writable, `hidden`
+    /// denied (so the mount namespace is tried too).
+    pub fn probe(dir: &Path, hidden: &Path) -> Policy {
+        Policy {
+            mode: Mode::WorkspaceWrite,
+            network: false,
+            writable_roots: vec![resolve(dir)],
+            read_only: Vec::new(),
+            deny_read: vec![resolve(hidden)],
+            deny_read_except: Vec::new(),
+            data: resolve(&dir.join("data")),
+        }
+    }
+
+    /// The mode.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The same paths in another mode (`/sandbox MODE`).
+    pub fn with_mode(&self, mode: Mode) -> Policy {
+        Policy { mode, ..self.clone() }
+    }
+
+    /// `sandbox.network`: whether commands inside may open network sockets.
+    pub fn network(&self) -> bool {
+        self.network
+    }
+
+    /// Where `workspace-write` lets commands write: the workspace (the cwd,
+    /// or the root of the git work tree it is in), the temporary folder,
+    /// `sandbox.writableRoots`. Resolved, none inside another.
+    pub fn writable_roots(&self) -> &[PathBuf] {
+        &self.writable_roots
+    }
+
+    /// What stays read-only inside the writable roots and exists now (or
+    /// may be made): `.git` (and a `gitdir:` target), `.glrs`, `AGENTS.md`.
+    pub fn read_only(&self) -> &[PathBuf] {
+        &self.read_only
+    }
+
+    /// `sandbox.denyRead` and glrs's config folder, resolved.
+    pub fn deny_read(&self) -> &[PathBuf] {
+        &self.deny_read
+    }
+
+    /// Paths under a denied one that stay readable (glrs's `tools/`).
+    pub fn deny_read_except(&self) -> &[PathBuf] {
+        &self.deny_read_except
+    }
+
+    /// glrs's data folder, never writable from inside.
+    pub fn data(&self) -> &Path {
+        &self.data
+    }
+
+    /// Whether a command (or a file tool) may write `path` (resolved): in
+    /// `off` always; in `read-only` only `/dev/null`; in `workspace-write`
+    /// under a writable root, not in a protected subpath, not glrs's data
+    /// folder, not a denied path.
+    pub fn is_writable(&self, path: &Path) -> bool {
+        match self.mode {
+            Mode::Off => true,
+            Mode::ReadOnly => path == Path::new("/dev/null"),
+            Mode::WorkspaceWrite => {
+                path == Path::new("/dev/null")
+                    || (self.writable_roots.iter().any(|root| path.starts_with(root))
+                        && !self.is_protected(path)
+                        && !path.starts_with(&self.data)
+                        && !self.is_denied_read(path))
+            }
+        }
+    }
+
+    /// Whether `path` (resolved) is inside a protected subpath: one listed
+    /// in [`Policy::read_only`], or any `.git`/`.glrs` folder or
+    /// `AGENTS.md` file beneath a writable root (the file tools judge by
+    /// name, so nested ones count too).
+    pub fn is_protected(&self, path: &Path) -> bool {
+        if self.read_only.iter().any(|p| path.starts_with(p)) {
+            return true;
+        }
+        self.writable_roots.iter().filter_map(|root| path.strip_prefix(root).ok()).any(|rel| {
+            let parts: Vec<_> = rel.components().collect();
+            parts.iter().enumerate().any(|(i, part)| match part {
+                Component::Normal(name) => {
+                    let name = name.to_string_lossy();
+                    name == ".git" || name == ".glrs" || (name == "AGENTS.md" && i + 1 == parts.len())
+                }
+                _ => false,
+            })
+        })
+    }
+
+    /// Whether `path` (resolved) may not be read: it is under a `denyRead`
+    /// path (in every mode: these are the user's secrets).
+    pub fn is_denied_read(&self, path: &Path) -> bool {
+        self.deny_read.iter().any(|d| path.starts_with(d)) && !self.deny_read_except.iter().any(|e| path.starts_with(e))
+    }
+}
+
+/// Check `sandbox.writableRoots` and `sandbox.denyRead` when the config is
+/// read: each entry absolute, or under `~`/`$HOME`.
+pub fn check_config(config: &SandboxConfig) -> Result<()> {
+    let lists = [("writableRoots", &config.writable_roots), ("denyRead", &config.deny_read)];
+    for (key, list) in lists {
+        for (i, text) in list.iter().flatten().enumerate() {
+            expand(text, Some(Path::new("/"))).map_err(|e| anyhow::anyhow!("sandbox.{key}[{i}] ({text:?}): {e}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// `~`, `~/…`, `$HOME/…` expanded; anything else must be absolute.
+fn expand(text: &str, home: Option<&Path>) -> Result<PathBuf> {
+    let rest = text
+        .strip_prefix("~")
+        .or_else(|| text.strip_prefix("$HOME"))
+        .or_else(|| text.strip_prefix("${HOME}"))
+        .filter(|rest| rest.is_empty() || rest.starts_with('/'));
+    match (rest, home) {
+        (Some(rest), Some(home)) => Ok(home.join(rest.trim_start_matches('/'))),
+        (Some(_), None) => bail!("names the home folder, which is not known (set HOME)"),
+        (None, _) if Path::new(text).is_absolute() => Ok(PathBuf::from(text)),
+        (None, _) => bail!("is not an absolute path (write /…, ~/… or $HOME/…)"),
+    }
+}
+
+/// `path` made absolute and resolved as [`super::real::real_path`] does:
+/// every symlink followed, a dangling one too (a write through it would
+/// create its target), and `..` applied after each link. When a folder on
+/// the way cannot be read, `.` and `..` are removed by hand.
+pub fn resolve(path: &Path) -> PathBuf {
+    let absolute = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")).join(path)
+    };
+    super::real::real_path(&absolute).unwrap_or_else(|_| lexical(&absolute))
+}
+
+/// `a/./b/../c` → `a/c` without touching the disk.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The root of the git work tree `cwd` is in: the nearest folder at or
+/// above it holding `.git` (a folder, or a file naming a `gitdir:`).
+pub fn work_tree_root(cwd: &Path) -> Option<PathBuf> {
+    cwd.ancestors().find(|dir| dir.join(".git").exists()).map(Path::to_path_buf)
+}
+
+/// The `gitdir:` a `.git` file points to, resolved.
+fn gitdir_target(dot_git: &Path) -> Option<PathBuf> {
+    let meta = std::fs::symlink_metadata(dot_git).ok()?;
+    if !meta.is_file() || meta.len() > 64 * 1024 {
+        return None;
+    }
+    let text = std::fs::read_to_string(dot_git).ok()?;
+    let target = text.lines().find_map(|l| l.strip_prefix("gitdir:"))?.trim();
+    let target = Path::new(target);
+    let base = dot_git.parent()?;
+    Some(resolve(&if target.is_absolute() { target.to_path_buf() } else { base.join(target) }))
+}
+
+/// The protected subpaths of `root` that exist now: `.git` (and its
+/// `gitdir:` target), `.glrs` and `AGENTS.md` in the root and in each
+/// folder from it down to `cwd`.
+fn protected_in(root: &Path, cwd: &Path) -> Vec<PathBuf> {
+    let mut dirs = vec![root.to_path_buf()];
+    if let Ok(rel) = cwd.strip_prefix(root) {
+        let mut dir = root.to_path_buf();
+        for part in rel.components() {
+            dir.push(part);
+            dirs.push(dir.clone());
+        }
+    }
+    let mut out = Vec::new();
+    for dir in dirs {
+        for name in PROTECTED_NAMES {
+            let path = dir.join(name);
+            if std::fs::symlink_metadata(&path).is_ok() {
+                if *name == ".git"
+                    && let Some(target) = gitdir_target(&path)
+                {
+                    out.push(target);
+                }
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
+/// Drop roots inside other roots (and repeats), keeping the order.
+fn dedup_nested(roots: &mut Vec<PathBuf>) {
+    let all = roots.clone();
+    let mut seen: Vec<PathBuf> = Vec::new();
+    roots.retain(|r| {
+        let inside = all.iter().any(|other| other != r && r.starts_with(other));
+        let repeat = seen.contains(r);
+        seen.push(r.clone());
+        !inside && !repeat
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn places(home: &Path) -> Places {
+        Places {
+            home: Some(home.to_path_buf()),
+            tmp: home.join("tmp"),
+            data: home.join(".local/share/glrs"),
+            config_dir: home.join(".config/glrs"),
+            config_file: home.join("elsewhere/config.json"),
+        }
+    }
+
+    #[test]
+    fn roots_protected_paths_and_denied_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = resolve(dir.path());
+        let repo = home.join("repo");
+        std::fs::create_dir_all(repo.join(".git/hooks")).unwrap();
+        std::fs::create_dir_all(repo.join("src/deep")).unwrap();
+        std::fs::write(repo.join("AGENTS.md"), "be nice").unwrap();
+        std::fs::write(repo.join("src/AGENTS.md"), "be nicer").unwrap();
+        std::fs::create_dir_all(home.join("tmp")).unwrap();
+        let policy =
+            Policy::new(&SandboxConfig::default(), Mode::WorkspaceWrite, &repo.join("src/deep"), &places(&home))
+                .unwrap();
+        assert_eq!(policy.writable_roots()[0], repo, "the work tree root, not the cwd");
+        assert!(policy.writable_roots().contains(&home.join(".cache")));
+        assert!(policy.is_writable(&repo.join("src/new.rs")));
+        assert!(policy.is_writable(&home.join("tmp/x")));
+        assert!(policy.is_writable(Path::new("/dev/null")));
+        assert!(!policy.is_writable(&home.join(".bashrc")));
+        assert!(!policy.is_writable(&repo.join(".git/hooks/pre-commit")));
+        assert!(!policy.is_writable(&repo.join("AGENTS.md")) && !policy.is_writable(&repo.join("src/AGENTS.md")));
+        assert!(!policy.is_writable(&repo.join("src/deep/.glrs/x")), "by name, even before it exists");
+        assert!(policy.read_only().contains(&repo.join(".git")));
+        assert!(policy.read_only().contains(&repo.join("src/AGENTS.md")));
+        assert!(policy.is_denied_read(&home.join(".ssh/id_ed25519")));
+        assert!(policy.is_denied_read(&home.join(".config/glrs/config.json")));
+        assert!(!policy.is_denied_read(&home.join(".config/glrs/tools/mytool")));
+        assert!(policy.is_denied_read(&home.join("elsewhere/config.json")), "GLRS_CONFIG's file");
+        assert!(!policy.is_denied_read(&repo.join("src/a.rs")));
+        let read_only = policy.with_mode(Mode::ReadOnly);
+        assert!(!read_only.is_writable(&repo.join("src/new.rs")) && read_only.is_writable(Path::new("/dev/null")));
+        assert!(policy.with_mode(Mode::Off).is_writable(&home.join(".bashrc")));
+        assert!(!policy.network());
+    }
+
+    #[test]
+    fn gitdir_targets_and_configured_lists() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = resolve(dir.path());
+        let main_git = home.join("main/.git/worktrees/wt");
+        std::fs::create_dir_all(&main_git).unwrap();
+        std::fs::create_dir_all(home.join("wt")).unwrap();
+        std::fs::write(home.join("wt/.git"), format!("gitdir: {}\n", main_git.display())).unwrap();
+        let config = SandboxConfig {
+            writable_roots: Some(vec!["$HOME/wt/../main".into()]),
+            deny_read: Some(vec!["/srv/secret".into()]),
+            network: Some(true),
+            ..SandboxConfig::default()
+        };
+        let policy = Policy::new(&config, Mode::WorkspaceWrite, &home.join("wt"), &places(&home)).unwrap();
+        assert!(policy.read_only().contains(&main_git), "{:?}", policy.read_only());
+        assert!(!policy.is_writable(&main_git.join("HEAD")));
+        assert!(policy.is_writable(&home.join("main/README")));
+        assert!(!policy.writable_roots().contains(&home.join(".cache")), "setting the list replaces it");
+        assert!(policy.is_denied_read(Path::new("/srv/secret/k")) && !policy.is_denied_read(&home.join(".ssh/k")));
+        assert!(policy.network());
+        let bad = SandboxConfig { writable_roots: Some(vec!["build".into()]), ..SandboxConfig::default() };
+        let err = Policy::new(&bad, Mode::WorkspaceWrite, &home, &places(&home)).unwrap_err().to_string();
+        assert!(err.contains("sandbox.writableRoots[0]") && err.contains("absolute"), "{err}");
+    }
+
+    #[test]
+    fn resolving_follows_links_and_dots() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = resolve(dir.path());
+        std::fs::create_dir(base.join("real")).unwrap();
+        std::os::unix::fs::symlink(base.join("real"), base.join("link")).unwrap();
+        assert_eq!(resolve(&base.join("link/new/../file")), base.join("real/file"));
+        assert_eq!(resolve(&base.join("link/./a/b")), base.join("real/a/b"));
+    }
+}
