@@ -5,7 +5,10 @@
 //! Measured: a checkpoint when nothing changed (the usual step: a stat per
 //! file), and when one file changed (a new commit on the session's ref);
 //! the first checkpoint of a session (every file hashed once) is printed
-//! too. Target: within 3× of `git status --porcelain`.
+//! too. Each round times the three one after the other (git status, the
+//! unchanged checkpoint, the one-file checkpoint after the file is written),
+//! so a busy machine slows them alike; medians. Target: within 3× of `git
+//! status --porcelain`.
 //!
 //! Run: `cargo bench --bench checkpoint` (`GLRS_BENCH_RUNS`, default 11;
 //! `GLRS_BENCH_FILES`, default 10,000). Needs `git` on PATH.
@@ -17,7 +20,7 @@ mod common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use glrs::checkpoint::{Settings, Tracker, find_git};
 
@@ -42,6 +45,12 @@ fn git(root: &Path, args: &[&str]) {
         .status()
         .expect("git");
     assert!(status.success(), "git {args:?}");
+}
+
+fn timed(mut f: impl FnMut()) -> Duration {
+    let started = Instant::now();
+    f();
+    started.elapsed()
 }
 
 fn main() {
@@ -71,21 +80,37 @@ fn main() {
     let first = runtime.block_on(tracker.record(true)).expect("first checkpoint").0.expect("recorded");
     let first_took = started.elapsed();
 
-    let status = common::time(runs, || {
+    let status = || {
         let out = Command::new("git").current_dir(&root).args(["status", "--porcelain"]).output().expect("git status");
         assert!(out.status.success() && out.stdout.is_empty(), "a clean work tree");
-    });
-    let unchanged = common::time(runs, || {
+    };
+    // Side by side: each round times all three, so a busy machine slows
+    // them alike; the first round warms the page cache and is not counted.
+    let mut taken: [Vec<Duration>; 3] = Default::default();
+    let changing = root.join("src/module_000/file_000.txt");
+    let committed = std::fs::read(&changing).expect("read");
+    for round in 0..=runs {
+        let a = timed(status);
+        let b = timed(|| {
+            let (recorded, _) = runtime.block_on(tracker.record(false)).expect("checkpoint");
+            assert!(recorded.is_none(), "nothing changed, nothing recorded");
+        });
+        // The step's write is not the checkpoint's cost: it is made first.
+        std::fs::write(&changing, format!("changed {round}\n")).expect("write");
+        let started = Instant::now();
         let (recorded, _) = runtime.block_on(tracker.record(false)).expect("checkpoint");
-        assert!(recorded.is_none(), "nothing changed, nothing recorded");
-    });
-    let mut step = 0;
-    let one_changed = common::time(runs, || {
-        step += 1;
-        std::fs::write(root.join("src/module_000/file_000.txt"), format!("changed {step}\n")).expect("write");
-        let (recorded, _) = runtime.block_on(tracker.record(false)).expect("checkpoint");
+        let c = started.elapsed();
         assert_eq!(recorded.expect("a change is recorded").files, ["src/module_000/file_000.txt"]);
-    });
+        // Back as committed, and recorded so, for the next round (not timed).
+        std::fs::write(&changing, &committed).expect("write");
+        runtime.block_on(tracker.record(true)).expect("checkpoint");
+        if round > 0 {
+            for (all, took) in taken.iter_mut().zip([a, b, c]) {
+                all.push(took);
+            }
+        }
+    }
+    let [status, unchanged, one_changed] = taken.map(common::median);
     assert_ne!(first.commit, "");
 
     let base = common::ms(status);

@@ -1,15 +1,16 @@
 //! Running the `git` program on a shadow repository: every call names the
 //! shadow (`GIT_DIR`), the workspace (`GIT_WORK_TREE`) and the session's
 //! index (`GIT_INDEX_FILE`) explicitly, so no repository is discovered and
-//! the user's own `.git` is never read or written. Processes go through the
-//! project's runner (`crate::process::run_process`): their own group,
-//! killed if glrs stops waiting.
+//! the user's own `.git` is never read or written. Processes go through
+//! `crate::process::run_own` (what git prints is read whole, never cut as a
+//! tool's output is; their own group, killed if glrs stops waiting; never
+//! in the model's sandbox: this is glrs's own work).
 
 use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::process::{Ending, Spawn, run_process};
+use crate::process::{Ending, Own, run_own};
 
 /// How long one git command may take (a first checkpoint of a huge
 /// workspace hashes every file).
@@ -76,11 +77,13 @@ impl Output {
 
     /// Stdout split at NULs (`-z` output), empty records dropped.
     pub fn records(&self) -> Vec<String> {
-        self.stdout
-            .split(|b| *b == 0)
-            .filter(|r| !r.is_empty())
-            .map(|r| String::from_utf8_lossy(r).into_owned())
-            .collect()
+        self.paths().into_iter().map(|r| String::from_utf8_lossy(r).into_owned()).collect()
+    }
+
+    /// The records of `-z` output as git wrote them (a path's bytes, to be
+    /// handed back to git unchanged).
+    pub fn paths(&self) -> Vec<&[u8]> {
+        self.stdout.split(|b| *b == 0).filter(|r| !r.is_empty()).collect()
     }
 }
 
@@ -124,18 +127,11 @@ impl Git {
             ("GIT_COMMITTER_EMAIL", OsStr::new("glrs@localhost")),
             ("LC_ALL", OsStr::new("C")),
         ]);
-        let scratch = self.dir.join("glrs-tmp");
         // The workspace, else (making the shadow) the folder above it.
         let cwd = if tree.is_empty() { self.dir.parent().unwrap_or(&self.dir) } else { &self.work_tree };
-        let spawn = Spawn { env: &env, stdin, stderr_apart: true, ..Spawn::new(self.program.as_os_str(), &all, cwd) };
-        let ran = run_process(&spawn, TIMEOUT, &scratch, "git").await?;
-        let stdout = std::fs::read(&ran.output);
-        let stderr = ran.stderr.as_deref().map(std::fs::read).and_then(Result::ok).unwrap_or_default();
-        let _ = std::fs::remove_file(&ran.output);
-        if let Some(p) = &ran.stderr {
-            let _ = std::fs::remove_file(p);
-        }
-        let stdout = stdout.map_err(|e| format!("cannot read what git printed: {e}"))?;
+        let own = Own { program: self.program.as_os_str(), args: &all, cwd, env: &env, stdin };
+        let ran = run_own(&own, TIMEOUT).await?;
+        let (stdout, stderr) = (ran.stdout, ran.stderr);
         match ran.ending {
             Ending::Exit(0) => Ok(Output { stdout }),
             ending => {

@@ -17,6 +17,7 @@ mod git;
 pub mod lifecycle;
 pub mod record;
 pub mod restore;
+pub mod snapshot;
 #[cfg(test)]
 mod tests;
 

@@ -1,13 +1,14 @@
-//! Taking a checkpoint: `git add -A` into the session's index in the shadow
-//! (refreshed by stat, so an unchanged workspace costs about a `git
-//! status`), `write-tree`, and a commit on the session's ref when the tree
-//! changed. Files over `checkpoints.maxFileBytes` are left out and named.
+//! Taking a checkpoint: the workspace recorded into the session's index in
+//! the shadow (`super::snapshot`: an unchanged workspace costs about a `git
+//! status`), and a commit on the session's ref when the tree changed. Files
+//! over `checkpoints.maxFileBytes` are left out and named.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::git::Git;
 use super::restore::{Change, changes};
+use super::snapshot::{Snapshot, snapshot};
 use super::{Settings, Unavailable, find_git, index_path, ref_name, shadow_of, workspace_of};
 use crate::SessionId;
 use crate::store::Entry;
@@ -15,19 +16,6 @@ use crate::store::entry::CHECKPOINT_FILES_LISTED;
 
 /// A checkpoint that took longer than this is worth a word (once).
 const SLOW: Duration = Duration::from_secs(1);
-
-/// The workspace as a tree in the shadow, not yet committed.
-#[derive(Debug, Clone)]
-pub struct Snapshot {
-    /// The tree's hash.
-    pub tree: String,
-    /// Files left out for their size, relative to the workspace.
-    pub too_large: Vec<String>,
-    /// How many files the index holds.
-    pub files: u64,
-    /// How long it took.
-    pub took: Duration,
-}
 
 /// A checkpoint taken.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,82 +53,6 @@ struct Last {
     tree: String,
 }
 
-/// Make the shadow repository if it is not there yet.
-async fn ensure_shadow(git: &Git) -> Result<(), String> {
-    if git.dir.join("HEAD").is_file() {
-        return Ok(());
-    }
-    let parent = git.dir.parent().unwrap_or(&git.dir);
-    crate::paths::ensure_private_dir(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-    git.init().await
-}
-
-/// `checkpoints.exclude` as the shadow's `info/exclude` (rewritten only
-/// when it changed).
-fn write_excludes(shadow: &Path, patterns: &[String]) -> Result<(), String> {
-    let mut text = String::from("# checkpoints.exclude from the glrs config\n");
-    for p in patterns {
-        text.push_str(p);
-        text.push('\n');
-    }
-    let file = shadow.join("info").join("exclude");
-    if std::fs::read_to_string(&file).is_ok_and(|old| old == text) {
-        return Ok(());
-    }
-    let dir = shadow.join("info");
-    let fail = |e: std::io::Error| format!("cannot write {}: {e}", file.display());
-    crate::paths::ensure_private_dir(&dir).map_err(fail)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(fail)?;
-    std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(fail)?;
-    tmp.persist(&file).map_err(|e| fail(e.error))?;
-    Ok(())
-}
-
-/// The number of entries an index file holds (its header: `DIRC`, version,
-/// count), without running git.
-fn index_entries(index: &Path) -> u64 {
-    let mut head = [0u8; 12];
-    let read = std::fs::File::open(index).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head));
-    match read {
-        Ok(()) if &head[..4] == b"DIRC" => u64::from(u32::from_be_bytes([head[8], head[9], head[10], head[11]])),
-        _ => 0,
-    }
-}
-
-/// Record the workspace into `git`'s index and write its tree.
-pub async fn snapshot(git: &Git, settings: &Settings) -> Result<Snapshot, String> {
-    let started = Instant::now();
-    ensure_shadow(git).await?;
-    write_excludes(&git.dir, &settings.exclude)?;
-    if let Some(dir) = git.index.parent() {
-        crate::paths::ensure_private_dir(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    }
-    // Only new and changed files can be newly too large: the rest are in
-    // the index at a size under the limit.
-    let candidates = git.run(&["ls-files", "-z", "--others", "--modified", "--exclude-standard"], None).await?;
-    let too_large: Vec<String> = candidates
-        .records()
-        .into_iter()
-        .filter(|p| {
-            std::fs::symlink_metadata(git.work_tree.join(p))
-                .is_ok_and(|m| m.file_type().is_file() && m.len() > settings.max_file_bytes)
-        })
-        .collect();
-    if too_large.is_empty() {
-        git.run(&["add", "-A", "--", "."], None).await?;
-    } else {
-        let listed: Vec<u8> = too_large.iter().flat_map(|p| p.bytes().chain([0])).collect();
-        git.run(&["update-index", "--force-remove", "-z", "--stdin"], Some(&listed)).await?;
-        let mut spec = b".\0".to_vec();
-        for p in &too_large {
-            spec.extend_from_slice(format!(":(exclude,literal){p}\0").as_bytes());
-        }
-        git.run(&["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"], Some(&spec)).await?;
-    }
-    let tree = git.run(&["write-tree"], None).await?.text();
-    Ok(Snapshot { tree, too_large, files: index_entries(&git.index), took: started.elapsed() })
-}
-
 /// Where checkpoints of one session are taken, and what it has said.
 #[derive(Debug)]
 pub struct Tracker {
@@ -149,6 +61,9 @@ pub struct Tracker {
     session: SessionId,
     /// The newest checkpoint, once looked up (`None` inside: there is none).
     last: Option<Option<Last>>,
+    /// The tree the session's index was last written to by this tracker
+    /// (`None`: not known, so the next snapshot writes it again).
+    index_tree: Option<String>,
     /// A user message came since the last checkpoint: the next one is
     /// recorded even when nothing changed (rewinding to that message needs it).
     due: bool,
@@ -184,6 +99,7 @@ impl Tracker {
             settings,
             session: id.clone(),
             last: None,
+            index_tree: None,
             due: true,
             said_unavailable: false,
             said_slow: false,
@@ -246,18 +162,12 @@ impl Tracker {
     /// for their size (each once), a slow checkpoint (once).
     pub async fn record(&mut self, force: bool) -> Result<(Option<Recorded>, Vec<String>), String> {
         let git = self.git().map_err(|e| e.to_string())?.clone();
-        let snap = snapshot(&git, &self.settings).await?;
+        let snap = snapshot(&git, &self.settings, self.index_tree.as_deref()).await?;
+        self.index_tree = Some(snap.tree.clone());
         let mut slow = Vec::new();
-        let new: Vec<&String> = snap.too_large.iter().filter(|p| !self.named.contains(*p)).collect();
-        if !new.is_empty() {
-            let names: Vec<&str> = new.iter().map(|p| p.as_str()).collect();
-            slow.push(format!(
-                "checkpoint: left out (larger than checkpoints.maxFileBytes, {} bytes), so a rewind will not restore: {}",
-                self.settings.max_file_bytes,
-                names.join(", ")
-            ));
-            self.named.extend(snap.too_large.iter().cloned());
-        }
+        let why = format!("larger than checkpoints.maxFileBytes, {} bytes", self.settings.max_file_bytes);
+        slow.extend(self.name_once(&snap.too_large, &why));
+        slow.extend(self.name_once(&snap.no_commit, "git repositories without a commit, which git cannot record"));
         if snap.took > SLOW && !self.said_slow {
             self.said_slow = true;
             slow.push(slow_notice(&git.work_tree, &snap));
@@ -275,6 +185,17 @@ impl Tracker {
         self.due = false;
         let recorded = Recorded { commit, files, more_files, too_large: snap.too_large, workspace: git.work_tree };
         Ok((Some(recorded), slow))
+    }
+
+    /// A notice naming the `paths` not named before, left out for `why`.
+    fn name_once(&mut self, paths: &[String], why: &str) -> Option<String> {
+        let new: Vec<&str> = paths.iter().filter(|p| !self.named.contains(*p)).map(String::as_str).collect();
+        if new.is_empty() {
+            return None;
+        }
+        let text = format!("checkpoint: left out ({why}), so a rewind will not restore: {}", new.join(", "));
+        self.named.extend(paths.iter().cloned());
+        Some(text)
     }
 
     /// What going back to checkpoint `target` would change, changing
@@ -298,7 +219,7 @@ impl Tracker {
             let _ = std::fs::remove_file(copy.path());
         }
         let temporary = git.with_index(copy.path().to_path_buf());
-        let snap = snapshot(&temporary, &self.settings).await?;
+        let snap = snapshot(&temporary, &self.settings, self.index_tree.as_deref()).await?;
         let mut all = Vec::new();
         for target in targets {
             all.push(changes(&temporary, &snap.tree, target).await?);
@@ -312,10 +233,12 @@ impl Tracker {
     pub async fn rewind_to(&mut self, target: &str) -> Result<(Recorded, Vec<Change>), String> {
         let (present, _) = self.record(true).await?;
         let present = present.ok_or("no checkpoint of the present was taken")?;
-        let git = self.git().map_err(|e| e.to_string())?;
-        let changed = changes(git, &present.commit, target).await?;
+        let git = self.git().map_err(|e| e.to_string())?.clone();
+        let changed = changes(&git, &present.commit, target).await?;
         if !changed.is_empty() {
-            super::restore::apply(git, &present.commit, target).await?;
+            // The index follows the workspace to the target's tree.
+            self.index_tree = None;
+            super::restore::apply(&git, &present.commit, target).await?;
         }
         Ok((present, changed))
     }
@@ -327,10 +250,16 @@ impl Tracker {
         if let Some(p) = parent {
             args.extend(["-p", &p.commit]);
         }
-        let commit = git.run(&args, None).await?.text();
-        git.run(&["update-ref", &ref_name(&self.session), &commit], None).await?;
-        let Some(p) = parent else { return Ok((commit, Vec::new(), 0)) };
-        let changed = git.run(&["diff-tree", "-r", "-z", "--no-renames", "--name-only", &p.tree, tree], None).await?;
+        let made = async {
+            let commit = git.run(&args, None).await?.text();
+            git.run(&["update-ref", &ref_name(&self.session), &commit], None).await?;
+            Ok::<_, String>(commit)
+        };
+        let Some(p) = parent else { return Ok((made.await?, Vec::new(), 0)) };
+        // Which paths changed does not wait for the commit.
+        let diff = ["diff-tree", "-r", "-z", "--no-renames", "--name-only", &p.tree, tree];
+        let listed = git.run(&diff, None);
+        let (commit, changed) = tokio::try_join!(made, listed)?;
         let mut files = changed.records();
         let more = files.len().saturating_sub(CHECKPOINT_FILES_LISTED) as u64;
         files.truncate(CHECKPOINT_FILES_LISTED);

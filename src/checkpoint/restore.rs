@@ -63,7 +63,9 @@ pub async fn changes(git: &Git, from: &str, to: &str) -> Result<Vec<Change>, Str
 }
 
 /// Make the workspace go from `present` (a commit whose tree the session's
-/// index holds, as a checkpoint just left it) to `target`.
-pub async fn apply(git: &Git, present: &str, target: &str) -> Result<(), String> {
+/// index holds, as a checkpoint just left it) to `target`. The index then
+/// holds `target`'s tree: only the tracker calls this, and forgets the tree
+/// it knew its index by.
+pub(super) async fn apply(git: &Git, present: &str, target: &str) -> Result<(), String> {
     git.run(&["read-tree", "-m", "-u", present, target], None).await.map(drop)
 }

@@ -53,20 +53,23 @@ async fn a_rewind_puts_back_contents_modes_deletions_and_leaves_the_rest() {
     assert_eq!(files, ["gone.txt", "new.txt", "run.sh", "src/a.txt"]);
 
     let git = t.git().unwrap().clone();
-    let mut found = changes(&git, &now.commit, &first.commit).await.unwrap();
-    found.sort_by(|a, b| a.path.cmp(&b.path));
-    let shown: Vec<String> = found.iter().map(|c| format!("{} {}", c.status.letter(), c.path)).collect();
+    let found = changes(&git, &now.commit, &first.commit).await.unwrap();
+    let mut sorted = found.clone();
+    sorted.sort_by(|a, b| a.path.cmp(&b.path));
+    let shown: Vec<String> = sorted.iter().map(|c| format!("{} {}", c.status.letter(), c.path)).collect();
     assert_eq!(shown, ["A gone.txt", "D new.txt", "M run.sh", "M src/a.txt"]);
-    restore::apply(&git, &now.commit, &first.commit).await.unwrap();
+    let (present, rewound) = t.rewind_to(&first.commit).await.unwrap();
+    assert_eq!((present.commit.as_str(), rewound), (now.commit.as_str(), found), "the present was recorded already");
     assert_eq!(std::fs::read_to_string(ws.join("src/a.txt")).unwrap(), "one\n");
     assert_eq!(std::fs::read_to_string(ws.join("gone.txt")).unwrap(), "bye\n");
     assert!(!ws.join("new.txt").exists());
     assert_eq!(mode(&ws.join("run.sh")) & 0o111, 0);
     assert!(ws.join("x.log").exists() && ws.join("secret/key").exists() && ws.join("big.bin").exists());
 
-    // And back again: the rewind is undone by going to the checkpoint before it.
-    let after = record(&mut t).await;
-    restore::apply(&git, &after.commit, &now.commit).await.unwrap();
+    // And back again: the rewind is undone by going to the checkpoint before
+    // it; the checkpoint of the present it takes records the rewound files.
+    let (after, _) = t.rewind_to(&now.commit).await.unwrap();
+    assert_eq!(changes(&git, &after.commit, &first.commit).await.unwrap(), []);
     assert_eq!(std::fs::read_to_string(ws.join("src/a.txt")).unwrap(), "two\n");
     assert_eq!(mode(&ws.join("run.sh")) & 0o111, 0o111);
     assert!(ws.join("new.txt").exists() && !ws.join("gone.txt").exists());
@@ -106,4 +109,123 @@ fn keys_are_stable_and_name_the_folder() {
     assert_eq!(key, workspace_key(Path::new("/home/ada/src/my app")));
     assert!(key.starts_with("my_app-") && key.len() == "my_app-".len() + 16, "{key}");
     assert_ne!(key, workspace_key(Path::new("/home/bob/src/my app")));
+}
+
+/// The tree `git add -A` makes of the workspace on an empty index: what a
+/// snapshot must equal, however the workspace got where it is.
+async fn truth(git: &git::Git, dir: &Path) -> String {
+    let index = dir.join(format!("truth-{}", std::process::id()));
+    let _ = std::fs::remove_file(&index);
+    let fresh = git.with_index(index.clone());
+    fresh.run(&["add", "-A", "--", "."], None).await.unwrap();
+    let tree = fresh.run(&["write-tree"], None).await.unwrap().text();
+    std::fs::remove_file(&index).unwrap();
+    tree
+}
+
+/// A git repository at `dir` with one commit.
+fn nested_repository(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git").current_dir(dir).args(args).output().unwrap().status.success();
+        assert!(ok, "git {args:?} in the nested repository");
+    };
+    git(&["init", "-q"]);
+    std::fs::write(dir.join("s"), "s\n").unwrap();
+    git(&["add", "s"]);
+    git(&["-c", "user.name=t", "-c", "user.email=t@localhost", "commit", "-qm", "s"]);
+}
+
+/// A change made to the workspace, and what it is.
+type Step<'a> = (&'static str, Box<dyn Fn() + 'a>);
+
+#[tokio::test]
+async fn a_snapshot_is_what_git_add_all_makes_through_every_kind_of_change() {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let (data, ws) = (dir.path().join("data"), dir.path().join("ws"));
+    let w = |p: &str, text: &str| {
+        let path = ws.join(p);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    w(".gitignore", "*.log\n");
+    w("a", "one\n");
+    w("d/x", "x\n");
+    w("e/f", "f\n");
+    w("other/f", "other\n");
+    w("run.sh", "#!/bin/sh\n");
+    w("same", "same\n");
+    symlink("a", ws.join("l")).unwrap();
+    std::fs::write(ws.join(std::ffi::OsStr::from_bytes(b"caf\xe9")), "latin-1 name\n").unwrap();
+    nested_repository(&ws.join("sub"));
+    let empty = ws.join("unborn");
+    std::fs::create_dir_all(&empty).unwrap();
+    assert!(std::process::Command::new("git").current_dir(&empty).args(["init", "-q"]).status().unwrap().success());
+
+    let id = crate::SessionId::parse("aaaa0004").unwrap();
+    let mut t = Tracker::new(&data, &ws, &id, settings(1 << 20));
+    let (_, said) = t.record(true).await.unwrap();
+    assert!(said.iter().any(|n| n.contains("without a commit") && n.contains("unborn")), "{said:?}");
+    // Truth cannot record a repository without a commit either.
+    std::fs::remove_dir_all(&empty).unwrap();
+    let git = t.git().unwrap().clone();
+    let steps: Vec<Step> = vec![
+        ("nothing changed", Box::new(|| {})),
+        ("same size, new contents", Box::new(|| w("a", "two\n"))),
+        (
+            "an executable bit",
+            Box::new(|| std::fs::set_permissions(ws.join("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap()),
+        ),
+        (
+            "rewritten, contents the same",
+            Box::new(|| {
+                w("same", "same\n");
+                // An hour old: not racily clean, so git trusts its stat from now on.
+                let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+                std::fs::File::options().write(true).open(ws.join("same")).unwrap().set_modified(old).unwrap();
+            }),
+        ),
+        (
+            "a file becomes a folder",
+            Box::new(|| {
+                std::fs::remove_file(ws.join("a")).unwrap();
+                w("a/inner", "inner\n");
+            }),
+        ),
+        (
+            "a folder becomes a file",
+            Box::new(|| {
+                std::fs::remove_dir_all(ws.join("d")).unwrap();
+                w("d", "now a file\n");
+            }),
+        ),
+        (
+            "a link retargeted, a file deleted, an ignored file made",
+            Box::new(|| {
+                std::fs::remove_file(ws.join("l")).unwrap();
+                symlink("run.sh", ws.join("l")).unwrap();
+                std::fs::remove_file(ws.join("run.sh")).unwrap();
+                w("x.log", "ignored\n");
+            }),
+        ),
+        (
+            "a folder replaced by a link to another",
+            Box::new(|| {
+                std::fs::remove_dir_all(ws.join("e")).unwrap();
+                symlink("other", ws.join("e")).unwrap();
+            }),
+        ),
+    ];
+    for (step, change) in steps {
+        change();
+        let (recorded, _) = t.record(true).await.unwrap();
+        let tree = git.run(&["rev-parse", &format!("{}^{{tree}}", recorded.unwrap().commit)], None).await.unwrap();
+        assert_eq!(tree.text(), truth(&git, dir.path()).await, "after: {step}");
+    }
+    // The file rewritten unchanged was hashed once and its stat refreshed:
+    // it is not named (nor read) again.
+    let changed = git.run(&["diff-files", "-z", "--name-only"], None).await.unwrap();
+    assert!(!changed.records().contains(&"same".to_string()), "{:?}", changed.records());
 }

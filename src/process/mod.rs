@@ -10,6 +10,9 @@
 //!   [`Spawn::confine`] is where a sandbox goes: a step applied in the
 //!   child after fork and before exec (Landlock, seccomp, `no_new_privs`),
 //!   after the group and the parent-death signal are set.
+//! - [`own`]: [`run_own`], for programs glrs runs for its own work and
+//!   whose output it parses (`git` for checkpoints): stdout in memory,
+//!   whole; never confined.
 //! - [`group`]: [`GroupKill`], a process group killed when dropped and
 //!   guarded by the watchdog while it lives.
 //! - [`deathsig`]: [`die_with_parent`], the kernel's parent-death signal.
@@ -34,6 +37,7 @@ pub mod deathsig;
 pub mod env;
 pub mod escaped;
 pub mod group;
+pub mod own;
 pub mod reaper;
 pub mod run;
 pub mod servers;
@@ -41,4 +45,5 @@ pub mod servers;
 pub use background::Background;
 pub use deathsig::die_with_parent;
 pub use group::GroupKill;
+pub use own::{Finished, Own, run_own};
 pub use run::{Confine, Ending, Ran, Spawn, output_text, run_command, run_process};
