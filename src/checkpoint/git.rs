@@ -16,9 +16,10 @@ use crate::process::{Ending, Own, run_own};
 /// workspace hashes every file).
 const TIMEOUT: Duration = Duration::from_secs(600);
 
-/// Settings passed to every command, whatever the user's own git config
-/// says: no line-ending or filter conversions (the bytes are kept as they
-/// are), no file system monitor hooks, modes and links as they are.
+/// Settings passed to every command (the user's own git config is not
+/// read at all, see `run_with`): no line-ending conversions (the bytes are
+/// kept as they are), no file system monitor hooks, modes and links as
+/// they are.
 const SETTINGS: &[&str] = &[
     "-c",
     "core.autocrlf=false",
@@ -38,7 +39,15 @@ const SETTINGS: &[&str] = &[
     "commit.gpgSign=false",
     "-c",
     "core.hooksPath=/dev/null",
+    "-c",
+    "core.attributesFile=/dev/null",
 ];
+
+/// The empty tree (SHA-1, the shadows' format): where attributes are read
+/// from, so none apply. A workspace's `.gitattributes` (`eol=crlf`, `text`,
+/// `filter=lfs`, …) would otherwise change the bytes recorded or put back,
+/// or run a filter program on every checkpoint.
+const NO_ATTRIBUTES: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 
 /// Where `git` is, when it is on PATH.
 pub fn find_git() -> Option<PathBuf> {
@@ -103,7 +112,7 @@ impl Git {
     /// Make the shadow repository (bare: it has no work tree of its own;
     /// every other command names one).
     pub async fn init(&self) -> Result<(), String> {
-        self.run_with(&["init", "-q", "--bare"], None, &[]).await.map(drop)
+        self.run_with(&["init", "-q", "--bare", "--object-format=sha1"], None, &[]).await.map(drop)
     }
 
     async fn run_with(&self, args: &[&str], stdin: Option<&[u8]>, tree: &[(&str, &OsStr)]) -> Result<Output, String> {
@@ -120,6 +129,13 @@ impl Git {
             ("GIT_ALTERNATE_OBJECT_DIRECTORIES", OsStr::new("")),
             ("GIT_NAMESPACE", OsStr::new("")),
             ("GIT_CONFIG_COUNT", OsStr::new("0")),
+            // The user's and the system's git config are not ours to
+            // follow (filters, split indexes, untracked caches, a default
+            // object format): only the shadow's own and SETTINGS.
+            ("GIT_CONFIG_GLOBAL", OsStr::new("/dev/null")),
+            ("GIT_CONFIG_NOSYSTEM", OsStr::new("1")),
+            ("GIT_ATTR_NOSYSTEM", OsStr::new("1")),
+            ("GIT_ATTR_SOURCE", OsStr::new(NO_ATTRIBUTES)),
             ("GIT_TERMINAL_PROMPT", OsStr::new("0")),
             ("GIT_AUTHOR_NAME", OsStr::new("glrs")),
             ("GIT_AUTHOR_EMAIL", OsStr::new("glrs@localhost")),

@@ -69,6 +69,8 @@ pub struct Tracker {
     due: bool,
     said_unavailable: bool,
     said_slow: bool,
+    /// A checkpoint slower than this is said (once): [`SLOW`], but for tests.
+    pub(super) slow_after: Duration,
     /// Files already named as too large.
     named: std::collections::BTreeSet<String>,
 }
@@ -103,6 +105,7 @@ impl Tracker {
             due: true,
             said_unavailable: false,
             said_slow: false,
+            slow_after: SLOW,
             named: Default::default(),
         }
     }
@@ -168,7 +171,7 @@ impl Tracker {
         let why = format!("larger than checkpoints.maxFileBytes, {} bytes", self.settings.max_file_bytes);
         slow.extend(self.name_once(&snap.too_large, &why));
         slow.extend(self.name_once(&snap.no_commit, "git repositories without a commit, which git cannot record"));
-        if snap.took > SLOW && !self.said_slow {
+        if snap.took > self.slow_after && !self.said_slow {
             self.said_slow = true;
             slow.push(slow_notice(&git.work_tree, &snap));
         }

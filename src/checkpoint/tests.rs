@@ -103,6 +103,56 @@ async fn a_work_tree_is_recorded_from_its_root_and_its_git_is_untouched() {
     assert!(!shadow.exists(), "the last session's checkpoints go with the shadow");
 }
 
+#[tokio::test]
+async fn bytes_are_kept_as_they_are_whatever_gitattributes_say() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, ws) = (dir.path().join("data"), dir.path().join("ws"));
+    std::fs::create_dir_all(&ws).unwrap();
+    // Line endings converted on the way in and out, and a filter: none of
+    // it may apply to a checkpoint.
+    std::fs::write(ws.join(".gitattributes"), "* text eol=crlf\n*.bin filter=nothere\n").unwrap();
+    std::fs::write(ws.join("lf.txt"), "one\ntwo\n").unwrap();
+    std::fs::write(ws.join("crlf.txt"), "one\r\ntwo\r\n").unwrap();
+    std::fs::write(ws.join("x.bin"), "raw\n").unwrap();
+    let id = crate::SessionId::parse("aaaa0006").unwrap();
+    let mut t = Tracker::new(&data, &ws, &id, settings(1 << 20));
+    let first = record(&mut t).await;
+    for f in ["lf.txt", "crlf.txt", "x.bin"] {
+        std::fs::write(ws.join(f), "changed\n").unwrap();
+    }
+    let (_, changed) = t.rewind_to(&first.commit).await.unwrap();
+    assert_eq!(changed.len(), 3, "{changed:?}");
+    assert_eq!(std::fs::read(ws.join("lf.txt")).unwrap(), b"one\ntwo\n");
+    assert_eq!(std::fs::read(ws.join("crlf.txt")).unwrap(), b"one\r\ntwo\r\n");
+    assert_eq!(std::fs::read(ws.join("x.bin")).unwrap(), b"raw\n");
+}
+
+#[tokio::test]
+async fn a_slow_checkpoint_says_so_once_with_its_numbers_and_the_way_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, ws) = (dir.path().join("data"), dir.path().join("ws"));
+    std::fs::create_dir_all(&ws).unwrap();
+    for n in 0..3 {
+        std::fs::write(ws.join(format!("f{n}")), "x").unwrap();
+    }
+    let id = crate::SessionId::parse("aaaa0005").unwrap();
+    let mut t = Tracker::new(&data, &ws, &id, settings(1 << 20));
+    // Every checkpoint is slower than nothing: the first is said, no other.
+    t.slow_after = std::time::Duration::ZERO;
+    let (_, said) = t.record(true).await.unwrap();
+    let slow: Vec<&String> = said.iter().filter(|n| n.contains("took")).collect();
+    assert_eq!(slow.len(), 1, "{said:?}");
+    let text = slow[0];
+    assert!(text.contains(&ws.canonicalize().unwrap().display().to_string()), "{text}");
+    assert!(text.contains("(3 files)") && text.contains(" s ("), "the numbers: {text}");
+    assert!(text.contains("checkpoints.exclude") && text.contains("checkpoints.enabled: false"), "{text}");
+    std::fs::write(ws.join("f0"), "changed").unwrap();
+    let (_, said) = t.record(true).await.unwrap();
+    assert!(said.iter().all(|n| !n.contains("took")), "once: {said:?}");
+    let (_, said) = t.record(false).await.unwrap();
+    assert!(said.is_empty(), "{said:?}");
+}
+
 #[test]
 fn keys_are_stable_and_name_the_folder() {
     let key = workspace_key(Path::new("/home/ada/src/my app"));

@@ -134,9 +134,12 @@ fn set_mode(p: &Path, mode: u32) {
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
 }
 
+/// Every file of the workspace: its bytes and mode.
+type Files = BTreeMap<String, (Vec<u8>, u32)>;
+
 /// The workspace before the turns, and the three turns. Returns the session
-/// id, the user entries' numbers and the workspace after each turn's start.
-fn three_turns(ts: &TestStore, server: &MockServer, proj: &Path) -> (String, Vec<usize>) {
+/// id, the user entries' numbers and the workspace before each message.
+fn three_turns(ts: &TestStore, server: &MockServer, proj: &Path) -> (String, Vec<usize>, Vec<Files>) {
     std::fs::write(proj.join(".gitignore"), "*.log\n").unwrap();
     std::fs::write(proj.join("keep.txt"), "keep\n").unwrap();
     std::fs::write(proj.join("del.txt"), "delete me\n").unwrap();
@@ -144,7 +147,9 @@ fn three_turns(ts: &TestStore, server: &MockServer, proj: &Path) -> (String, Vec
     set_mode(&proj.join("run.sh"), 0o644);
     std::fs::write(proj.join("build.log"), "ignored\n").unwrap();
     std::fs::write(ts.dir.path().join("outside.txt"), "outside\n").unwrap();
+    let mut before = vec![files(proj)];
     let id = turn(ts, server, proj, None, 1, ("write", json!({"path": "new.txt", "content": "new\n"})), &[]);
+    before.push(files(proj));
     turn(
         ts,
         server,
@@ -156,10 +161,11 @@ fn three_turns(ts: &TestStore, server: &MockServer, proj: &Path) -> (String, Vec
     );
     let command = "rm del.txt && chmod +x run.sh && echo more >> build.log && echo more >> ../outside.txt && echo made > sub/made.txt";
     std::fs::create_dir_all(proj.join("sub")).unwrap();
+    before.push(files(proj));
     turn(ts, server, proj, Some(&id), 3, ("bash", json!({"command": command})), &[]);
     let users = numbers(&session(ts, &id), "user");
     assert_eq!(users.len(), 3);
-    (id, users)
+    (id, users, before)
 }
 
 fn rewind(ts: &TestStore, args: &[&str]) -> std::process::Output {
@@ -191,7 +197,10 @@ fn the_whole_story(in_git: bool) {
         git(&proj, &["commit", "-q", "-m", "first"]);
     }
     let user_git = in_git.then(|| git_dir(&proj));
-    let (id, users) = three_turns(&ts, &server, &proj);
+    let (id, users, before) = three_turns(&ts, &server, &proj);
+    if let Some(git) = &user_git {
+        assert_eq!(&git_dir(&proj), git, "the turns and their checkpoints left the user's .git alone");
+    }
     let s = session(&ts, &id);
     let checkpoints = numbers(&s, "checkpoint");
     assert_eq!(checkpoints.len(), 3, "one a turn: {checkpoints:?}");
@@ -216,6 +225,11 @@ fn the_whole_story(in_git: bool) {
     let report = json_of(&out);
     assert!(report["fork"].is_null());
     let now = files(&proj);
+    // As before the second message, contents and modes, but the ignored
+    // file, which stays as the third turn left it.
+    let mut expected = before[1].clone();
+    expected.insert("build.log".into(), present["build.log"].clone());
+    assert_eq!(now, expected);
     assert_eq!(now["keep.txt"].0, b"keep\n");
     assert_eq!(now["del.txt"].0, b"delete me\n");
     assert_eq!(now["run.sh"].1 & 0o111, 0, "the executable bit is put back");
@@ -233,12 +247,12 @@ fn the_whole_story(in_git: bool) {
     let out = ts.cmd("glrs-fork").args([&id, &users[1].to_string(), "--files"]).output().unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
     let fork = stdout_of(&out).trim().to_string();
-    assert_eq!(files(&proj)["keep.txt"].0, b"keep\n");
+    assert_eq!(files(&proj), expected, "the files as they were at that message");
     let forked = session(&ts, &fork);
     assert_eq!(forked["events"].as_array().unwrap().len(), users[1]);
     assert_eq!(forked["parent"]["id"], id.as_str());
-    if let Some(before) = user_git {
-        assert_eq!(git_dir(&proj), before, "the user's .git is byte for byte as it was");
+    if let Some(git) = user_git {
+        assert_eq!(git_dir(&proj), git, "the user's .git is byte for byte as it was");
     }
 
     // rm takes a session's checkpoints with it; the fork keeps its own.
@@ -266,7 +280,7 @@ fn three_turns_in_a_plain_folder_rewind() {
 #[test]
 fn the_conversation_part_forks_to_before_the_message() {
     let (ts, server, proj) = setup(json!({}));
-    let (id, users) = three_turns(&ts, &server, &proj);
+    let (id, users, _) = three_turns(&ts, &server, &proj);
     let out = rewind(&ts, &[&id, &users[2].to_string(), "--json"]);
     assert!(out.status.success(), "{}", stderr_of(&out));
     let report = json_of(&out);
@@ -331,7 +345,7 @@ fn without_git_on_path_it_says_so_once_and_works() {
 #[test]
 fn an_open_session_is_refused_for_the_files_part() {
     let (ts, server, proj) = setup(json!({}));
-    let (id, users) = three_turns(&ts, &server, &proj);
+    let (id, users, _) = three_turns(&ts, &server, &proj);
     let before = files(&proj);
     let sid = glrs::SessionId::parse(&id).unwrap();
     let lock = ts.store.open_lock(&sid).unwrap();
