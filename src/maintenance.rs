@@ -274,6 +274,7 @@ pub fn plan(store: &Store, policy: &Policy, now: SystemTime) -> Result<Vec<Row>>
                 .or_else(|| name.strip_suffix(".open"))
                 .or_else(|| name.strip_suffix(".journal"))
                 .or_else(|| name.strip_suffix(".compact"))
+                .or_else(|| name.strip_suffix(".scan"))
                 .is_some_and(|stem| SessionId::is_id(stem) && !existing.contains(stem))
                 && OpenLock::holder(&path).ok().flatten().is_none();
             // A journal holding appends not yet checkpointed, of a session

@@ -36,7 +36,8 @@ impl Store {
             .strip_suffix(".lock")
             .or_else(|| name.strip_suffix(".open"))
             .or_else(|| name.strip_suffix(".journal"))
-            .or_else(|| name.strip_suffix(".compact"));
+            .or_else(|| name.strip_suffix(".compact"))
+            .or_else(|| name.strip_suffix(".scan"));
         let gone_lock = in_sessions
             && lock_of.and_then(|stem| SessionId::parse(stem).ok()).is_some_and(|id| self.locate(&id).is_none())
             && OpenLock::holder(path).ok().flatten().is_none();

@@ -23,6 +23,7 @@ pub mod lock;
 pub mod prompts;
 pub mod recent;
 pub mod recovery;
+pub mod survey;
 mod tail;
 
 use std::path::{Path, PathBuf};
@@ -198,6 +199,19 @@ impl Store {
         recent::read(at, types, start)
     }
 
+    /// Read a session's entries from the one `first` chooses (given the
+    /// count) on, found from the end backwards, with the header and the
+    /// count (see [`recent::read_from`]): `show --tail N` reads N entries.
+    pub fn read_from(&self, at: &Located, first: impl Fn(usize) -> usize) -> Result<recent::Recent, StoreError> {
+        recent::read_from(at, first)
+    }
+
+    /// A session's header and count, its `compacted`, `cleared` and
+    /// `custom` entries and its `usage` totals (see [`recent::tally`]).
+    pub fn tally(&self, at: &Located) -> Result<(recent::Recent, recent::UsageSum), StoreError> {
+        recent::tally(at)
+    }
+
     /// Read and parse the file as it is now (under the write lock).
     fn read_now(&self, at: &Located) -> Result<Loaded, StoreError> {
         let (bytes, ino) = read_bytes(at)?;
@@ -264,6 +278,8 @@ impl Store {
         // A journal left by an earlier session of this id must never be
         // applied to the new one.
         journal::clear(&self.session_path(id), &self.journal_path(id))?;
+        // Nor a kept scan of it (see [`survey`]) be taken for the new one's.
+        let _ = std::fs::remove_file(survey::kept_path(&self.session_path(id)));
         // A failed folder sync is not reported here: the new session's
         // first append follows at once and is the write the user hears about.
         lock::write_atomic(&self.session_path(id), true, |w| file.write_to(w))?;
@@ -458,7 +474,7 @@ impl Store {
         // Held, the open and write lock files can go (acquirers check they
         // locked the file the name still names); the compaction lock only
         // if nobody holds it.
-        for lock_file in [self.open_path(id), self.journal_path(id), self.lock_path(id)] {
+        for lock_file in [self.open_path(id), self.journal_path(id), survey::kept_path(&at.path), self.lock_path(id)] {
             let _ = std::fs::remove_file(lock_file);
         }
         let _ = lock::remove_unheld(&self.compact_path(id));

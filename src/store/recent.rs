@@ -1,8 +1,10 @@
-//! Reading a session for its context, whatever its size: the file is
-//! scanned once as a stream (its lines counted, the few entries of the
-//! kinds asked for picked out by their first bytes), and only the entries
-//! from a chosen one to the end are read and kept. A resumed chat reads
-//! from the last boundary on, and counts what it needs from the scan.
+//! Reading a session for its context, whatever its size: a scan of its
+//! entry lines (see [`super::survey`]: kept beside the file, so a reader
+//! scans only what was appended since the last one) counts them and picks
+//! out the few entries of the kinds asked for by their first bytes, and
+//! only the entries from a chosen one to the end are read and kept, found
+//! from the end backwards. A resumed chat reads from the last boundary on;
+//! `show --tail N` reads the last N entries; `status` reads none.
 //!
 //! A file not in the store's layout (see [`super::layout`]), or one that
 //! changes while it is read, is read whole instead (see [`super::lines`]),
@@ -16,13 +18,14 @@ use std::os::unix::fs::{FileExt, MetadataExt};
 use super::format::Doc;
 use super::lines::{self, Lines};
 use super::lock::Stamp;
+pub use super::survey::UsageSum;
+use super::survey::{self, KEPT};
 use super::{Located, Mark, layout};
 use crate::error::StoreError;
 
-/// How much of the file one read of the scan takes.
-const CHUNK: usize = 1 << 20;
-/// How many first bytes of an entry name its type (`{"type":"compacted"`).
-const PREFIX: usize = 32;
+/// A scan that read at least this much of a file not covered by the kept
+/// scan keeps its own (below it, scanning again costs less than a file).
+const KEEP_FROM: u64 = 1 << 20;
 
 /// An entry the scan picked out: its index in the session and its text.
 #[derive(Debug, Clone)]
@@ -53,6 +56,22 @@ impl Recent {
     pub fn hit_texts(&self) -> Vec<&str> {
         self.hits.iter().map(|h| h.text.as_str()).collect()
     }
+
+    /// Entry `index` (from 0), when it was read.
+    pub fn entry(&self, index: usize) -> Option<&str> {
+        let i = index.checked_sub(self.first)?;
+        (i < self.lines.len()).then(|| self.lines.entry(i))
+    }
+}
+
+/// What to read: the types picked out, where to start, the usage totals.
+struct Ask<'a, F> {
+    types: &'a [&'a str],
+    /// The first entry to read, from the hits and the count.
+    start: F,
+    usage: bool,
+    locked: bool,
+    keep_from: u64,
 }
 
 /// Read `at`: a scan counts its entries and picks out those whose type is
@@ -69,57 +88,98 @@ pub(crate) fn read_with(
     start: impl Fn(&[Hit]) -> usize,
     locked: bool,
 ) -> Result<Recent, StoreError> {
+    let ask = Ask { types, start: |hits: &[Hit], _: usize| start(hits), usage: false, locked, keep_from: KEEP_FROM };
+    Ok(read_asked(at, &ask)?.0)
+}
+
+/// The last `n` entries of `at` (all when it has fewer), found from the
+/// end backwards, with the header and the count.
+pub fn read_tail(at: &Located, n: usize) -> Result<Recent, StoreError> {
+    read_from(at, |total| total.saturating_sub(n))
+}
+
+/// The entries of `at` from the one `first` chooses (from the count) on.
+pub fn read_from(at: &Located, first: impl Fn(usize) -> usize) -> Result<Recent, StoreError> {
+    let ask = Ask {
+        types: &[],
+        start: |_: &[Hit], total: usize| first(total),
+        usage: false,
+        locked: false,
+        keep_from: KEEP_FROM,
+    };
+    Ok(read_asked(at, &ask)?.0)
+}
+
+/// The header and count of `at`, its `compacted`, `cleared` and `custom`
+/// entries, and the totals of its `usage` entries: what `status` shows.
+pub fn tally(at: &Located) -> Result<(Recent, UsageSum), StoreError> {
+    let ask =
+        Ask { types: KEPT, start: |_: &[Hit], total: usize| total, usage: true, locked: false, keep_from: KEEP_FROM };
+    let (recent, usage) = read_asked(at, &ask)?;
+    Ok((recent, usage.unwrap_or_default()))
+}
+
+fn read_asked<F: Fn(&[Hit], usize) -> usize>(
+    at: &Located,
+    ask: &Ask<'_, F>,
+) -> Result<(Recent, Option<UsageSum>), StoreError> {
     // A file that changes while it is scanned is scanned again, and after
     // a few tries read whole (which settles it under the lock if need be).
     if !at.legacy {
         for _ in 0..3 {
-            match scan_read(at, types, &start).map_err(|e| StoreError::io(&at.path, "read", e))? {
-                Scan::Done(recent) => return Ok(*recent),
+            match scan_read(at, ask).map_err(|e| StoreError::io(&at.path, "read", e))? {
+                Scan::Done(done) => return Ok(*done),
                 Scan::Changed => continue,
+                Scan::Stale => {
+                    // The kept scan no longer describes the file: never
+                    // used again, the next scan starts from the first entry.
+                    let _ = std::fs::remove_file(survey::kept_path(&at.path));
+                }
                 Scan::Whole => break,
             }
         }
     }
-    let lines = if locked { lines::read_locked(at)? } else { lines::read(at)? };
-    let hits = (0..lines.len())
-        .filter(|&i| picked(lines.entry(i).as_bytes(), types) && typed(lines.entry(i), types) == Some(true))
-        .map(|index| Hit { index, text: lines.entry(index).to_string() })
-        .collect::<Vec<_>>();
-    Ok(Recent { total: lines.len(), first: 0, lines, hits })
-}
-
-/// True when an entry beginning with `prefix` is one `types` asks for, or
-/// does not begin with its type (then only parsing it tells).
-fn picked(prefix: &[u8], types: &[&str]) -> bool {
-    let Some(rest) = prefix.strip_prefix(b"{\"type\":\"") else { return true };
-    match memchr::memchr(b'"', rest) {
-        Some(end) => types.iter().any(|t| t.as_bytes() == &rest[..end]),
-        None => true,
+    let lines = if ask.locked { lines::read_locked(at)? } else { lines::read(at)? };
+    let total = lines.len();
+    let mut usage = ask.usage.then(UsageSum::default);
+    let mut hits = Vec::new();
+    for index in 0..total {
+        let text = lines.entry(index);
+        let kind = kind_of(text);
+        if let (Some("usage"), Some(sum)) = (kind.as_deref(), &mut usage) {
+            sum.add_text(text.as_bytes());
+        }
+        if kind.is_some_and(|k| ask.types.contains(&k.as_str())) {
+            hits.push(Hit { index, text: text.to_string() });
+        }
     }
+    // Read whole, every entry is at hand: from the first one.
+    Ok((Recent { total, first: 0, lines, hits }, usage))
 }
 
-/// True when the entry `text` is of one of `types`, parsing it only when
-/// it does not begin with its type. `None` when such a line is no entry
-/// but a piece of one (see [`lines::foreign_type`]): the scan's line
-/// boundaries cannot be trusted.
-fn typed(text: &str, types: &[&str]) -> Option<bool> {
+/// The type of the entry `text`, parsing it only when it does not begin
+/// with its type. `None` when it has none, or is no entry but a piece of
+/// one (see [`lines::foreign_type`]).
+fn kind_of(text: &str) -> Option<String> {
     match super::entry::quick_type(text) {
-        Some(kind) => Some(types.contains(&kind)),
-        None => Some(lines::foreign_type(text.as_bytes())?.is_some_and(|kind| types.contains(&kind.as_str()))),
+        Some(kind) => Some(kind.to_string()),
+        None => lines::foreign_type(text.as_bytes()).flatten(),
     }
 }
 
 /// What one scan found.
 enum Scan {
-    Done(Box<Recent>),
+    Done(Box<(Recent, Option<UsageSum>)>),
     /// The file changed while it was read: scan again.
     Changed,
+    /// The kept scan does not hold for the file: scan again without it.
+    Stale,
     /// Not in the layout, torn, or missing appends its journal holds: read
     /// it whole (which settles it under the lock if need be).
     Whole,
 }
 
-fn scan_read(at: &Located, types: &[&str], start: &impl Fn(&[Hit]) -> usize) -> io::Result<Scan> {
+fn scan_read<F: Fn(&[Hit], usize) -> usize>(at: &Located, ask: &Ask<'_, F>) -> io::Result<Scan> {
     if std::fs::symlink_metadata(&at.path)?.file_type().is_symlink() {
         return Ok(Scan::Whole);
     }
@@ -131,27 +191,38 @@ fn scan_read(at: &Located, types: &[&str], start: &impl Fn(&[Hit]) -> usize) -> 
     let mark_len = len.min(256);
     let mut mark_tail = vec![0; mark_len as usize];
     file.read_exact_at(&mut mark_tail, len - mark_len)?;
-    let from = layout.head.len() as u64 + 1;
-    let to = layout.tail_at;
-    let Some((starts, hit_lines)) = lines_of(&file, from, to, types)? else { return Ok(Scan::Whole) };
-    let end_of = |i: usize| if i + 1 < starts.len() { starts[i + 1] - 2 } else { to };
+    let (from, to) = (layout.head.len() as u64 + 1, layout.tail_at);
+    // The kept scan serves only the kinds it records.
+    let keep = ask.types.iter().all(|t| KEPT.contains(t));
+    let kinds = if keep { KEPT } else { ask.types };
+    let found = survey::survey(&file, &at.path, before, (from, to), kinds, ask.usage, keep)?;
+    let Some(found) = found else { return Ok(Scan::Whole) };
+    // What the kept scan said, found untrue, makes it stale; what this
+    // scan found untrue makes the file unreadable as lines.
+    let untrue = if found.kept_end.is_some() { Scan::Stale } else { Scan::Whole };
     let read_text = |range: Range<u64>| -> io::Result<Option<String>> {
         let mut bytes = vec![0; (range.end - range.start) as usize];
         file.read_exact_at(&mut bytes, range.start)?;
         Ok(String::from_utf8(bytes).ok())
     };
-    let mut hits = Vec::with_capacity(hit_lines.len());
-    for index in hit_lines {
-        let Some(text) = read_text(starts[index]..end_of(index))? else { return Ok(Scan::Whole) };
-        let Some(wanted) = typed(&text, types) else { return Ok(Scan::Whole) };
-        if wanted {
-            hits.push(Hit { index, text });
+    let mut hits = Vec::new();
+    for spot in found.scanned.spots.iter().filter(|s| ask.types.contains(&s.kind.as_str())) {
+        let text = read_text(spot.start..spot.end)?;
+        match text {
+            Some(text) if kind_of(&text).as_deref() == Some(spot.kind.as_str()) => {
+                hits.push(Hit { index: spot.index, text })
+            }
+            _ => return Ok(untrue),
         }
     }
-    let first = start(&hits).min(starts.len());
-    let base = starts.get(first).copied().unwrap_or(to);
+    let total = found.scanned.count;
+    let first = (ask.start)(&hits, total).min(total);
+    let Some(base) = found.start_of(&file, first)? else { return Ok(untrue) };
     let Some(text) = read_text(base..to)? else { return Ok(Scan::Whole) };
-    let spans = (first..starts.len()).map(|i| (starts[i] - base) as usize..(end_of(i) - base) as usize).collect();
+    let Some(spans) = split_entries(&text) else { return Ok(untrue) };
+    if spans.len() != total - first {
+        return Ok(untrue);
+    }
     if Stamp::from_metadata(&file.metadata()?) != before || Stamp::of(&at.path)? != before {
         return Ok(Scan::Changed);
     }
@@ -162,79 +233,37 @@ fn scan_read(at: &Located, types: &[&str], start: &impl Fn(&[Hit]) -> usize) -> 
     if !super::journal::holds_all(&at.path.with_extension("journal"), meta.ino(), len, read_at) {
         return Ok(Scan::Whole);
     }
+    if keep && (found.kept_end.is_none() || found.scanned_now >= ask.keep_from) && to - from >= ask.keep_from {
+        survey::save(&at.path, &found.scanned);
+    }
+    let usage = found.scanned.usage.clone();
     let mut header = layout.head_fields;
     let events_pos = header.len();
     header.extend(layout.tail_fields);
     let doc = Doc { header, events_pos, events: spans };
     let mark = Mark { ino: meta.ino(), len, tail: mark_tail };
-    let total = starts.len();
-    Ok(Scan::Done(Box::new(Recent { lines: Lines::from_parts(at.clone(), doc, text, mark), first, total, hits })))
+    let lines = Lines::from_parts(at.clone(), doc, text, mark);
+    Ok(Scan::Done(Box::new((Recent { lines, first, total, hits }, usage))))
 }
 
-/// Where each entry line in `from..to` starts, and which lines `types`
-/// picks, read as a stream. `None` when a line is not `{…},` (not the
-/// layout, or torn). A hand edit can still put a newline inside an entry
-/// right after a `},` (an array of objects): the piece that follows then
-/// starts a "line" that does not begin with its type, which is always
-/// picked and checked whole (`typed`).
-fn lines_of(file: &File, from: u64, to: u64, types: &[&str]) -> io::Result<Option<(Vec<u64>, Vec<usize>)>> {
-    let mut starts = vec![from];
-    let mut hits = Vec::new();
-    // Line starts too near the end of a chunk to see their first bytes.
-    let mut deferred = Vec::new();
-    let mut buf = vec![0; CHUNK.min((to - from) as usize)];
-    let mut pos = from;
-    // The two bytes before a chunk's first byte: an entry line ends `},`.
-    let mut prev = [b'\n', b'\n'];
-    let classify = |index: usize, prefix: &[u8], hits: &mut Vec<usize>| -> bool {
-        if prefix.first() != Some(&b'{') {
-            return false;
-        }
-        if picked(prefix, types) {
-            hits.push(index);
-        }
-        true
-    };
-    deferred.push(0);
-    while pos < to {
-        let n = ((to - pos) as usize).min(buf.len());
-        let chunk = &mut buf[..n];
-        file.read_exact_at(chunk, pos)?;
-        for j in memchr::memchr_iter(b'\n', chunk) {
-            let before = match j {
-                0 => prev,
-                1 => [prev[1], chunk[0]],
-                _ => [chunk[j - 2], chunk[j - 1]],
-            };
-            if before != *b"}," {
-                return Ok(None);
-            }
-            let index = starts.len();
-            let start = pos + j as u64 + 1;
-            starts.push(start);
-            let want = PREFIX.min((to - start) as usize);
-            match chunk.get(j + 1..j + 1 + want) {
-                Some(prefix) => {
-                    if !classify(index, prefix, &mut hits) {
-                        return Ok(None);
-                    }
-                }
-                None => deferred.push(index),
-            }
-        }
-        prev = if n >= 2 { [chunk[n - 2], chunk[n - 1]] } else { [prev[1], chunk[n - 1]] };
-        pos += n as u64;
+/// Each entry's place in `text` (entries joined by `,⏎`, as in the file).
+/// `None` when a line break is not `},⏎`.
+fn split_entries(text: &str) -> Option<Vec<Range<usize>>> {
+    let bytes = text.as_bytes();
+    if bytes.is_empty() {
+        return Some(Vec::new());
     }
-    for index in deferred {
-        let want = PREFIX.min((to - starts[index]) as usize);
-        let mut prefix = vec![0; want];
-        file.read_exact_at(&mut prefix, starts[index])?;
-        if !classify(index, &prefix, &mut hits) {
-            return Ok(None);
+    let mut spans = Vec::new();
+    let mut start = 0;
+    for nl in memchr::memchr_iter(b'\n', bytes) {
+        if nl < 2 || &bytes[nl - 2..nl] != b"}," {
+            return None;
         }
+        spans.push(start..nl - 1);
+        start = nl + 1;
     }
-    hits.sort_unstable();
-    Ok(Some((starts, hits)))
+    spans.push(start..bytes.len());
+    Some(spans)
 }
 
 #[cfg(test)]
@@ -310,3 +339,7 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "recent_kept_tests.rs"]
+mod kept_tests;

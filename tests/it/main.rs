@@ -36,6 +36,7 @@ mod generated;
 mod harness;
 mod import;
 mod import_branches;
+mod kept_scans;
 mod layering;
 mod lifecycle;
 mod mcp;

@@ -15,31 +15,49 @@ use crate::store::{Entry, Parsed, Store};
 
 pub fn run(store: &Store, args: &ShowArgs, out: &mut dyn Write) -> Result<i32> {
     let at = store.resolve(&args.id)?;
-    // Entries found as lines, and only those shown are parsed.
-    let file = store.read_lines(&at)?;
-    let total = file.len() as u64;
-    let mut first = args.from.unwrap_or(1);
+    if args.json && args.from.is_none() && args.tail.is_none() {
+        // The raw file, byte for byte as it is on disk now.
+        out.write_all(&std::fs::read(&at.path)?)?;
+        return Ok(0);
+    }
+    // Entries found as lines, and only those shown are read (with --tail
+    // or --from, found from the end backwards) and parsed.
+    let from = args.from.unwrap_or(1).max(1);
+    let (file, read_from, total) = if args.tail.is_none() && from == 1 {
+        let file = store.read_lines(&at)?;
+        let total = file.len();
+        (file, 0, total as u64)
+    } else {
+        let first = |total: usize| {
+            let total = total as u64;
+            let mut first = from - 1;
+            if let Some(tail) = args.tail {
+                first = first.max(total.saturating_sub(tail));
+            }
+            usize::try_from(first.min(total)).unwrap_or(usize::MAX)
+        };
+        let recent = store.read_from(&at, first)?;
+        (recent.lines, recent.first as u64, recent.total as u64)
+    };
+    let mut first = from;
     if let Some(tail) = args.tail {
         first = first.max(total.saturating_sub(tail) + 1);
     }
-    let chosen = (first.max(1)..=total).map(|n| (n, file.entry((n - 1) as usize)));
+    // Entry n (from 1) is `file`'s entry n - 1 - read_from: every shown
+    // one was read (`first` > `read_from`).
+    let chosen = (first.max(read_from + 1)..=total).map(|n| (n, file.entry((n - 1 - read_from) as usize)));
 
     if args.json {
-        if args.from.is_none() && args.tail.is_none() {
-            // The raw file, byte for byte as it is on disk now.
-            out.write_all(&std::fs::read(&at.path)?)?;
-        } else {
-            let rows: Vec<Value> = chosen
-                .map(|(n, raw)| serde_json::json!({"entry": n, "value": serde_json::from_str::<Value>(raw).unwrap_or(Value::Null)}))
-                .collect();
-            serde_json::to_writer_pretty(&mut *out, &rows)?;
-            writeln!(out)?;
-        }
+        let rows: Vec<Value> = chosen
+            .map(|(n, raw)| serde_json::json!({"entry": n, "value": serde_json::from_str::<Value>(raw).unwrap_or(Value::Null)}))
+            .collect();
+        serde_json::to_writer_pretty(&mut *out, &rows)?;
+        writeln!(out)?;
         return Ok(0);
     }
 
     let style = Style::detect();
-    write_header(out, &file.doc, at.legacy, style)?;
+    write_header(out, &file.doc, total, at.legacy, style)?;
     for (n, raw) in chosen {
         writeln!(out)?;
         write_entry(out, n, &Parsed::from_text(raw), style)?;
@@ -47,7 +65,13 @@ pub fn run(store: &Store, args: &ShowArgs, out: &mut dyn Write) -> Result<i32> {
     Ok(0)
 }
 
-fn write_header(out: &mut dyn Write, file: &Doc<Vec<Range<usize>>>, legacy: bool, style: Style) -> Result<()> {
+fn write_header(
+    out: &mut dyn Write,
+    file: &Doc<Vec<Range<usize>>>,
+    total: u64,
+    legacy: bool,
+    style: Style,
+) -> Result<()> {
     let text = |name| file.get_str(name).unwrap_or("");
     let mut first = format!("session {}", text("id"));
     if !text("title").is_empty() {
@@ -56,7 +80,7 @@ fn write_header(out: &mut dyn Write, file: &Doc<Vec<Range<usize>>>, legacy: bool
     writeln!(out, "{}", style.bold(&first))?;
     let line = format!("created {} · updated {} · cwd {}", text("createdAt"), text("updatedAt"), text("cwd"));
     writeln!(out, "{}", style.plain(&line))?;
-    let mut facts = vec![count(file.events.len() as u64, "entry", "entries")];
+    let mut facts = vec![count(total, "entry", "entries")];
     facts.push(format!("context {}", count(file.get_u64("contextTokens").unwrap_or(0), "token", "tokens")));
     if !text("model").is_empty() {
         facts.push(format!("model {}", text("model")));

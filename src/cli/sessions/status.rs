@@ -68,42 +68,23 @@ pub struct Status {
 
 pub fn run(store: &Store, args: &StatusArgs, out: &mut dyn Write) -> Result<i32> {
     let at = store.resolve(&args.id)?;
-    // Entries found as lines; only those that can matter are parsed, found
-    // by their first bytes (`{"type":"usage"`, as glrs writes them), so
-    // status stays quick on a long session.
-    let file = store.read_lines(&at)?;
+    // Only the header and the count are read, with the `compacted` and
+    // `custom` entries and the `usage` totals of a scan (kept beside the
+    // file, so a second status reads only what was appended since).
+    let (recent, sum) = store.tally(&at)?;
+    let file = &recent.lines;
     let text = |name| file.get_str(name).map(str::to_string);
-    let mut usage = UsageTotals::default();
+    let usage = UsageTotals {
+        calls: sum.calls,
+        input_tokens: sum.input_tokens,
+        output_tokens: sum.output_tokens,
+        cache_read_tokens: sum.cache_read_tokens,
+        cache_write_tokens: sum.cache_write_tokens,
+        cost_usd: sum.cost_usd,
+    };
     let (mut compactions, mut last_compaction, mut last_flush) = (0, None, None);
-    for i in 0..file.len() {
-        let body = file.entry(i);
-        let wanted = match body.strip_prefix("{\"type\":\"") {
-            Some(rest) => ["usage\"", "compacted\"", "custom\""].iter().any(|t| rest.starts_with(t)),
-            None => body.contains("\"usage\"") || body.contains("\"compacted\"") || body.contains("\"custom\""),
-        };
-        if !wanted {
-            continue;
-        }
-        match Parsed::from_text(body) {
-            Parsed::Known(Entry::Usage {
-                input_tokens,
-                output_tokens,
-                cache_read_tokens,
-                cache_write_tokens,
-                cost_usd,
-                ..
-            }) => {
-                // Counts come from the file: saturate rather than panic
-                // (debug) or wrap to a small, wrong total (release).
-                usage.calls += 1;
-                usage.input_tokens = usage.input_tokens.saturating_add(input_tokens);
-                usage.output_tokens = usage.output_tokens.saturating_add(output_tokens);
-                usage.cache_read_tokens = usage.cache_read_tokens.saturating_add(cache_read_tokens);
-                usage.cache_write_tokens = usage.cache_write_tokens.saturating_add(cache_write_tokens);
-                if let Some(cost) = cost_usd {
-                    *usage.cost_usd.get_or_insert(0.0) += cost;
-                }
-            }
+    for hit in &recent.hits {
+        match Parsed::from_text(&hit.text) {
             Parsed::Known(Entry::Compacted { at, .. }) => {
                 compactions += 1;
                 last_compaction = Some(at);
@@ -136,7 +117,7 @@ pub fn run(store: &Store, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
         parent: file.get("parent").cloned(),
         pinned: file.get("pinned").and_then(Value::as_bool).unwrap_or(false),
         bytes: std::fs::metadata(&at.path).map(|m| m.len()).unwrap_or(0),
-        entries: file.len() as u64,
+        entries: recent.total as u64,
         context_tokens: file.get_u64("contextTokens").unwrap_or(0),
         window: trigger.window,
         trigger: trigger.threshold(),
