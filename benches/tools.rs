@@ -136,6 +136,8 @@ fn main() {
         judged: Default::default(),
         redactor: &redactor,
         sandbox: glrs::sandbox::Sandbox::off(),
+        model: "",
+        entries: 0,
     };
     let situation = Situation::default();
     println!("one call through the registry, medians of {} calls:", runs * 20);

@@ -127,7 +127,22 @@ pub struct Config {
     #[serde(default)]
     /// `checkpoints.*` (SPEC 19).
     pub checkpoints: CheckpointsConfig,
+    #[serde(default)]
+    /// `subagents.*` (SPEC 20).
+    pub subagents: SubagentsConfig,
 }
+
+/// `subagents.{maxParallel}` (SPEC 20).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SubagentsConfig {
+    /// `maxParallel`: how many `task` calls of one answer run at once.
+    pub max_parallel: Option<u64>,
+}
+
+/// The most `subagents.maxParallel` may be: each is a process with a model
+/// stream of its own.
+pub const MAX_PARALLEL_SUBAGENTS: u64 = 64;
 
 /// `tools.{enabled, disabled}` (SPEC 14, 15).
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -378,6 +393,7 @@ impl Config {
             ("retry.attempts".into(), self.retry.attempts.map(u64::from), 1, MAX_ATTEMPTS),
             ("retry.baseDelayMs".into(), self.retry.base_delay_ms, 0, MAX_BASE_DELAY_MS),
             ("maxStepsPerTurn".into(), self.max_steps_per_turn, 1, MAX_STEPS),
+            ("subagents.maxParallel".into(), self.subagents.max_parallel, 1, MAX_PARALLEL_SUBAGENTS),
         ];
         let pruning = &self.context_pruning;
         for (key, value) in [
@@ -419,6 +435,11 @@ impl Config {
         Ok(())
     }
 
+    /// `subagents.maxParallel`, else its default.
+    pub fn max_parallel_subagents(&self) -> usize {
+        self.subagents.max_parallel.map_or(crate::tools::task::DEFAULT_MAX_PARALLEL, |n| n as usize)
+    }
+
     /// What `tools.*` says the registry offers.
     pub fn tool_offering(&self) -> Result<crate::tools::Offering> {
         let mut set = globset::GlobSetBuilder::new();
@@ -430,6 +451,7 @@ impl Config {
             none: false,
             builtin_off: self.tools.enabled == Some(false),
             disabled: (!self.tools.disabled.is_empty()).then_some(disabled),
+            only: None,
         })
     }
 

@@ -13,6 +13,7 @@
 //! call, another program changed the session (e.g. a compaction landed) and
 //! the context is rebuilt from the file.
 
+mod calls;
 mod checkpoint;
 pub mod flush;
 pub mod hooked;
@@ -160,10 +161,14 @@ impl Agent {
             }));
         }
         let config_home = system::config_home();
-        let agents = system::load_instructions(
+        let mut agents = system::load_instructions(
             config_home.as_deref(),
             &system::agents_files(config_home.as_deref(), Path::new(&cwd)),
         );
+        // SPEC 20: subagents, and the named agents the model may choose.
+        let (named, left_out) = crate::tools::task::load_agents(config_home.as_deref(), Path::new(&cwd));
+        agents.problems.extend(left_out);
+        tools.add(std::sync::Arc::new(crate::tools::task::Task::new(store.clone(), named)));
         let redactor = config.redactor()?;
         let settings = crate::checkpoint::Settings::from_config(&config);
         let checkpoints = crate::checkpoint::Tracker::new(&store.paths.data, Path::new(&cwd), &id, settings);
@@ -244,6 +249,10 @@ impl Agent {
             agent.set_sandbox_mode(mode);
         }
         agent.cycle = crate::compact::flush::cycle_of(&recent.hit_texts());
+        // A child agent (SPEC 20) starts no children of its own.
+        if file.get("subagent").and_then(serde_json::Value::as_bool) == Some(true) {
+            agent.tools.remove(crate::tools::task::NAME);
+        }
         agent.seen = LastSeen {
             // A legacy session has no file in the store yet: its first
             // write saves it there.
@@ -259,6 +268,18 @@ impl Agent {
     pub fn set_permissions(&mut self, allow: &[String], allow_all: bool) -> Result<()> {
         let p = &self.config.permissions;
         self.tools.permissions = Permissions::new(&p.allow, &p.deny, allow, allow_all)?;
+        Ok(())
+    }
+
+    /// A child agent's inheritance (SPEC 20): the parent session's
+    /// allowances (`--grant`), and a named agent's tools (`--tools`).
+    pub fn inherit(&mut self, grants: &[String], only_tools: &[String]) -> Result<()> {
+        for grant in grants {
+            self.tools.permissions.grant(grant)?;
+        }
+        if !only_tools.is_empty() {
+            self.tools.offer_only(only_tools)?;
+        }
         Ok(())
     }
 

@@ -28,8 +28,8 @@ use crate::time;
 use super::Agent;
 use super::hooked::fields;
 use crate::hooks::Event;
+use crate::tools::ToolOutput;
 use crate::tools::permissions::{Answer, Asked, Asker, Question};
-use crate::tools::{ToolContext, ToolOutput};
 
 /// Printed (and recorded) when a turn reaches `maxStepsPerTurn`.
 pub fn steps_message(max: u64) -> String {
@@ -163,14 +163,14 @@ pub trait TurnUi: Send {
 }
 
 /// Tell the user about hooks that failed (they are otherwise ignored).
-fn report(outcome: &crate::hooks::Outcome, ui: &mut dyn TurnUi) {
+pub(super) fn report(outcome: &crate::hooks::Outcome, ui: &mut dyn TurnUi) {
     for problem in &outcome.problems {
         ui.notice(&format!("warning: {problem}"));
     }
 }
 
 /// Lets the registry ask through the turn's UI.
-struct UiAsker<'a>(&'a mut dyn TurnUi);
+pub(super) struct UiAsker<'a>(pub(super) &'a mut dyn TurnUi);
 
 impl Asker for UiAsker<'_> {
     fn ask(&mut self, question: &Question<'_>) -> Asked {
@@ -385,66 +385,7 @@ impl Agent {
             if let Some(problem) = self.save_or_report() {
                 ui.notice(&problem.to_string());
             }
-            let situation = self.situation(kind);
-            let session_file = self.store.session_path(&self.id);
-            let output_dir = crate::limits::output_dir();
-            let mut checkpointed = false;
-            let sandbox = self.tools.sandbox();
-            for call in &calls {
-                // SPEC 19: the workspace is recorded before the step's first mutating call.
-                if !checkpointed && self.tools.mutates(&call.name) {
-                    checkpointed = true;
-                    self.checkpoint_before_step(ui).await;
-                }
-                ui.tool_start(call, &self.tools.summary(call));
-                let ctx = ToolContext {
-                    cwd: std::path::Path::new(&self.cwd),
-                    cancel,
-                    session_id: self.id.as_str(),
-                    session_file: &session_file,
-                    output_dir: &output_dir,
-                    judged: crate::tools::Judged::default(),
-                    redactor: &self.redactor,
-                    sandbox: &sandbox,
-                };
-                let cwd = std::path::Path::new(&self.cwd);
-                let subject = self.tools.get(&call.name).and_then(|t| t.subject(&call.input, cwd));
-                let tool = Some((call.name.as_str(), subject.as_deref()));
-                let what = [("tool", call.name.clone().into()), ("input", call.input.clone())];
-                let before = self.hook(Event::ToolCall, fields(what.clone()), tool).await;
-                report(&before, ui);
-                let output = match before.blocked {
-                    // SPEC 15: exit 2 blocks the call; the hook's stderr is the reason.
-                    Some(reason) => ToolOutput::error(format!("blocked by a tool_call hook: {reason}")),
-                    None => self.tools.call(call, &ctx, &mut UiAsker(&mut *ui), &situation).await,
-                };
-                let [tool_field, input_field] = what;
-                let after = fields([
-                    tool_field,
-                    input_field,
-                    ("result", output.content.clone().into()),
-                    ("isError", output.is_error.into()),
-                ]);
-                report(&self.hook(Event::ToolResult, after, tool).await, ui);
-                ui.tool(call, &output);
-                self.record(Entry::Tool {
-                    at: time::now(),
-                    id: call.id.clone(),
-                    name: call.name.clone(),
-                    input: call.input.clone(),
-                    result: output.content.clone(),
-                    is_error: output.is_error,
-                });
-                let message = Message::Tool {
-                    tool_call_id: call.id.clone(),
-                    name: call.name.clone(),
-                    content: output.content,
-                    is_error: output.is_error,
-                };
-                self.context_tokens += message.estimate_tokens();
-                self.messages.push(message.clone());
-                turn_messages.push(message);
-            }
+            self.run_calls(&calls, kind, ui, cancel, &mut turn_messages).await;
             if cancel.is_cancelled() {
                 outcome.error = Some(CallError::Cancelled { partial: Response::default() });
                 break;

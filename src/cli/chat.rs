@@ -77,6 +77,13 @@ pub struct Args {
     /// With a one-shot turn: print {id, reply, usage} as JSON
     #[arg(long)]
     pub json: bool,
+    /// A child agent (SPEC 20) is given its parent session's allowances
+    /// (`TOOL` or `TOOL:SUBJECT`, exact), by the parent's `task` tool only.
+    #[arg(long = "grant", value_name = "ALLOWANCE", hide = true)]
+    pub grant: Vec<String>,
+    /// A named agent's tools (globs over tool names), from the `task` tool.
+    #[arg(long = "tools", value_name = "GLOB", hide = true)]
+    pub tools: Vec<String>,
 }
 
 /// Run `glrs-chat` and return its exit code. The process's one runtime
@@ -191,6 +198,7 @@ fn run_on(args: Args, runtime: &tokio::runtime::Runtime) -> Result<i32> {
     }
     drop(key_lock);
     chat.set_permissions(&args.allow, args.allow_all).map_err(|e| crate::cli::UsageError(format!("{e:#}")))?;
+    chat.inherit(&args.grant, &args.tools).map_err(|e| crate::cli::UsageError(format!("{e:#}")))?;
     // SPEC 15: MCP servers start now, in the background; the first model
     // call waits for those still starting. Stopped when this returns.
     let mut _servers = None;

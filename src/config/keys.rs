@@ -135,6 +135,7 @@ pub const KEYS: &[Key] = &[
     Key { path: "checkpoints.enabled", default: "true", range: "true, false (rewind of files off)" },
     Key { path: "checkpoints.exclude", default: "[]", range: "gitignore patterns left out of checkpoints" },
     Key { path: "checkpoints.maxFileBytes", default: "10mb", range: "a size (larger files are left out)" },
+    Key { path: "subagents.maxParallel", default: "4", range: "1-64 task calls of one answer at once" },
 ];
 
 /// The table as Markdown, as the README shows it.

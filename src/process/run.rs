@@ -52,13 +52,17 @@ pub struct Spawn<'a> {
     /// Landlock, seccomp, `no_new_privs`); a failure stops the spawn with
     /// its error. `None`: run unconfined.
     pub confine: Option<Confine>,
+    /// Keep the withheld variables (the providers' keys, [`super::env`]):
+    /// only for a child that is glrs itself (a child agent), which needs
+    /// them to call its model and withholds them from what it starts.
+    pub keep_keys: bool,
 }
 
 impl<'a> Spawn<'a> {
     /// Run `program` with `args` in `cwd`: stdin /dev/null, stderr merged
     /// into stdout, no variables added, unconfined.
     pub fn new(program: &'a std::ffi::OsStr, args: &'a [&'a str], cwd: &'a Path) -> Self {
-        Spawn { program, args, cwd, env: &[], stdin: None, stderr_apart: false, confine: None }
+        Spawn { program, args, cwd, env: &[], stdin: None, stderr_apart: false, confine: None, keep_keys: false }
     }
 }
 
@@ -122,7 +126,9 @@ pub async fn run_process(spawn: &Spawn<'_>, timeout: Duration, output_dir: &Path
     // Spawned on the chat's runtime thread (main), which lives as long as
     // the chat: see super::deathsig for why that matters.
     super::deathsig::die_with_parent(cmd.as_std_mut());
-    super::env::scrub(cmd.as_std_mut());
+    if !spawn.keep_keys {
+        super::env::scrub(cmd.as_std_mut());
+    }
     if let Some(confine) = spawn.confine.clone() {
         use std::os::unix::process::CommandExt;
         // SAFETY: a Confine step promises async-signal-safety (its doc).

@@ -173,6 +173,8 @@ mod tests {
             judged: Default::default(),
             redactor: &redactor,
             sandbox: crate::sandbox::Sandbox::off(),
+            model: "",
+            entries: 0,
         };
         crate::runtime::build().unwrap().block_on(Bash.run(&input, &ctx))
     }

@@ -259,6 +259,8 @@ mod tests {
             judged: crate::tools::Judged::default(),
             redactor: &crate::redact::Redactor::off(),
             sandbox: crate::sandbox::Sandbox::off(),
+            model: "",
+            entries: 0,
         };
         let out = rt.block_on(loaded[0].run(&json!({"text": "hi"}), &ctx));
         assert_eq!(out, ToolOutput::ok("{\"TEXT\":\"HI\"}"));

@@ -88,6 +88,9 @@ pub struct Judged {
     pub subject: Option<String>,
     /// What the call may not read.
     pub reads: Arc<ReadGuard>,
+    /// The session's permission state when the call was allowed: what a
+    /// child agent (the `task` tool) is given, never more.
+    pub permissions: Arc<super::Permissions>,
 }
 
 impl Judged {
@@ -126,7 +129,7 @@ mod tests {
         assert!(guard.prunes("grep", &t("secret")) && !guard.prunes("grep", &t("src")));
         let environ = Target { real: "/proc/42/environ".into(), shown: "/proc/42/environ".into() };
         assert!(ReadGuard::default().refuses("read", &environ).is_some());
-        let judged = Judged { subject: Some("src/a.rs".into()), reads: Arc::default() };
+        let judged = Judged { subject: Some("src/a.rs".into()), ..Judged::default() };
         assert!(judged.moved(&t("src/a.rs")).is_none() && judged.moved(&t("/home/u/.bashrc")).is_some());
     }
 

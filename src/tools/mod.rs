@@ -16,6 +16,7 @@ pub mod fs;
 pub mod guard;
 pub mod permissions;
 pub mod search;
+pub mod task;
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -77,6 +78,12 @@ pub struct ToolContext<'a> {
     /// The session's sandbox (SPEC 17): what commands run inside, and the
     /// roots the file tools obey.
     pub sandbox: &'a crate::sandbox::Sandbox,
+    /// The session's model (`provider/model-id`): a child agent's, unless
+    /// it is given another (SPEC 20).
+    pub model: &'a str,
+    /// How many entries the session file holds when the call runs: a child
+    /// agent's session records it as `parent.entry`.
+    pub entries: usize,
 }
 
 /// How the sandbox bears on one call (SPEC 17 "Asking").
@@ -197,6 +204,17 @@ pub trait Tool: Send + Sync {
     fn offered(&self, _situation: &Situation) -> bool {
         true
     }
+    /// Whether calls of this tool in one answer run at the same time
+    /// rather than in order (the `task` tool: each is a process of its own).
+    fn concurrent(&self) -> bool {
+        false
+    }
+    /// Whether a run returns by itself soon after `ctx.cancel` fires, with
+    /// a result of its own (the `task` tool names the stopped child's
+    /// session); otherwise the registry stops waiting for it and drops it.
+    fn stops_itself(&self) -> bool {
+        false
+    }
     /// Run a call; dropping the future stops it.
     fn run<'a>(&'a self, input: &'a Value, ctx: &'a ToolContext<'a>) -> ToolFuture<'a>;
 }
@@ -273,6 +291,9 @@ pub struct Offering {
     pub builtin_off: bool,
     /// `tools.disabled`: globs over tool names.
     pub disabled: Option<globset::GlobSet>,
+    /// A named agent's `tools` (SPEC 20): only tools matching these globs
+    /// are offered.
+    pub only: Option<globset::GlobSet>,
 }
 
 /// The tools of one chat and the permission state of its session.
@@ -379,6 +400,22 @@ impl Registry {
             .collect()
     }
 
+    /// Offer only the tools whose names match `globs` (a named agent's
+    /// `tools`, SPEC 20); a bad glob is an error naming it.
+    pub fn offer_only(&mut self, globs: &[String]) -> anyhow::Result<()> {
+        let mut set = globset::GlobSetBuilder::new();
+        for glob in globs {
+            set.add(globset::Glob::new(glob).map_err(|e| anyhow::anyhow!("--tools {glob:?}: {e}"))?);
+        }
+        self.offering.only = Some(set.build()?);
+        Ok(())
+    }
+
+    /// Take the tool `name` out (a child agent offers no `task`).
+    pub fn remove(&mut self, name: &str) {
+        self.tools.retain(|t| t.name() != name);
+    }
+
     /// Add a tool; one with the name of a tool already there replaces it.
     pub fn add(&mut self, tool: Arc<dyn Tool>) {
         self.tools.retain(|t| t.name() != tool.name());
@@ -391,7 +428,8 @@ impl Registry {
             || (o.builtin_off && tool.origin() == Origin::BuiltIn)
             // The memory flush offers the session's own tools only.
             || (situation.flush && tool.origin() != Origin::Session)
-            || o.disabled.as_ref().is_some_and(|set| set.is_match(tool.name()));
+            || o.disabled.as_ref().is_some_and(|set| set.is_match(tool.name()))
+            || o.only.as_ref().is_some_and(|set| !set.is_match(tool.name()));
         !off && tool.offered(situation)
     }
 
@@ -433,8 +471,32 @@ impl Registry {
         asker: &mut dyn Asker,
         situation: &Situation,
     ) -> ToolOutput {
+        match self.prepare(call, ctx, asker, situation).await {
+            Ok(cleared) => cleared.run(&call.input, ctx).await,
+            Err(refused) => refused,
+        }
+    }
+
+    /// Whether `name` is a tool whose calls of one answer may run at the
+    /// same time (the `task` tool, SPEC 20).
+    pub fn runs_beside(&self, name: &str) -> bool {
+        self.get(name).is_some_and(|t| t.concurrent())
+    }
+
+    /// The first half of [`Registry::call`]: find the tool and decide
+    /// whether the call may run (asking through `asker` when it must). A
+    /// call that may not is its error result; one that may is a
+    /// [`Cleared`], which runs without the registry, so several can run at
+    /// once.
+    pub async fn prepare(
+        &mut self,
+        call: &ToolCall,
+        ctx: &ToolContext<'_>,
+        asker: &mut dyn Asker,
+        situation: &Situation,
+    ) -> Result<Cleared, ToolOutput> {
         if ctx.cancel.is_cancelled() {
-            return ToolOutput::error("interrupted by the user before it ran");
+            return Err(ToolOutput::error("interrupted by the user before it ran"));
         }
         let Some(tool) = self.tools.iter().find(|t| t.name() == call.name && self.available(t.as_ref(), situation))
         else {
@@ -444,11 +506,11 @@ impl Registry {
             } else {
                 format!("available: {}", known.join(", "))
             };
-            return ToolOutput::error(format!("unknown tool {:?}: {offer}", call.name));
+            return Err(ToolOutput::error(format!("unknown tool {:?}: {offer}", call.name)));
         };
         let tool = tool.clone();
         if let Value::String(raw) = &call.input {
-            return ToolOutput::error(format!("the input is not valid JSON: {raw}"));
+            return Err(ToolOutput::error(format!("the input is not valid JSON: {raw}")));
         }
         let subject = tool.subject(&call.input, ctx.cwd);
         let decision = self.permissions.decide(tool.name(), tool.needs_permission(), subject.as_deref(), ctx.cwd);
@@ -456,47 +518,76 @@ impl Registry {
         let decision = with_sandbox(decision, &sandboxing, ctx.sandbox);
         match decision {
             Decision::Allow => {}
-            Decision::Deny(why) => return ToolOutput::error(why),
+            Decision::Deny(why) => return Err(ToolOutput::error(why)),
             Decision::Ask if !asker.can_ask() => {
-                return ToolOutput::error(cannot_ask(tool.name(), subject.as_deref(), &sandboxing, ctx));
+                return Err(ToolOutput::error(cannot_ask(tool.name(), subject.as_deref(), &sandboxing, ctx)));
             }
-            Decision::Ask => {
-                // Built only for someone who is asked, and off the runtime
-                // (it reads the file).
-                let (for_preview, input, cwd) = (tool.clone(), call.input.clone(), ctx.cwd.to_path_buf());
-                let preview = tokio::task::spawn_blocking(move || for_preview.preview(&input, &cwd)).await;
-                let question = permissions::Question {
-                    tool: tool.name(),
-                    summary: tool.summary(&call.input),
-                    preview: preview.ok().flatten(),
-                    subject: subject.as_deref(),
-                    full: tool.in_full(&call.input).or_else(|| subject.as_ref().map(|s| format!("path: {s}"))),
-                };
-                let answer = match asker.ask(&question) {
-                    permissions::Asked::Now(answer) => answer,
-                    permissions::Asked::Later(answer) => tokio::select! {
-                        biased;
-                        () = ctx.cancel.cancelled() => Answer::Interrupted,
-                        answer = answer => answer.unwrap_or(Answer::Interrupted),
-                    },
-                };
-                match answer {
-                    Answer::Once => {}
-                    // Leaving the sandbox is asked about every time.
-                    Answer::Always if asks_every_time(&sandboxing, ctx.sandbox) => {}
-                    Answer::Always => self.permissions.allow_for_session(tool.name(), subject.as_deref()),
-                    Answer::Deny(reason) => return ToolOutput::error(permissions::denied_by_user(reason.as_deref())),
-                    Answer::Cannot => {
-                        return ToolOutput::error(cannot_ask(tool.name(), subject.as_deref(), &sandboxing, ctx));
-                    }
-                    Answer::Interrupted => return ToolOutput::error("interrupted by the user before it ran"),
-                }
-            }
+            Decision::Ask => self.ask(&tool, call, subject.as_deref(), &sandboxing, ctx, asker).await?,
         }
         let reads = ReadGuard::new(self.permissions.deny_rules().to_vec()).with_sandbox(ctx.sandbox.policy());
-        let judged = Judged { subject, reads: Arc::new(reads) };
-        let ctx = ToolContext { judged, ..*ctx };
-        let run = tool.run(&call.input, &ctx);
+        let judged = Judged { subject, reads: Arc::new(reads), permissions: Arc::new(self.permissions.clone()) };
+        Ok(Cleared { tool, judged })
+    }
+
+    /// Ask the user about a call; `Err` is the result of a call not allowed.
+    async fn ask(
+        &mut self,
+        tool: &Arc<dyn Tool>,
+        call: &ToolCall,
+        subject: Option<&str>,
+        sandboxing: &Sandboxing,
+        ctx: &ToolContext<'_>,
+        asker: &mut dyn Asker,
+    ) -> Result<(), ToolOutput> {
+        // Built only for someone who is asked, and off the runtime
+        // (it reads the file).
+        let (for_preview, input, cwd) = (tool.clone(), call.input.clone(), ctx.cwd.to_path_buf());
+        let preview = tokio::task::spawn_blocking(move || for_preview.preview(&input, &cwd)).await;
+        let question = permissions::Question {
+            tool: tool.name(),
+            summary: tool.summary(&call.input),
+            preview: preview.ok().flatten(),
+            subject,
+            full: tool.in_full(&call.input).or_else(|| subject.map(|s| format!("path: {s}"))),
+        };
+        let answer = match asker.ask(&question) {
+            permissions::Asked::Now(answer) => answer,
+            permissions::Asked::Later(answer) => tokio::select! {
+                biased;
+                () = ctx.cancel.cancelled() => Answer::Interrupted,
+                answer = answer => answer.unwrap_or(Answer::Interrupted),
+            },
+        };
+        match answer {
+            Answer::Once => Ok(()),
+            // Leaving the sandbox is asked about every time.
+            Answer::Always if asks_every_time(sandboxing, ctx.sandbox) => Ok(()),
+            Answer::Always => {
+                self.permissions.allow_for_session(tool.name(), subject);
+                Ok(())
+            }
+            Answer::Deny(reason) => Err(ToolOutput::error(permissions::denied_by_user(reason.as_deref()))),
+            Answer::Cannot => Err(ToolOutput::error(cannot_ask(tool.name(), subject, sandboxing, ctx))),
+            Answer::Interrupted => Err(ToolOutput::error("interrupted by the user before it ran")),
+        }
+    }
+}
+
+/// A call the registry allowed: the tool and what was judged for it, run
+/// without the registry ([`Registry::prepare`]).
+pub struct Cleared {
+    tool: Arc<dyn Tool>,
+    judged: Judged,
+}
+
+impl Cleared {
+    /// Run the call until it ends or `ctx.cancel` fires.
+    pub async fn run(self, input: &Value, ctx: &ToolContext<'_>) -> ToolOutput {
+        let ctx = ToolContext { judged: self.judged, ..*ctx };
+        let run = self.tool.run(input, &ctx);
+        if self.tool.stops_itself() {
+            return run.await;
+        }
         tokio::select! {
             biased;
             () = ctx.cancel.cancelled() => ToolOutput::error("interrupted by the user: the tool was stopped"),
@@ -587,6 +678,8 @@ mod tests {
             judged: Judged::default(),
             redactor: &NO_REDACTION,
             sandbox: crate::sandbox::Sandbox::off(),
+            model: "",
+            entries: 0,
         }
     }
 

@@ -279,6 +279,45 @@ impl Permissions {
         })
     }
 
+    /// The arguments a child agent (`glrs-chat`, SPEC 20) is started with so
+    /// that it may do what this session may, never more: every allow rule
+    /// (the config's too: the child reads the same config, so they are only
+    /// repeated), `--allow-all` when it is set, and each allowance the user
+    /// gave this session (`a`) as a `--grant`, which the child takes exactly
+    /// as it was given ([`Permissions::grant`]). Deny rules come from the
+    /// config the child reads.
+    pub fn child_args(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        for rule in &self.allow {
+            args.push("--allow".to_string());
+            args.push(rule.text().to_string());
+        }
+        if self.allow_all {
+            args.push("--allow-all".to_string());
+        }
+        for allowed in &self.session {
+            args.push("--grant".to_string());
+            args.push(match allowed {
+                Allowed::Tool(tool) => tool.clone(),
+                Allowed::Exact(tool, subject) => format!("{tool}:{subject}"),
+            });
+        }
+        args
+    }
+
+    /// Take an allowance of the parent's session (`--grant`, from
+    /// [`Permissions::child_args`]): `TOOL` (that tool) or `TOOL:SUBJECT`
+    /// (that exact command line or path, no glob). Tool names hold no `:`.
+    pub fn grant(&mut self, text: &str) -> Result<()> {
+        let allowed = match text.split_once(':') {
+            Some((tool, subject)) if !tool.is_empty() => Allowed::Exact(tool.into(), subject.into()),
+            None if !text.is_empty() => Allowed::Tool(text.into()),
+            _ => bail!("--grant {text:?} names no tool (TOOL or TOOL:SUBJECT)"),
+        };
+        self.session.push(allowed);
+        Ok(())
+    }
+
     /// `a` at the prompt: for `bash`, this exact command line; for `write`
     /// and `edit`, this path; for any other tool, the tool.
     pub fn allow_for_session(&mut self, tool: &str, subject: Option<&str>) {
@@ -423,6 +462,20 @@ mod tests {
         assert_eq!(perms.decide("write", true, Some("b.txt"), cwd()), Decision::Ask, "write: only this path");
         perms.allow_for_session("mcp__fs__read", None);
         assert_eq!(perms.decide("mcp__fs__read", true, None, cwd()), Decision::Allow, "other tools: the tool");
+        // A child agent gets the same allowances, exactly (SPEC 20).
+        let mut child = p(&[], &[], &[], false);
+        let args = perms.child_args();
+        for pair in args.chunks(2) {
+            assert_eq!(pair[0], "--grant", "{args:?}");
+            child.grant(&pair[1]).unwrap();
+        }
+        for (tool, subject) in [("bash", "make"), ("bash", "make install"), ("write", "a.txt"), ("write", "b.txt")] {
+            assert_eq!(child.decide(tool, true, Some(subject), cwd()), perms.decide(tool, true, Some(subject), cwd()));
+        }
+        assert_eq!(child.decide("mcp__fs__read", true, None, cwd()), Decision::Allow);
+        assert!(child.grant(":x").is_err() && child.grant("").is_err());
+        let ruled = p(&["bash:git *"], &[], &["edit:src/**"], true).child_args();
+        assert_eq!(ruled, ["--allow", "bash:git *", "--allow", "edit:src/**", "--allow-all"]);
         assert_eq!(parse_answer("y"), Answer::Once);
         assert_eq!(parse_answer(" a "), Answer::Always);
         assert_eq!(parse_answer("n"), Answer::Deny(None));

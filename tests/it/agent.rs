@@ -106,7 +106,7 @@ fn every_tool_runs_through_the_registry_with_its_errors() {
     let requests = server.model_requests();
     let offered: Vec<&str> =
         requests[0].body["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
-    assert_eq!(offered, ["read", "write", "edit", "bash", "grep", "find", "ls"]);
+    assert_eq!(offered, ["read", "write", "edit", "bash", "grep", "find", "ls", "task"]);
     let system = requests[0].body["messages"][0].clone();
     assert_eq!(system["role"], "system");
     let system = system["content"].as_str().unwrap();
@@ -213,7 +213,7 @@ fn no_tools_offers_none_and_disabled_globs_remove_tools() {
     let requests = server.model_requests();
     let names: Vec<&str> =
         requests[0].body["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["read", "edit", "grep", "find", "ls"]);
+    assert_eq!(names, ["read", "edit", "grep", "find", "ls", "task"]);
     assert!(requests[1].body.get("tools").is_none());
 }
 
@@ -543,7 +543,7 @@ fn anthropic_gets_tools_results_and_the_system_prompt() {
     let first = &requests[0].body;
     assert!(first["system"].to_string().contains("You are glrs"), "{}", first["system"]);
     let names: Vec<&str> = first["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["read", "write", "edit", "bash", "grep", "find", "ls"]);
+    assert_eq!(names, ["read", "write", "edit", "bash", "grep", "find", "ls", "task"]);
     assert!(first["tools"][0]["input_schema"]["properties"]["path"].is_object());
     let last = requests[2].body["messages"].to_string();
     assert!(last.contains(r#""tool_use_id":"toolu_1""#) && last.contains("alpha"), "{last}");

@@ -55,4 +55,5 @@ mod sandbox_files;
 mod sessions_commands;
 mod sessions_ls;
 mod store_durability;
+mod subagents;
 mod terminal_escapes;

@@ -103,8 +103,9 @@ impl Captured {
 
 #[derive(Default)]
 struct Inner {
-    /// Replies not yet used, each with its number in push order (from 1).
-    script: VecDeque<(usize, Reply)>,
+    /// Replies not yet used, each with its number in push order (from 1)
+    /// and, for a routed reply, what the request's first user message holds.
+    script: VecDeque<(usize, Option<String>, Reply)>,
     pushed: usize,
     captured: Vec<Captured>,
     /// Scripted replies written out in full.
@@ -155,10 +156,21 @@ impl MockServer {
     }
 
     pub fn push(&self, reply: Reply) {
+        self.push_routed(None, reply);
+    }
+
+    /// A reply only for a request whose first user message contains
+    /// `first_user`: several conversations at once (a parent and its
+    /// subagents) each get their own script, in order.
+    pub fn push_for(&self, first_user: &str, reply: Reply) {
+        self.push_routed(Some(first_user.to_string()), reply);
+    }
+
+    fn push_routed(&self, route: Option<String>, reply: Reply) {
         let mut inner = self.shared.lock();
         inner.pushed += 1;
         let n = inner.pushed;
-        inner.script.push_back((n, reply));
+        inner.script.push_back((n, route, reply));
     }
 
     pub fn requests(&self) -> Vec<Captured> {
@@ -207,7 +219,7 @@ impl MockServer {
     pub fn take_report(&self) -> Vec<String> {
         let mut inner = self.shared.lock();
         let mut report = std::mem::take(&mut inner.problems);
-        for (n, reply) in std::mem::take(&mut inner.script) {
+        for (n, _, reply) in std::mem::take(&mut inner.script) {
             report.push(format!("scripted reply {n} was never used: {}", reply.describe()));
         }
         report
@@ -227,6 +239,17 @@ impl Drop for MockServer {
         } else {
             panic!("{text}");
         }
+    }
+}
+
+/// The text of a request's first user message, in either protocol ("" if none).
+pub fn first_user_text(body: &Value) -> String {
+    let Some(messages) = body.get("messages").and_then(Value::as_array) else { return String::new() };
+    let Some(first) = messages.iter().find(|m| m["role"] == "user") else { return String::new() };
+    match &first["content"] {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join("\n"),
+        _ => String::new(),
     }
 }
 
@@ -338,12 +361,19 @@ fn answer(stream: TcpStream, shared: &Shared) -> std::io::Result<bool> {
         let n = inner.captured.len() + 1;
         let what = format!("request {n} ({method} {path})");
         let invalid = pairing_problem(&path, &body);
+        let first = first_user_text(&body);
         inner.captured.push(Captured { method, path, headers, body });
         shared.arrived.notify_all();
         // An invalid request uses no reply: a real provider refuses it.
         let reply = match invalid {
             Some(problem) => Err(format!("{what} is invalid: {problem}")),
-            None => inner.script.pop_front().map(|(_, r)| r).ok_or(format!("{what} has no reply scripted")),
+            None => {
+                let at = inner.script.iter().position(|(_, route, _)| route.as_ref().is_none_or(|r| first.contains(r)));
+                at.and_then(|at| inner.script.remove(at)).map(|(_, _, r)| r).ok_or(format!(
+                    "{what} has no reply scripted (its first user message: {:?})",
+                    first.chars().take(100).collect::<String>()
+                ))
+            }
         };
         if let Err(problem) = &reply {
             inner.problems.push(problem.clone());

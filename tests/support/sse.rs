@@ -51,6 +51,20 @@ pub fn openai_tool_call(id: &str, name: &str, arg_pieces: &[&str]) -> Vec<String
     out
 }
 
+/// Several tool calls in one answer: `(id, name, arguments)` each.
+pub fn openai_tool_calls(calls: &[(&str, &str, &str)]) -> Vec<String> {
+    let mut out = vec![data(openai_chunk(json!({"role": "assistant", "content": ""}), None))];
+    for (index, (id, name, arguments)) in calls.iter().enumerate() {
+        let call =
+            json!({"index": index, "id": id, "type": "function", "function": {"name": name, "arguments": arguments}});
+        out.push(data(openai_chunk(json!({"role": "assistant", "content": null, "tool_calls": [call]}), None)));
+    }
+    out.push(data(openai_chunk(json!({"role": "assistant", "content": ""}), Some("tool_calls"))));
+    out.push(openai_usage(50, 10, 0));
+    out.push("data: [DONE]\n\n".into());
+    out
+}
+
 fn anthropic_event(name: &str, v: Value) -> String {
     // Real streams pad the JSON with spaces before the line ends.
     format!("event: {name}\ndata: {v}      \n\n")

@@ -1,0 +1,144 @@
+//! A step's tool calls (SPEC 14, 20). Every call gets a result and a `tool`
+//! entry, in call order. Calls run in order, each checked by its
+//! `tool_call` hooks and the registry before it runs, except that
+//! consecutive calls of a tool that runs beside itself (`task`: each is a
+//! process of its own) run at the same time, at most
+//! `subagents.maxParallel` at once; their results are still recorded in
+//! call order, so the next request pairs each call with its own result.
+
+use futures_util::StreamExt;
+
+use super::Agent;
+use super::hooked::fields;
+use super::turn::{TurnKind, TurnUi, UiAsker, report};
+use crate::hooks::Event;
+use crate::provider::{Cancel, Message};
+use crate::store::{Entry, ToolCall};
+use crate::time;
+use crate::tools::{Cleared, ToolContext, ToolOutput};
+
+impl Agent {
+    /// Run the calls of one model answer and record their results.
+    pub(super) async fn run_calls(
+        &mut self,
+        calls: &[ToolCall],
+        kind: TurnKind,
+        ui: &mut dyn TurnUi,
+        cancel: &Cancel,
+        turn_messages: &mut Vec<Message>,
+    ) {
+        let mut at = 0;
+        let mut checkpointed = false;
+        while at < calls.len() {
+            let together = calls[at..].iter().take_while(|c| self.tools.runs_beside(&c.name)).count().max(1);
+            let batch = &calls[at..at + together];
+            at += together;
+            // SPEC 19: the workspace is recorded before the step's first mutating call.
+            if !checkpointed && batch.iter().any(|c| self.tools.mutates(&c.name)) {
+                checkpointed = true;
+                self.checkpoint_before_step(ui).await;
+            }
+            let (outputs, subjects) = self.run_batch(batch, kind, ui, cancel).await;
+            for ((call, output), subject) in batch.iter().zip(outputs).zip(subjects) {
+                self.finish_call(call, output, subject.as_deref(), ui, turn_messages).await;
+            }
+        }
+    }
+
+    /// Check each call of `batch` (hooks, permissions), then run those
+    /// allowed at the same time; the outputs in call order, and what each
+    /// call's rules and hooks were judged against.
+    async fn run_batch(
+        &mut self,
+        batch: &[ToolCall],
+        kind: TurnKind,
+        ui: &mut dyn TurnUi,
+        cancel: &Cancel,
+    ) -> (Vec<ToolOutput>, Vec<Option<String>>) {
+        let situation = self.situation(kind);
+        let session_file = self.store.session_path(&self.id);
+        let output_dir = crate::limits::output_dir();
+        let model = self.model.full();
+        // The entry holding these calls is the last one: a child agent's
+        // session records this as its `parent.entry`.
+        let entries = self.seen.entries + self.unwritten.len();
+        let cwd = std::path::Path::new(&self.cwd);
+        let sandbox = self.tools.sandbox();
+        let ctx = ToolContext {
+            cwd,
+            cancel,
+            session_id: self.id.as_str(),
+            session_file: &session_file,
+            output_dir: &output_dir,
+            judged: crate::tools::Judged::default(),
+            redactor: &self.redactor,
+            model: &model,
+            entries,
+            sandbox: &sandbox,
+        };
+        let mut checked: Vec<Result<Cleared, ToolOutput>> = Vec::with_capacity(batch.len());
+        let mut subjects = Vec::with_capacity(batch.len());
+        for call in batch {
+            ui.tool_start(call, &self.tools.summary(call));
+            let subject = self.tools.get(&call.name).and_then(|t| t.subject(&call.input, cwd));
+            let tool = Some((call.name.as_str(), subject.as_deref()));
+            let what = [("tool", call.name.clone().into()), ("input", call.input.clone())];
+            let before = self.hook(Event::ToolCall, fields(what), tool).await;
+            report(&before, ui);
+            checked.push(match before.blocked {
+                // SPEC 15: exit 2 blocks the call; the hook's stderr is the reason.
+                Some(reason) => Err(ToolOutput::error(format!("blocked by a tool_call hook: {reason}"))),
+                None => self.tools.prepare(call, &ctx, &mut UiAsker(&mut *ui), &situation).await,
+            });
+            subjects.push(subject);
+        }
+        let ctx = &ctx;
+        let runs = batch.iter().zip(checked).map(|(call, checked)| async move {
+            match checked {
+                Ok(cleared) => cleared.run(&call.input, ctx).await,
+                Err(refused) => refused,
+            }
+        });
+        // `buffered` keeps the order and runs at most that many at once.
+        let outputs = futures_util::stream::iter(runs).buffered(self.config.max_parallel_subagents()).collect().await;
+        (outputs, subjects)
+    }
+
+    /// After a call: its `tool_result` hooks, the UI, the `tool` entry and
+    /// the result in the context.
+    async fn finish_call(
+        &mut self,
+        call: &ToolCall,
+        output: ToolOutput,
+        subject: Option<&str>,
+        ui: &mut dyn TurnUi,
+        turn_messages: &mut Vec<Message>,
+    ) {
+        let tool = Some((call.name.as_str(), subject));
+        let after = fields([
+            ("tool", call.name.clone().into()),
+            ("input", call.input.clone()),
+            ("result", output.content.clone().into()),
+            ("isError", output.is_error.into()),
+        ]);
+        report(&self.hook(Event::ToolResult, after, tool).await, ui);
+        ui.tool(call, &output);
+        self.record(Entry::Tool {
+            at: time::now(),
+            id: call.id.clone(),
+            name: call.name.clone(),
+            input: call.input.clone(),
+            result: output.content.clone(),
+            is_error: output.is_error,
+        });
+        let message = Message::Tool {
+            tool_call_id: call.id.clone(),
+            name: call.name.clone(),
+            content: output.content,
+            is_error: output.is_error,
+        };
+        self.context_tokens += message.estimate_tokens();
+        self.messages.push(message.clone());
+        turn_messages.push(message);
+    }
+}
