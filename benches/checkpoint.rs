@@ -4,7 +4,8 @@
 //! work tree with everything committed, so `git status` has its index.
 //! Measured: a checkpoint when nothing changed (the usual step: a stat per
 //! file), and when one file changed (a new commit on the session's ref);
-//! the first checkpoint of a session (every file hashed once) is printed
+//! the first checkpoint of a session (every file hashed once) and of a
+//! second session in the same workspace (its index copied) are printed
 //! too. Each round times the three one after the other (git status, the
 //! unchanged checkpoint, the one-file checkpoint after the file is written),
 //! so a busy machine slows them alike; medians. Target: within 3× of `git
@@ -47,6 +48,10 @@ fn git(root: &Path, args: &[&str]) {
     assert!(status.success(), "git {args:?}");
 }
 
+fn settings_of() -> Settings {
+    Settings { enabled: true, exclude: Vec::new(), max_file_bytes: glrs::config::DEFAULT_MAX_FILE_BYTES }
+}
+
 fn timed(mut f: impl FnMut()) -> Duration {
     let started = Instant::now();
     f();
@@ -72,8 +77,7 @@ fn main() {
     git(&root, &["commit", "-q", "-m", "all"]);
 
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
-    let settings =
-        Settings { enabled: true, exclude: Vec::new(), max_file_bytes: glrs::config::DEFAULT_MAX_FILE_BYTES };
+    let settings = settings_of();
     let id = glrs::SessionId::parse("bec00001").expect("id");
     let mut tracker = Tracker::new(&data, &root, &id, settings);
     let started = Instant::now();
@@ -112,6 +116,11 @@ fn main() {
     }
     let [status, unchanged, one_changed] = taken.map(common::median);
     assert_ne!(first.commit, "");
+    // A second chat in the same workspace: its index starts from the first's.
+    let mut second = Tracker::new(&data, &root, &glrs::SessionId::parse("bec00002").expect("id"), settings_of());
+    let started = Instant::now();
+    runtime.block_on(second.record(true)).expect("checkpoint").0.expect("recorded");
+    let second_took = started.elapsed();
 
     let base = common::ms(status);
     println!("checkpoints of a workspace of {files} files (a git work tree, all committed), medians of {runs}:");
@@ -123,4 +132,8 @@ fn main() {
         println!("  {label:<31} {ms:8.2} ms  {ratio:4.2}× git status ({verdict} the 3× target)");
     }
     println!("  first checkpoint of a session   {:8.2} ms  (every file hashed once)", common::ms(first_took));
+    println!(
+        "  first of a second session       {:8.2} ms  (its index copied from the first's)",
+        common::ms(second_took)
+    );
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::git::Git;
 use super::restore::{Change, changes};
-use super::snapshot::{Snapshot, snapshot};
+use super::snapshot::{Snapshot, seed, snapshot};
 use super::{Settings, Unavailable, find_git, index_path, ref_name, shadow_of, workspace_of};
 use crate::SessionId;
 use crate::store::Entry;
@@ -165,7 +165,14 @@ impl Tracker {
     /// for their size (each once), a slow checkpoint (once).
     pub async fn record(&mut self, force: bool) -> Result<(Option<Recorded>, Vec<String>), String> {
         let git = self.git().map_err(|e| e.to_string())?.clone();
-        let snap = snapshot(&git, &self.settings, self.index_tree.as_deref()).await?;
+        let seeded = !git.index.exists() && seed(&git.dir, &git.index);
+        let snap = match snapshot(&git, &self.settings, self.index_tree.as_deref()).await {
+            Err(_) if seeded => {
+                let _ = std::fs::remove_file(&git.index);
+                snapshot(&git, &self.settings, None).await?
+            }
+            done => done?,
+        };
         self.index_tree = Some(snap.tree.clone());
         let mut slow = Vec::new();
         let why = format!("larger than checkpoints.maxFileBytes, {} bytes", self.settings.max_file_bytes);

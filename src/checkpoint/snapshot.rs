@@ -162,6 +162,35 @@ fn present(work_tree: &Path, path: &[u8]) -> Option<std::fs::Metadata> {
     None
 }
 
+/// Give a session's first index a start: a copy of the newest index of
+/// another session with checkpoints in the same shadow (its stat of every
+/// file holds for this workspace too), so a new chat's first checkpoint is
+/// a stat per file and the files changed since, not every file hashed.
+/// Whether a copy was made (if it then fails, remove it and go without).
+pub fn seed(shadow: &Path, index: &Path) -> bool {
+    let (Some(dir), Some(own)) = (index.parent(), index.file_name()) else { return false };
+    let Ok(entries) = std::fs::read_dir(dir) else { return false };
+    let newest = entries
+        .flatten()
+        .filter(|e| e.file_name() != own)
+        // Only a live session's index: its objects are reachable from its ref.
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| crate::SessionId::parse(n).is_ok() && shadow.join("refs/glrs").join(n).is_file())
+        })
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .max();
+    let Some((_, from)) = newest else { return false };
+    // git replaces an index by renaming a whole one into place, so what is
+    // read is a whole index; it lands under its name whole as well.
+    let copied = tempfile::NamedTempFile::new_in(dir).and_then(|tmp| {
+        std::fs::copy(&from, tmp.path())?;
+        tmp.persist_noclobber(index).map_err(|e| e.error)
+    });
+    copied.is_ok()
+}
+
 /// Make the shadow repository if it is not there yet.
 async fn ensure_shadow(git: &Git) -> Result<(), String> {
     if git.dir.join("HEAD").is_file() {

@@ -128,6 +128,46 @@ async fn bytes_are_kept_as_they_are_whatever_gitattributes_say() {
 }
 
 #[tokio::test]
+async fn a_new_sessions_index_starts_from_a_live_ones_and_a_bad_start_is_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, ws) = (dir.path().join("data"), dir.path().join("ws"));
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("a"), "a").unwrap();
+    let first = crate::SessionId::parse("aaaa0007").unwrap();
+    let mut t = Tracker::new(&data, &ws, &first, settings(1 << 20));
+    record(&mut t).await;
+    let git = t.git().unwrap().clone();
+    let shadow = git.dir.clone();
+    std::fs::write(ws.join("b"), "b").unwrap();
+
+    // Not its own, not a file that is no session's, not a session without
+    // checkpoints: the live session's index.
+    let dead = index_path(&shadow, &crate::SessionId::parse("aaaa00de").unwrap());
+    std::fs::write(&dead, "not an index").unwrap();
+    std::fs::write(shadow.join("glrs-index/notes.txt"), "not an index").unwrap();
+    let second = crate::SessionId::parse("aaaa0008").unwrap();
+    assert!(snapshot::seed(&shadow, &index_path(&shadow, &second)));
+    assert_eq!(std::fs::read(index_path(&shadow, &second)).unwrap(), std::fs::read(&git.index).unwrap());
+    std::fs::remove_file(index_path(&shadow, &second)).unwrap();
+    let mut t2 = Tracker::new(&data, &ws, &second, settings(1 << 20));
+    let made = record(&mut t2).await;
+    let tree = git.run(&["rev-parse", &format!("{}^{{tree}}", made.commit)], None).await.unwrap().text();
+    assert_eq!(tree, truth(&git, dir.path()).await, "b is recorded as well as a");
+
+    // A live session's index that git cannot read: dropped, and the
+    // checkpoint made without it.
+    std::fs::write(shadow.join(ref_name(&crate::SessionId::parse("aaaa00de").unwrap())), format!("{}\n", made.commit))
+        .unwrap();
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+    std::fs::File::options().write(true).open(&dead).unwrap().set_modified(later).unwrap();
+    let third = crate::SessionId::parse("aaaa0009").unwrap();
+    let mut t3 = Tracker::new(&data, &ws, &third, settings(1 << 20));
+    let made3 = record(&mut t3).await;
+    let tree3 = git.run(&["rev-parse", &format!("{}^{{tree}}", made3.commit)], None).await.unwrap().text();
+    assert_eq!(tree3, tree);
+}
+
+#[tokio::test]
 async fn a_slow_checkpoint_says_so_once_with_its_numbers_and_the_way_out() {
     let dir = tempfile::tempdir().unwrap();
     let (data, ws) = (dir.path().join("data"), dir.path().join("ws"));
