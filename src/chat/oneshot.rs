@@ -76,6 +76,10 @@ pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool) -> Result<i32
     }
     let cancel = Cancel::default();
     let mut signals = Signals::new()?;
+    // Registered now, before the turn starts: `tokio::signal::ctrl_c()`
+    // registers only when first polled, and a SIGINT before that would
+    // kill the chat unsaved instead of stopping the turn (exit 130).
+    let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
     let mut stop: Option<Stop> = None;
     let terminal = crate::output::stdout_is_terminal();
     let mut ui = PlainUi { quiet: json_output, terminal, wrote: false, ends_with_newline: true };
@@ -86,7 +90,7 @@ pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool) -> Result<i32
         loop {
             tokio::select! {
                 outcome = &mut turn => break outcome,
-                _ = tokio::signal::ctrl_c() => cancel.cancel(),
+                Some(()) = interrupt.recv() => cancel.cancel(),
                 signal = signals.recv() => {
                     stop = Some(signal);
                     cancel.cancel();
@@ -101,7 +105,7 @@ pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool) -> Result<i32
         loop {
             tokio::select! {
                 _ = &mut idle => break,
-                _ = tokio::signal::ctrl_c() => cancel.cancel(),
+                Some(()) = interrupt.recv() => cancel.cancel(),
                 signal = signals.recv() => {
                     stop = Some(signal);
                     cancel.cancel();
