@@ -20,9 +20,9 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use common::time;
+use glrs::permissions::{Answer, Asked, Asker, Question};
 use glrs::provider::Cancel;
 use glrs::store::ToolCall;
-use glrs::tools::permissions::{Answer, Asked, Asker, Question};
 use glrs::tools::search::{GrepQuery, grep};
 use glrs::tools::{Permissions, Registry, Situation, ToolContext};
 use serde_json::json;

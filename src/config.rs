@@ -11,6 +11,7 @@ use serde::Deserialize;
 
 mod checkpoints;
 pub mod keys;
+pub mod mcp;
 mod pruning;
 mod session;
 pub use checkpoints::{CheckpointsConfig, DEFAULT_MAX_FILE_BYTES};
@@ -123,7 +124,7 @@ pub struct Config {
     pub sandbox: crate::sandbox::SandboxConfig,
     #[serde(default)]
     /// `mcpServers.<name>` (SPEC 15).
-    pub mcp_servers: BTreeMap<String, crate::mcp::config::ServerConfig>,
+    pub mcp_servers: BTreeMap<String, crate::config::mcp::ServerConfig>,
     #[serde(default)]
     /// `checkpoints.*` (SPEC 19).
     pub checkpoints: CheckpointsConfig,
@@ -143,6 +144,9 @@ pub struct SubagentsConfig {
 /// The most `subagents.maxParallel` may be: each is a process with a model
 /// stream of its own.
 pub const MAX_PARALLEL_SUBAGENTS: u64 = 64;
+
+/// The default of `subagents.maxParallel`.
+pub const DEFAULT_MAX_PARALLEL_SUBAGENTS: usize = 4;
 
 /// `tools.{enabled, disabled}` (SPEC 14, 15).
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -427,32 +431,28 @@ impl Config {
                 bail!("{key}: must be from {min} to {max}, got {v}");
             }
         }
-        self.tool_offering()?;
-        crate::tools::Permissions::new(&self.permissions.allow, &self.permissions.deny, &[], false)?;
+        self.disabled_tools()?;
+        crate::permissions::Permissions::new(&self.permissions.allow, &self.permissions.deny, &[], false)?;
         self.redactor()?;
         self.hooks.validate()?;
-        crate::mcp::config::check_all(&self.mcp_servers)?;
+        crate::config::mcp::check_all(&self.mcp_servers)?;
         Ok(())
     }
 
     /// `subagents.maxParallel`, else its default.
     pub fn max_parallel_subagents(&self) -> usize {
-        self.subagents.max_parallel.map_or(crate::tools::task::DEFAULT_MAX_PARALLEL, |n| n as usize)
+        self.subagents.max_parallel.map_or(DEFAULT_MAX_PARALLEL_SUBAGENTS, |n| n as usize)
     }
 
-    /// What `tools.*` says the registry offers.
-    pub fn tool_offering(&self) -> Result<crate::tools::Offering> {
+    /// `tools.disabled` as one glob set over tool names (`None` when empty);
+    /// the error names the entry.
+    pub fn disabled_tools(&self) -> Result<Option<globset::GlobSet>> {
         let mut set = globset::GlobSetBuilder::new();
         for (i, pattern) in self.tools.disabled.iter().enumerate() {
             set.add(globset::Glob::new(pattern).map_err(|e| anyhow::anyhow!("tools.disabled[{i}]: {e}"))?);
         }
         let disabled = set.build().map_err(|e| anyhow::anyhow!("tools.disabled: {e}"))?;
-        Ok(crate::tools::Offering {
-            none: false,
-            builtin_off: self.tools.enabled == Some(false),
-            disabled: (!self.tools.disabled.is_empty()).then_some(disabled),
-            only: None,
-        })
+        Ok((!self.tools.disabled.is_empty()).then_some(disabled))
     }
 
     /// The redactor `redact.*` and the providers' key variables ask for.
@@ -538,6 +538,27 @@ pub fn misnamed_model(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A bad hook is named by its key when the config is read (SPEC 15).
+    #[test]
+    fn bad_hooks_are_named_by_their_key() {
+        use serde_json::json;
+        for (bad, key) in [
+            (
+                json!({"tool_call": [{"command": "x", "matcher": "bash:["}]}),
+                "hooks.tool_call[0].matcher: rule \"bash:[\"",
+            ),
+            (
+                json!({"tool_call": [{"command": "x", "matcher": ":x"}]}),
+                "hooks.tool_call[0].matcher: rule \":x\" names no tool",
+            ),
+            (json!({"turn_end": [{"command": "x", "timeout": 0}]}), "hooks.turn_end[0].timeout"),
+            (json!({"turn_end": [{"command": " "}]}), "hooks.turn_end[0].command"),
+        ] {
+            let err = format!("{:#}", Config::parse(&json!({"hooks": bad}).to_string()).unwrap_err());
+            assert!(err.contains(key), "{err}");
+        }
+    }
 
     #[test]
     fn every_spec_key_parses() {

@@ -5,6 +5,17 @@
 use std::fmt;
 use std::path::PathBuf;
 
+/// Who holds a session open: a chat, or `glrs-compact` running the memory
+/// flush before it compacts. Written after the pid in the open lock file,
+/// so a refusal can say which.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holder {
+    /// A chat (the REPL or one-shot mode).
+    Chat,
+    /// `glrs-compact`, running the memory flush before it compacts.
+    Compaction,
+}
+
 /// What can go wrong with a session, by kind.
 #[derive(Debug)]
 pub enum StoreError {
@@ -34,7 +45,7 @@ pub enum StoreError {
         /// The holder's pid, when known.
         pid: Option<u32>,
         /// Who holds it: a chat, or a compaction's memory flush.
-        by: crate::store::lock::Holder,
+        by: Holder,
     },
     /// The file is not a valid session file.
     Corrupt {
@@ -114,7 +125,7 @@ impl fmt::Display for StoreError {
             StoreError::Ambiguous { prefix, candidates } => {
                 write!(f, "session id prefix {prefix} is ambiguous: it matches {}", candidates.join(", "))
             }
-            StoreError::Busy { id, pid, by: crate::store::lock::Holder::Compaction } => {
+            StoreError::Busy { id, pid, by: Holder::Compaction } => {
                 let pid = pid.map_or(String::new(), |p| format!(" (pid {p})"));
                 write!(
                     f,

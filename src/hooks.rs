@@ -22,8 +22,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::limits;
+use crate::permissions::Rule;
 use crate::process::{self, Ending, Ran, Spawn};
-use crate::tools::Rule;
 
 /// The timeout of a hook that sets none, in seconds.
 pub const DEFAULT_TIMEOUT: u64 = 60;
@@ -328,22 +328,6 @@ mod tests {
         let out = run(Event::TurnEnd, Map::new(), None);
         assert!(out.problems[0].contains("timed out after 1 s"), "{out:?}");
         assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 0, "short outputs leave no file");
-
-        for (bad, key) in [
-            (
-                json!({"tool_call": [{"command": "x", "matcher": "bash:["}]}),
-                "hooks.tool_call[0].matcher: rule \"bash:[\"",
-            ),
-            (
-                json!({"tool_call": [{"command": "x", "matcher": ":x"}]}),
-                "hooks.tool_call[0].matcher: rule \":x\" names no tool",
-            ),
-            (json!({"turn_end": [{"command": "x", "timeout": 0}]}), "hooks.turn_end[0].timeout"),
-            (json!({"turn_end": [{"command": " "}]}), "hooks.turn_end[0].command"),
-        ] {
-            let err = format!("{:#}", crate::config::Config::parse(&json!({"hooks": bad}).to_string()).unwrap_err());
-            assert!(err.contains(key), "{err}");
-        }
     }
 
     #[test]

@@ -30,6 +30,7 @@ pub mod mcp;
 pub mod message;
 pub mod output;
 pub mod paths;
+pub mod permissions;
 pub mod process;
 pub mod programs;
 pub mod provider;

@@ -148,7 +148,7 @@ impl Agent {
     ) -> Result<Agent> {
         let window = catalogue::context_window(&config, &model.provider, &model.model);
         let permissions = Permissions::new(&config.permissions.allow, &config.permissions.deny, &[], false)?;
-        let mut tools = Registry::with_builtins(config.tool_offering()?, permissions);
+        let mut tools = Registry::with_builtins(crate::tools::Offering::from_config(&config)?, permissions);
         let places = crate::sandbox::Places::from_env(&store.paths);
         let mode = config.sandbox.mode.unwrap_or_default();
         tools.set_sandbox(crate::sandbox::Sandbox::new(&config.sandbox, mode, Path::new(&cwd), &places)?);
@@ -412,7 +412,7 @@ impl Agent {
     }
 
     /// Offer the tools of these MCP servers (SPEC 15) through the registry.
-    pub fn attach_servers(&mut self, servers: std::sync::Arc<crate::mcp::Servers>) {
+    pub fn attach_servers(&mut self, servers: std::sync::Arc<dyn crate::tools::ToolSource>) {
         self.tools.attach_servers(servers);
     }
 

@@ -28,8 +28,8 @@ use crate::time;
 use super::Agent;
 use super::hooked::fields;
 use crate::hooks::Event;
+use crate::permissions::{Answer, Asked, Asker, Question};
 use crate::tools::ToolOutput;
-use crate::tools::permissions::{Answer, Asked, Asker, Question};
 
 /// Printed (and recorded) when a turn reaches `maxStepsPerTurn`.
 pub fn steps_message(max: u64) -> String {

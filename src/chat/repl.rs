@@ -634,7 +634,7 @@ fn mcp_listing(chat: &Chat, color: bool) {
     let safe = |t: &str| crate::output::terminal_safe(t).into_owned();
     for server in listing {
         let count = if server.tools.is_empty() { String::new() } else { format!(" · {} tools", server.tools.len()) };
-        say!("{}  {}{count}", server.name, safe(&server.state.to_string()));
+        say!("{}  {}{count}", server.name, safe(&server.state));
         // Whole: what the model reads of a tool is for the user to see.
         for (tool, description) in server.tools {
             let mut lines = description.lines();

@@ -16,10 +16,10 @@ use super::keyboard::{Key, Keyboard};
 use super::render::{MarkdownStream, Spinner};
 use super::signals::{Stop, Watcher};
 use crate::output::{Style, terminal_safe};
+use crate::permissions::{Answer, Asked, Question, parse_answer};
 use crate::provider::{Cancel, Delta};
 use crate::store::ToolCall;
 use crate::tools::ToolOutput;
-use crate::tools::permissions::{Answer, Asked, Question, parse_answer};
 
 /// Where the key watcher sends the answer to the permission prompt shown
 /// now, if one is.

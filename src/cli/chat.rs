@@ -202,7 +202,7 @@ fn run_on(args: Args, runtime: &tokio::runtime::Runtime) -> Result<i32> {
     // SPEC 15: MCP servers start now, in the background; the first model
     // call waits for those still starting. Stopped when this returns.
     let mut _servers = None;
-    let servers = crate::mcp::config::check_all(&chat.config().mcp_servers)?;
+    let servers = crate::config::mcp::check_all(&chat.config().mcp_servers)?;
     if !args.no_tools && !servers.is_empty() {
         let started = crate::mcp::Servers::start(servers, std::path::PathBuf::from(chat.cwd()))
             .context("cannot start the MCP servers")?;

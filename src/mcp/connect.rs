@@ -18,8 +18,8 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
 use super::changes::{Counted, Listener, Refresh};
-use super::config::{Server, Transport};
 use super::stdio::{Oversized, StdioProcess};
+use crate::config::mcp::{Server, Transport};
 
 /// A connected client.
 pub(super) type Client = RunningService<RoleClient, Listener>;

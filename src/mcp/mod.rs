@@ -20,7 +20,6 @@
 //! Programs other than `glrs-chat` never call [`Servers::start`].
 
 mod changes;
-pub mod config;
 mod connect;
 mod stdio;
 mod tool;
@@ -33,8 +32,8 @@ use std::time::Duration;
 use rmcp::Peer;
 use rmcp::service::{RoleClient, RunningServiceCancellationToken};
 
+pub use crate::config::mcp::{CALL_TIMEOUT, START_TIMEOUT, Server, ServerConfig, Transport};
 use crate::provider::ToolSpec;
-pub use config::{CALL_TIMEOUT, START_TIMEOUT, Server, ServerConfig, Transport};
 pub use tool::{McpTool, result_text, tool_name};
 
 /// Where a server is.
@@ -523,6 +522,28 @@ impl Handle {
         if let Some(index) = index {
             self.0.lost(index, why);
         }
+    }
+}
+
+/// The registry offers the servers' tools through [`crate::tools::ToolSource`].
+impl crate::tools::ToolSource for Servers {
+    fn ready(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
+        Box::pin(Servers::ready(self))
+    }
+    fn tools(&self) -> Vec<Arc<dyn crate::tools::Tool>> {
+        Servers::tools(self)
+    }
+    fn owns(&self, name: &str) -> bool {
+        Servers::owns(self, name)
+    }
+    fn news(&self) -> Vec<String> {
+        Servers::news(self)
+    }
+    fn listing(&self) -> Vec<crate::tools::SourceListing> {
+        let listed = Servers::listing(self).into_iter();
+        listed
+            .map(|l| crate::tools::SourceListing { name: l.name, state: l.state.to_string(), tools: l.tools })
+            .collect()
     }
 }
 

@@ -291,20 +291,12 @@ impl WriteLock {
     }
 }
 
-/// Who holds a session open: a chat, or `glrs-compact` running the memory
-/// flush before it compacts. Written after the pid in the open lock file,
-/// so a refusal can say which.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Holder {
-    /// A chat (the REPL or one-shot mode).
-    Chat,
-    /// `glrs-compact`, running the memory flush before it compacts.
-    Compaction,
-}
+/// Who holds a session open (defined beside [`crate::error::StoreError`],
+/// whose `Busy` names it, so the error module needs nothing of the store).
+pub use crate::error::Holder;
 
-impl Holder {
-    const COMPACTION: &'static str = "glrs-compact";
-}
+/// What the open lock file says after the pid when `glrs-compact` holds it.
+const COMPACTION_WORD: &str = "glrs-compact";
 
 /// A session held open by this process; released when dropped. When the
 /// session was never saved (none of the files given to
@@ -351,7 +343,7 @@ impl OpenLock {
             Locked::Mine(mut file) => {
                 let mut text = std::process::id().to_string();
                 if holder == Holder::Compaction {
-                    text = format!("{text} {}", Holder::COMPACTION);
+                    text = format!("{text} {}", COMPACTION_WORD);
                 }
                 file.set_len(0)
                     .and_then(|()| file.seek(SeekFrom::Start(0)))
@@ -418,7 +410,7 @@ fn read_once(file: &mut File) -> Option<(Option<u32>, Holder)> {
     file.take(64).read_to_string(&mut text).ok()?;
     let mut words = text.split_whitespace();
     let pid = words.next()?.parse().ok()?;
-    let by = if words.next() == Some(Holder::COMPACTION) { Holder::Compaction } else { Holder::Chat };
+    let by = if words.next() == Some(COMPACTION_WORD) { Holder::Compaction } else { Holder::Chat };
     Some((Some(pid), by))
 }
 

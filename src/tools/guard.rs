@@ -8,12 +8,11 @@
 //! and a process's environment under `/proc` (it holds the API keys).
 //! Rules starting with `~/` or `$HOME/` are judged against the real home.
 
-use std::borrow::Cow;
 use std::path::{Component, Path};
 use std::sync::Arc;
 
-use super::fs::real::{Target, real_path};
-use super::permissions::{Rule, escape_glob};
+use super::fs::real::Target;
+use crate::permissions::Rule;
 use crate::sandbox::{Mode, Policy};
 
 /// The paths one call may not read.
@@ -103,16 +102,6 @@ impl Judged {
     }
 }
 
-/// A rule's path glob with a leading `~/`, `$HOME/` or `${HOME}/` made the
-/// real home folder (escaped), as resolved paths are matched.
-pub fn expand_home(glob: &str) -> Cow<'_, str> {
-    let rest = ["~/", "$HOME/", "${HOME}/"].iter().find_map(|p| glob.strip_prefix(p));
-    let (Some(rest), Some(home)) = (rest, dirs::home_dir()) else { return Cow::Borrowed(glob) };
-    let home = real_path(&home).unwrap_or(home);
-    let home = escape_glob(&home.to_string_lossy());
-    Cow::Owned(format!("{}/{rest}", home.trim_end_matches('/')))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,15 +120,5 @@ mod tests {
         assert!(ReadGuard::default().refuses("read", &environ).is_some());
         let judged = Judged { subject: Some("src/a.rs".into()), ..Judged::default() };
         assert!(judged.moved(&t("src/a.rs")).is_none() && judged.moved(&t("/home/u/.bashrc")).is_some());
-    }
-
-    #[test]
-    fn home_in_rules_is_expanded() {
-        let Some(home) = dirs::home_dir() else { return };
-        let home = real_path(&home).unwrap_or(home);
-        assert_eq!(expand_home("~/.ssh/**"), format!("{}/.ssh/**", escape_glob(&home.to_string_lossy())));
-        assert_eq!(expand_home("$HOME/.aws/*"), format!("{}/.aws/*", escape_glob(&home.to_string_lossy())));
-        assert_eq!(expand_home("src/**"), "src/**");
-        assert_eq!(expand_home("git ~/x"), "git ~/x");
     }
 }

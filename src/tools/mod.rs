@@ -14,7 +14,6 @@ pub mod blocking;
 pub mod exec;
 pub mod fs;
 pub mod guard;
-pub mod permissions;
 pub mod search;
 pub mod task;
 
@@ -27,10 +26,11 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::limits;
+use crate::permissions;
+pub use crate::permissions::{Answer, Asker, Decision, Permissions, Rule};
 use crate::provider::{Cancel, ToolSpec};
 use crate::store::ToolCall;
 pub use guard::{Judged, ReadGuard};
-pub use permissions::{Answer, Asker, Decision, Permissions, Rule};
 
 /// What a tool run gives back to the model.
 #[derive(Debug, Clone, PartialEq)]
@@ -296,6 +296,47 @@ pub struct Offering {
     pub only: Option<globset::GlobSet>,
 }
 
+impl Offering {
+    /// What `tools.*` says the registry offers.
+    pub fn from_config(config: &crate::config::Config) -> anyhow::Result<Offering> {
+        Ok(Offering {
+            none: false,
+            builtin_off: config.tools.enabled == Some(false),
+            disabled: config.disabled_tools()?,
+            only: None,
+        })
+    }
+}
+
+/// Tools that come and go while the chat runs (MCP servers, SPEC 15): the
+/// registry offers what a source has before each model call. A trait, so
+/// the registry names no MCP (the layers stay one way: `mcp` implements it).
+pub trait ToolSource: Send + Sync {
+    /// Resolves when no server is still starting or listing its changed
+    /// tools (each bounded).
+    fn ready(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>>;
+    /// The tools as they are now.
+    fn tools(&self) -> Vec<Arc<dyn Tool>>;
+    /// Whether `name` is one of this source's tools (offered now or not).
+    fn owns(&self, name: &str) -> bool;
+    /// What happened since the last call, each thing once (a server that
+    /// failed or stopped), to tell the user.
+    fn news(&self) -> Vec<String>;
+    /// Each server, its state and its tools, for `/mcp`.
+    fn listing(&self) -> Vec<SourceListing>;
+}
+
+/// One server of a [`ToolSource`] as `/mcp` shows it.
+#[derive(Debug, Clone)]
+pub struct SourceListing {
+    /// Its name under `mcpServers`.
+    pub name: String,
+    /// Where it is (`running`, `failed: …`), as shown.
+    pub state: String,
+    /// Its tools as offered: name and description.
+    pub tools: Vec<(String, String)>,
+}
+
 /// The tools of one chat and the permission state of its session.
 #[derive(Default)]
 pub struct Registry {
@@ -304,7 +345,7 @@ pub struct Registry {
     /// The session's permission state.
     pub permissions: Permissions,
     /// The chat's MCP servers, whose tools join as they start (SPEC 15).
-    servers: Option<Arc<crate::mcp::Servers>>,
+    servers: Option<Arc<dyn ToolSource>>,
     /// The session's sandbox (SPEC 17).
     sandbox: Arc<crate::sandbox::Sandbox>,
 }
@@ -352,12 +393,12 @@ impl Registry {
     }
 
     /// Offer the tools of these MCP servers as they start.
-    pub fn attach_servers(&mut self, servers: Arc<crate::mcp::Servers>) {
+    pub fn attach_servers(&mut self, servers: Arc<dyn ToolSource>) {
         self.servers = Some(servers);
     }
 
     /// The chat's MCP servers, if it has any.
-    pub fn servers(&self) -> Option<&Arc<crate::mcp::Servers>> {
+    pub fn servers(&self) -> Option<&Arc<dyn ToolSource>> {
         self.servers.as_ref()
     }
 

@@ -292,7 +292,7 @@ fn the_readme_mcp_example_is_a_valid_config() {
         .find(|block| block.contains("@modelcontextprotocol/server-filesystem"))
         .expect("README.md has the filesystem server example");
     let config = glrs::config::Config::parse(block).unwrap();
-    let servers = glrs::mcp::config::check_all(&config.mcp_servers).unwrap();
+    let servers = glrs::config::mcp::check_all(&config.mcp_servers).unwrap();
     assert_eq!(servers.len(), 1);
     assert!(matches!(&servers[0].transport, glrs::mcp::Transport::Stdio { command, .. } if command == "npx"));
 }

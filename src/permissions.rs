@@ -15,6 +15,7 @@ mod words;
 #[cfg(test)]
 mod command_tests;
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use anyhow::{Result, bail};
@@ -47,7 +48,7 @@ impl Rule {
         let tool_glob = glob(tool).map_err(|e| anyhow::anyhow!("rule {text:?}: {e}"))?;
         let subject = match subject {
             // `~/…` and `$HOME/…` are the home folder (issue 20).
-            Some(s) => Some(glob(&super::guard::expand_home(s)).map_err(|e| anyhow::anyhow!("rule {text:?}: {e}"))?),
+            Some(s) => Some(glob(&expand_home(s)).map_err(|e| anyhow::anyhow!("rule {text:?}: {e}"))?),
             None => None,
         };
         Ok(Rule { text: text.to_string(), tool: tool_glob, subject })
@@ -400,9 +401,29 @@ pub fn denied_by_user(reason: Option<&str>) -> String {
     }
 }
 
+/// A rule's path glob with a leading `~/`, `$HOME/` or `${HOME}/` made the
+/// real home folder (escaped), as resolved paths are matched.
+pub fn expand_home(glob: &str) -> Cow<'_, str> {
+    let rest = ["~/", "$HOME/", "${HOME}/"].iter().find_map(|p| glob.strip_prefix(p));
+    let (Some(rest), Some(home)) = (rest, dirs::home_dir()) else { return Cow::Borrowed(glob) };
+    let home = crate::sandbox::real::real_path(&home).unwrap_or(home);
+    let home = escape_glob(&home.to_string_lossy());
+    Cow::Owned(format!("{}/{rest}", home.trim_end_matches('/')))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn home_in_rules_is_expanded() {
+        let Some(home) = dirs::home_dir() else { return };
+        let home = crate::sandbox::real::real_path(&home).unwrap_or(home);
+        assert_eq!(expand_home("~/.ssh/**"), format!("{}/.ssh/**", escape_glob(&home.to_string_lossy())));
+        assert_eq!(expand_home("$HOME/.aws/*"), format!("{}/.aws/*", escape_glob(&home.to_string_lossy())));
+        assert_eq!(expand_home("src/**"), "src/**");
+        assert_eq!(expand_home("git ~/x"), "git ~/x");
+    }
 
     fn cwd() -> &'static Path {
         Path::new("/nonexistent/project")
