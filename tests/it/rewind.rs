@@ -361,3 +361,29 @@ fn an_open_session_is_refused_for_the_files_part() {
     let listed = json_of(&ts.sessions().args(["ls", "--json"]).output().unwrap());
     assert_eq!(listed.as_array().unwrap().len(), 1, "the refused fork was not kept");
 }
+
+/// A hostile model plants a `.gitattributes`: line endings converted on the
+/// way in and out, and a filter the user's git config defines (as Git LFS
+/// does) run on every file. Checkpoints (glrs's own git, outside the
+/// sandbox) follow neither: no filter runs, and a rewind puts the bytes
+/// back as they were.
+#[test]
+fn a_planted_gitattributes_changes_no_byte_and_runs_no_filter() {
+    let (ts, server, proj) = setup(json!({}));
+    let marker = ts.dir.path().join("filter-ran");
+    let global = ts.dir.path().join("user.gitconfig");
+    let clean = format!("sh -c 'touch {}; cat'", marker.display());
+    std::fs::write(&global, format!("[filter \"evil\"]\n\tclean = {clean}\n\tsmudge = {clean}\n")).unwrap();
+    let env = [("GIT_CONFIG_GLOBAL", global.as_os_str())];
+    std::fs::write(proj.join("a.txt"), "one\ntwo\n").unwrap();
+    let plant = r"printf '* text eol=crlf filter=evil\n' > .gitattributes; printf 'new\nfile\n' > b.txt";
+    let id = turn(&ts, &server, &proj, None, 1, ("bash", json!({"command": plant})), &env);
+    let change = "printf 'changed\n' > a.txt; printf 'changed\n' > b.txt";
+    turn(&ts, &server, &proj, Some(&id), 2, ("bash", json!({"command": change})), &env);
+    let users = numbers(&session(&ts, &id), "user");
+    let out = ts.sessions().envs(env).args(["rewind", &id, &users[1].to_string(), "--files-only"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(std::fs::read(proj.join("a.txt")).unwrap(), b"one\ntwo\n");
+    assert_eq!(std::fs::read(proj.join("b.txt")).unwrap(), b"new\nfile\n");
+    assert!(!marker.exists(), "a filter of the user's git config ran on a checkpoint");
+}
