@@ -9,6 +9,24 @@
 //! A `Chat` derefs to its `Agent`: what a session is and does is the
 //! agent's; what is here is only the chat's.
 
+/// `println!` that never panics: the terminal may be gone (closed
+/// mid-turn), and the chat must still save and leave.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// `eprintln!` that never panics, as [`say!`], and made terminal_safe on
+/// a terminal ([`crate::output::to_stderr`]): a warning may carry a hook's
+/// or a server's text.
+macro_rules! warn {
+    ($($arg:tt)*) => {{
+        crate::output::to_stderr(format_args!($($arg)*));
+    }};
+}
+
 pub mod compaction;
 pub mod editor;
 pub mod history;
@@ -20,6 +38,7 @@ pub mod render;
 pub mod repl;
 pub mod rewind;
 pub mod signals;
+pub mod slash;
 pub mod terminal;
 
 pub use crate::agent::{Agent, TurnKind, TurnOutcome, TurnUi};

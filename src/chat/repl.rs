@@ -23,47 +23,9 @@ use tokio::sync::mpsc;
 use super::Chat;
 use super::editor::LineEditor;
 use super::signals::Watcher;
+use super::slash::{Action, Command};
 use super::terminal::{BackgroundCompact, KeyWatch, WatchParts, term_ui};
 use crate::provider::Cancel;
-
-/// `println!` that never panics: the terminal may be gone (closed
-/// mid-turn), and the chat must still save and leave.
-macro_rules! say {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stdout(), $($arg)*);
-    }};
-}
-
-/// `eprintln!` that never panics, as [`say!`], and made terminal_safe on
-/// a terminal ([`crate::output::to_stderr`]): a warning may carry a hook's
-/// or a server's text.
-macro_rules! warn {
-    ($($arg:tt)*) => {{
-        crate::output::to_stderr(format_args!($($arg)*));
-    }};
-}
-
-/// The slash commands, for help and completion.
-pub const COMMANDS: &[(&str, &str)] = &[
-    ("/help", "this list"),
-    ("/status", "this session: model, window, context, usage, artifacts (glrs-sessions status)"),
-    ("/sessions", "recent sessions (glrs-sessions ls)"),
-    ("/resume", "[ID] open another session (no ID: pick one)"),
-    ("/model", "[provider/model] show or change the model"),
-    ("/thinking", "[off|low|medium|high] show or set the thinking level"),
-    ("/sandbox", "[workspace-write|read-only|off] show or set the sandbox of the model's commands"),
-    ("/new", "start a fresh session (for this key, if any); this one stays"),
-    ("/reset", "the same as /new"),
-    ("/fork", "[N] copy this session (entries 1..N) to a new id (glrs-fork)"),
-    ("/rewind", "go back to before a message: the files, the conversation (in a fork), or both"),
-    ("/compact", "[instruction] compact now, steered by the instruction (glrs-compact)"),
-    ("/clear", "the model starts from nothing; the transcript stays in the session"),
-    ("/artifacts", "this session's compaction artifacts (glrs-artifacts ls)"),
-    ("/export", "[FILE] write the transcript to FILE (.md, .html or .jsonl; default ID.md)"),
-    ("/mcp", "the MCP servers (mcpServers in config.json), their state and tools"),
-    ("/quit", "leave (Ctrl-D too)"),
-];
 
 /// What starts each continuation line (bash's PS2, Python's `... `).
 /// rustyline 17 has no continuation prompt, so the marker is text in the
@@ -141,8 +103,8 @@ impl Completer for ReplHelper {
 /// The slash commands that start with `typed`, each completed with a space
 /// after it (issue 24), ready for its argument as a shell completes a word.
 fn commands_for(typed: &str) -> Vec<Pair> {
-    let fits = COMMANDS.iter().filter(|(c, _)| c.starts_with(typed));
-    fits.map(|(c, _)| Pair { display: c.to_string(), replacement: format!("{c} ") }).collect()
+    let fits = Command::LISTED.into_iter().map(Command::name).filter(|c| c.starts_with(typed));
+    fits.map(|c| Pair { display: c.to_string(), replacement: format!("{c} ") }).collect()
 }
 
 impl Hinter for ReplHelper {
@@ -161,13 +123,6 @@ impl Highlighter for ReplHelper {
 }
 impl Validator for ReplHelper {}
 impl Helper for ReplHelper {}
-
-enum Action {
-    Continue,
-    Quit,
-    /// Put this text in the input line (`/rewind`: the message gone back to).
-    Input(String),
-}
 
 /// The start-up line naming the `AGENTS.md` files in the prompt, and a
 /// warning for each one left out (a link out of the repository, …).
@@ -274,13 +229,13 @@ pub async fn run(mut chat: Chat, resumed: bool) -> Result<i32> {
             continue;
         }
         if trimmed.starts_with('/') {
-            if trimmed == "/mcp"
+            if Command::named(Command::split(trimmed).0) == Some(Command::Mcp)
                 && let Some(servers) = chat.tools().servers()
             {
                 servers.ready().await;
             }
             // Slash commands run child programs and read the store.
-            match crate::runtime::blocking(|| slash(&mut chat, trimmed, color)) {
+            match crate::runtime::blocking(|| super::slash::run(&mut chat, trimmed, color)) {
                 Ok(Action::Continue) => continue,
                 Ok(Action::Input(text)) => {
                     initial = text;
@@ -460,190 +415,6 @@ async fn run_turn(chat: &mut Chat, text: &str, color: bool, signals: &Watcher) -
         next.push_str(&leftover);
     }
     (next, outcome.compact_due)
-}
-
-fn slash(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
-    let (command, arg) = line.split_once(char::is_whitespace).map_or((line, ""), |(c, a)| (c, a.trim()));
-    match command {
-        "/quit" | "/exit" => return Ok(Action::Quit),
-        "/help" => {
-            for (name, what) in COMMANDS {
-                say!("  {name:<10} {what}");
-            }
-            say!("  Esc or Ctrl-C stops a turn; a line typed during a turn joins it; a line ending in \\ continues.");
-        }
-        "/status" => {
-            let trigger = chat.trigger();
-            let line = trigger.threshold().map_or("off".to_string(), |t| format!("{t} tokens"));
-            say!(
-                "model {} · thinking {} · window {} tokens · trigger {line} · context {} tokens ({}%) · compactions {} · last memory flush: {}",
-                chat.model().full(),
-                chat.thinking().name(),
-                trigger.window,
-                chat.context_tokens(),
-                chat.fill_percent(),
-                chat.compactions(),
-                chat.flushed_cycle().map_or("none this session".to_string(), |c| format!("after compaction {c}"))
-            );
-            say!("{}", chat.pruning_status());
-            say!("sandbox {}", chat.sandbox().describe());
-            if chat.is_saved() {
-                crate::programs::run_program("glrs-sessions", &["status", chat.id().as_str()])?;
-            } else {
-                say!("session {} has nothing saved yet", chat.id());
-            }
-        }
-        "/clear" => {
-            if let Some(problem) = chat.clear() {
-                warn!("glrs-chat: {problem}");
-            }
-            say!("(cleared: the model starts from nothing; the transcript stays in the session)");
-        }
-        "/mcp" => mcp_listing(chat, color),
-        "/artifacts" => {
-            crate::programs::run_program("glrs-artifacts", &["ls", chat.id().as_str()])?;
-        }
-        "/export" => {
-            if !chat.is_saved() {
-                say!("nothing to export yet: session {} has nothing saved", chat.id());
-                return Ok(Action::Continue);
-            }
-            let file = if arg.is_empty() { format!("{}.md", chat.id()) } else { arg.to_string() };
-            let status = crate::programs::run_program("glrs-sessions", &["export", chat.id().as_str(), "-o", &file])?;
-            if status.success() {
-                say!("exported to {file}");
-            }
-        }
-        "/sessions" => {
-            crate::programs::run_program("glrs-sessions", &["ls", "-n", "20"])?;
-        }
-        "/model" => {
-            if arg.is_empty() {
-                say!("{} (window {} tokens)", chat.model().full(), chat.window());
-                let mut models = crate::provider::select::configured_models(chat.config());
-                if !models.contains(&chat.model().full()) {
-                    models.push(chat.model().full());
-                    models.sort();
-                }
-                say!("configured models (/model NAME switches; Tab completes):");
-                for m in models {
-                    let mark = if m == chat.model().full() { "*" } else { " " };
-                    say!("  {mark} {m}");
-                }
-            } else {
-                chat.set_model(crate::provider::select::ModelRef::parse(arg)?)?;
-                say!("model {} for the next turns", chat.model().full());
-            }
-        }
-        "/sandbox" => {
-            if !arg.is_empty() {
-                chat.set_sandbox_mode(crate::sandbox::Mode::parse(arg).map_err(anyhow::Error::msg)?);
-            }
-            say!("sandbox {}", chat.sandbox().describe());
-        }
-        "/thinking" => {
-            if arg.is_empty() {
-                say!("thinking {} (off, low, medium or high)", chat.thinking().name());
-            } else {
-                chat.set_thinking(crate::provider::cache::Thinking::parse(arg).map_err(anyhow::Error::msg)?);
-                say!("thinking {} for the next turns", chat.thinking().name());
-            }
-        }
-        "/resume" => {
-            let at = if arg.is_empty() {
-                match super::picker::pick_session(chat.store())? {
-                    super::picker::Pick::Open(at) => at,
-                    _ => return Ok(Action::Continue),
-                }
-            } else {
-                chat.store().resolve(arg)?
-            };
-            if &at.id == chat.id() {
-                say!("session {} is the one open", chat.id());
-                return Ok(Action::Continue);
-            }
-            let current = chat.model().clone();
-            // The other session keeps the system prompt it was started with.
-            let (store, config) = (chat.store().clone(), chat.config().clone());
-            let mut next = Chat::from(crate::agent::Agent::resume(
-                store,
-                config,
-                &at,
-                crate::store::lock::Holder::Chat,
-                None,
-                || Ok(current),
-                None,
-            )?);
-            chat.carry_tools_to(&mut next);
-            leave_loudly(chat);
-            if chat.is_saved() {
-                say!("left {} (glrs-chat --resume {})", chat.id(), chat.id());
-            }
-            *chat = next;
-            say!("session {} · {}", chat.id(), chat.model().full());
-            super::history::show(chat, color);
-        }
-        "/new" | "/reset" => {
-            let next = Chat::from(chat.successor()?);
-            leave_loudly(chat);
-            if chat.is_saved() {
-                say!("left {} (glrs-chat --resume {})", chat.id(), chat.id());
-            }
-            *chat = next;
-            match &chat.key() {
-                Some(key) => say!("new session {} for key {key}", chat.id()),
-                None => say!("new session {}", chat.id()),
-            }
-        }
-        "/rewind" => return Ok(super::rewind::run(chat)?.map_or(Action::Continue, Action::Input)),
-        "/fork" => {
-            if !chat.is_saved() {
-                say!("nothing to fork yet: session {} has nothing saved", chat.id());
-                return Ok(Action::Continue);
-            }
-            let mut args = vec![chat.id().to_string()];
-            if !arg.is_empty() {
-                args.push(arg.to_string());
-            }
-            let out = std::process::Command::new(crate::programs::program_path("glrs-fork")).args(&args).output()?;
-            if out.status.success() {
-                let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
-                say!("forked to {id}: /resume {id} opens it");
-            } else {
-                crate::output::to_stderr(String::from_utf8_lossy(&out.stderr).trim_end());
-            }
-        }
-        _ => say!("unknown command {command}: /help lists them"),
-    }
-    Ok(Action::Continue)
-}
-
-/// `/mcp`: each server, its state, and its tools (SPEC 15).
-fn mcp_listing(chat: &Chat, color: bool) {
-    // Ready: awaited before the command runs.
-    let listing = chat.tools().servers().map(|s| s.listing()).unwrap_or_default();
-    if listing.is_empty() {
-        match chat.config().mcp_servers.is_empty() {
-            true => say!("no MCP servers: add them under \"mcpServers\" in config.json (the README shows how)"),
-            false => say!("no MCP servers were started: --no-tools starts none"),
-        }
-        return;
-    }
-    let style = crate::output::Style::on_terminal(color);
-    // What a server says (its descriptions, its stderr) is shown, not obeyed.
-    let safe = |t: &str| crate::output::terminal_safe(t).into_owned();
-    for server in listing {
-        let count = if server.tools.is_empty() { String::new() } else { format!(" · {} tools", server.tools.len()) };
-        say!("{}  {}{count}", server.name, safe(&server.state));
-        // Whole: what the model reads of a tool is for the user to see.
-        for (tool, description) in server.tools {
-            let mut lines = description.lines();
-            say!("  {tool}  {}", style.dim(&safe(lines.next().unwrap_or(""))));
-            for line in lines {
-                say!("      {}", style.dim(&safe(line)));
-            }
-        }
-    }
 }
 
 /// One more attempt to save what a failed write left, before switching

@@ -287,7 +287,7 @@ mod tests {
         // Issue 24.12: the page agrees with the program.
         let chat = PAGES.iter().find(|p| p.program == "glrs-chat").unwrap();
         let text = chat.description.join(" ");
-        for (command, _) in crate::chat::repl::COMMANDS {
+        for command in crate::chat::slash::Command::LISTED.map(crate::chat::slash::Command::name) {
             let named = [" ", ",", "."].iter().any(|after| text.contains(&format!("{command}{after}")));
             assert!(named, "{command}");
         }
