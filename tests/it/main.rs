@@ -11,6 +11,7 @@
 mod support;
 
 mod agent;
+mod agent_inprocess;
 mod chat_compaction;
 mod chat_continue;
 mod chat_loops;
