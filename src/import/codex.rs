@@ -60,8 +60,7 @@ pub fn read(path: &Path, lines: Vec<(usize, Value)>) -> Read {
         let kind = line.get("type").and_then(Value::as_str).map(str::to_string);
         match (kind.as_deref(), line.get("payload")) {
             (Some(kind), Some(payload)) => {
-                let payload = payload.clone();
-                if let Err(why) = s.item(kind, &payload, &line) {
+                if let Err(why) = s.item(kind, payload, &line) {
                     s.skipped.push(Skipped { line: n, why });
                 }
             }
