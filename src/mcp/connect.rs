@@ -199,6 +199,8 @@ fn http(
         let value = reqwest::header::HeaderValue::from_str(value).map_err(|e| format!("header {name}: {e}"))?;
         custom.insert(name, value);
     }
+    // rmcp builds its own client: it finds the TLS provider installed.
+    crate::provider::install_tls();
     let config = StreamableHttpClientTransportConfig::with_uri(url.to_string()).custom_headers(custom);
     Ok(StreamableHttpClientTransport::from_config(config))
 }

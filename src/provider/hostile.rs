@@ -57,7 +57,7 @@ fn provider(url: &str, protocol: Protocol) -> Provider {
         base_url: url.to_string(),
         azure_version: None,
         key: Some(Secret::new(KEY.into())),
-        client: reqwest::Client::new(),
+        client: super::http_client().build().unwrap(),
         attempts: 1,
         base_delay: Duration::from_millis(10),
         timeout: Duration::from_millis(600),

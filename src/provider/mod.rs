@@ -201,10 +201,8 @@ impl Provider {
             (base.with_context(|| format!("providers.{id}.baseUrl is required"))?, None)
         };
         let key = resolve_key(id, pc.api_key_command.as_deref(), pc.api_key_env.as_deref().or(default_env))?;
-        let client = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .build()
-            .context("cannot start the HTTP client")?;
+        let client =
+            http_client().connect_timeout(Duration::from_secs(10)).build().context("cannot start the HTTP client")?;
         let costs = pc
             .models
             .iter()
@@ -563,4 +561,21 @@ fn protocol_of(id: &str, kind: Option<ProviderType>) -> Result<(Protocol, Option
 /// before there is anything to do with it (issue 24).
 pub fn check_known(config: &Config, id: &str) -> Result<()> {
     protocol_of(id, config.providers.get(id).and_then(|p| p.kind)).map(drop)
+}
+
+/// The builder of every HTTP client (the providers', the MCP servers'):
+/// rustls with ring's cryptography, installed once as the process's
+/// provider first (reqwest is built without one of its own, see
+/// Cargo.toml).
+pub fn http_client() -> reqwest::ClientBuilder {
+    install_tls();
+    reqwest::Client::builder()
+}
+
+/// Make ring's cryptography the process's rustls provider, once; a client
+/// that reqwest or rmcp builds itself finds it there.
+pub fn install_tls() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    // Fails only when a provider is installed already: that one stays.
+    ONCE.call_once(|| drop(rustls::crypto::ring::default_provider().install_default()));
 }

@@ -94,7 +94,7 @@ async fn ollama_model(config: &Config) -> Option<String> {
         .and_then(|p| p.base_url.clone())
         .unwrap_or_else(|| "http://localhost:11434/v1".to_string());
     let root = base.trim_end_matches('/').trim_end_matches("/v1").to_string();
-    let client = reqwest::Client::builder().timeout(Duration::from_millis(700)).build().ok()?;
+    let client = super::http_client().timeout(Duration::from_millis(700)).build().ok()?;
     let tags: serde_json::Value = client.get(format!("{root}/api/tags")).send().await.ok()?.json().await.ok()?;
     tags.get("models")?.as_array()?.first()?.get("name")?.as_str().map(str::to_string)
 }

@@ -399,7 +399,10 @@ fn the_extension_recipes_a_shell_script_tool_and_a_hook_that_blocks_rm_rf() {
 ///   cost. The first run costs about a dev build of the dependencies (1.5
 ///   CPU-minutes here; 5.7 minutes of wall time on this 2-core machine
 ///   under a load of 13), not a full optimised build, which keeps a clean
-///   CI run (`.ci/run`) well under its 40-minute budget.
+///   CI run (`.ci/run`) well under its 40-minute budget. For the same
+///   reason without the release profile's link-time optimisation and with
+///   its usual 16 code units (`CARGO_PROFILE_RELEASE_LTO`, `…_CODEGEN_UNITS`):
+///   they make the programs smaller, not different.
 /// - `CARGO_NET_OFFLINE`: the dependencies are already in cargo's cache
 ///   (this test build needed them); a missing one fails fast instead of
 ///   hanging on the network.
@@ -429,6 +432,8 @@ fn the_install_line_installs_stripped_programs_and_glrs_says_how_to_set_up() {
         .env("CARGO_INSTALL_ROOT", &root)
         .env("CARGO_TARGET_DIR", &target)
         .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "0")
+        .env("CARGO_PROFILE_RELEASE_LTO", "off")
+        .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16")
         .env("CARGO_NET_OFFLINE", "true")
         .env("CARGO_TERM_COLOR", "never");
     for keep in ["RUSTUP_HOME", "RUSTUP_TOOLCHAIN", "TMPDIR"] {
