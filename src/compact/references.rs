@@ -79,6 +79,10 @@ impl References {
             match &block.tag {
                 Tag::Brief => refs.carry_over(&block.text),
                 Tag::ToolCall(tool) => refs.tool_call(tool, &block.text),
+                Tag::ToolResult(tool) if tool == crate::tools::task::NAME => {
+                    refs.child_sessions(&block.text);
+                    refs.prose(&block.text, Rank::Incidental);
+                }
                 Tag::ToolResult(_) => refs.prose(&block.text, Rank::Incidental),
                 Tag::User | Tag::Assistant | Tag::Reasoning => refs.prose(&block.text, Rank::Said),
             }
@@ -181,6 +185,15 @@ impl References {
         }
         if !patched && !s.contains('\n') && (is_path(s) || URL.is_match(s)) {
             self.add(s, if changes { Rank::Changed } else { Rank::Touched });
+        }
+    }
+
+    /// A `task` result names its child's session (SPEC 20): what the agent
+    /// did, kept as the command that reads it, so the model can read the
+    /// child's session after the result was summarised away.
+    fn child_sessions(&mut self, result: &str) {
+        for c in CHILD_SESSION.captures_iter(result) {
+            self.add(&format!("glrs-sessions show {}", &c[1]), Rank::Ran);
         }
     }
 
@@ -320,6 +333,8 @@ fn fixed(pattern: &'static str) -> Regex {
 static BACKTICKED: LazyLock<Regex> = LazyLock::new(|| fixed(r"`([^`\n]{1,300})`"));
 static URL: LazyLock<Regex> = LazyLock::new(|| fixed(r#"https?://[^\s<>()\[\]{}"'`]+"#));
 static PATH: LazyLock<Regex> = LazyLock::new(|| fixed(r"(?:~|\.{1,2})?/?(?:[A-Za-z0-9_@.+-]+/)+[A-Za-z0-9_@.+-]+"));
+/// How a `task` result names its child's session.
+static CHILD_SESSION: LazyLock<Regex> = LazyLock::new(|| fixed(r"glrs-sessions show ([0-9a-f]{8})\b"));
 static COMMAND_LINE: LazyLock<Regex> = LazyLock::new(|| fixed(r"(?m)^\s*\$ (.+)$"));
 /// The files a patch names: Codex's `apply_patch` envelope and unified diffs.
 static PATCH_FILE: LazyLock<Regex> = LazyLock::new(|| {
@@ -418,6 +433,23 @@ mod tests {
         assert_eq!(rank("src/not_a_ref.rs"), None, "an edit's text is not a path it used");
         assert_eq!(rank("a/one.txt"), Some(Rank::Touched));
         assert_eq!(rank("a/two.txt"), Some(Rank::Touched));
+    }
+
+    #[test]
+    fn a_task_result_keeps_its_child_session_as_the_command_that_reads_it() {
+        let blocks = [
+            b("tool-call task", r#"{"description":"review","prompt":"review the diff"}"#),
+            b(
+                "tool-result task",
+                "no problems\n\n[subagent \"review\": session 0badcafe (glrs-sessions show 0badcafe has all it did)]",
+            ),
+            b("tool-result bash", "glrs-sessions show 1234abcd"),
+        ];
+        let refs = References::of(&blocks);
+        assert_eq!(refs.rank_of("glrs-sessions show 0badcafe"), Some(Rank::Ran));
+        assert_eq!(refs.rank_of("glrs-sessions show 1234abcd"), None, "only a task result names a child");
+        let chosen = References::of(&blocks).choose(REFERENCE_CHARS);
+        assert!(chosen.items.iter().any(|i| i == "glrs-sessions show 0badcafe"), "{chosen:?}");
     }
 
     #[test]

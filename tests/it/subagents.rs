@@ -108,6 +108,49 @@ fn a_child_works_in_a_session_of_its_own_and_its_answer_comes_back_with_its_id()
     let tool_entry = parent["events"].as_array().unwrap().iter().find(|e| e["type"] == "tool").unwrap();
     assert_eq!(tool_entry["name"], "task");
     assert_eq!(tool_entry["isError"], false);
+
+    // ls --tree: the child under its parent.
+    let out = ts.sessions().args(["ls", "--tree"]).output().unwrap();
+    let listed = stdout_of(&out);
+    let rows: Vec<&str> = listed.lines().collect();
+    let at = rows.iter().position(|r| r.starts_with(parent_id.as_str())).unwrap();
+    assert!(rows[at + 1].starts_with(child_id.as_str()) && rows[at + 1].contains("└ "), "{listed}");
+    // status: the child's usage summed into the parent's.
+    let out = ts.sessions().args(["status", &parent_id, "--json"]).output().unwrap();
+    let status = json_of(&out);
+    assert_eq!(status["subagents"]["sessions"], json!([child_id]));
+    assert_eq!(status["subagents"]["usage"]["modelCalls"], 2);
+    assert_eq!(status["usage"]["modelCalls"], 4, "two calls of the parent, two of the child");
+    let out = ts.sessions().args(["status", &parent_id]).output().unwrap();
+    assert!(stdout_of(&out).contains(&format!("subagents\t1, cost unknown ({child_id})")), "{}", stdout_of(&out));
+    let out = ts.sessions().args(["status", child_id, "--json"]).output().unwrap();
+    assert!(json_of(&out).get("subagents").is_none_or(Value::is_null), "a child has none of its own");
+}
+
+#[test]
+fn a_compaction_of_the_parent_keeps_the_childs_session_among_the_exact_references() {
+    let (ts, server, proj) = setup(json!({"keepRecentTokens": 10}));
+    task_call(&server, "parent:", "call_t", json!({"description": "look", "prompt": "child: look"}));
+    text_for(&server, "child:", "the child looked");
+    text_for(&server, "parent:", "first done");
+    assert!(agent(&ts, &proj, &["-p", "parent: first"]).status.success());
+    let ((parent_id, _), children) = family(&ts);
+    text_for(&server, "parent:", "second done");
+    // Long enough to be what is kept: the first turn is what is replaced.
+    assert!(agent(&ts, &proj, &["--resume", &parent_id, "-p", &long("parent: second")]).status.success());
+    server.push(Reply::sse(openai_text(&["the work went on"], 1, 1, 0)));
+    let out = ts
+        .cmd("glrs-compact")
+        .env("OPENAI_API_KEY", OPENAI_KEY)
+        .args([parent_id.as_str(), "--no-flush", "-m", "openai/gpt-4.1"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let (_, parent) = family(&ts).0;
+    let compacted = parent["events"].as_array().unwrap().iter().find(|e| e["type"] == "compacted");
+    let compacted = compacted.unwrap_or_else(|| panic!("no compaction: {} {}", stdout_of(&out), stderr_of(&out)));
+    let brief = compacted["brief"].as_str().unwrap();
+    assert!(brief.contains(&format!("`glrs-sessions show {}`", children[0].0)), "{brief}");
 }
 
 #[test]

@@ -25,6 +25,69 @@ pub struct UsageTotals {
     pub cost_usd: Option<f64>,
 }
 
+impl UsageTotals {
+    /// From a session's usage sum.
+    fn of(sum: &crate::store::recent::UsageSum) -> UsageTotals {
+        UsageTotals {
+            calls: sum.calls,
+            input_tokens: sum.input_tokens,
+            output_tokens: sum.output_tokens,
+            cache_read_tokens: sum.cache_read_tokens,
+            cache_write_tokens: sum.cache_write_tokens,
+            cost_usd: sum.cost_usd,
+        }
+    }
+
+    /// Add `other` in (saturating: the counts come from files).
+    fn add(&mut self, other: &UsageTotals) {
+        self.calls = self.calls.saturating_add(other.calls);
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.cache_read_tokens = self.cache_read_tokens.saturating_add(other.cache_read_tokens);
+        self.cache_write_tokens = self.cache_write_tokens.saturating_add(other.cache_write_tokens);
+        if let Some(cost) = other.cost_usd {
+            *self.cost_usd.get_or_insert(0.0) += cost;
+        }
+    }
+}
+
+/// The session's subagents (SPEC 20): the child sessions its `task` calls
+/// made (`parent.id` this session, `subagent: true`), and their usage,
+/// which `usage` includes.
+#[derive(Debug, Default, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Subagents {
+    /// Their ids, oldest first.
+    pub sessions: Vec<String>,
+    /// Their usage summed.
+    pub usage: UsageTotals,
+}
+
+/// The subagents of session `id`; a child that cannot be read is named in
+/// a warning and left out.
+fn subagents_of(store: &Store, id: &str) -> Result<Subagents> {
+    let listing = crate::store::listing::list(store)?;
+    let mut children: Vec<&crate::store::listing::Summary> = listing
+        .sessions
+        .iter()
+        .filter(|s| s.parent.as_ref().and_then(|p| p.get("id")).and_then(Value::as_str) == Some(id))
+        .collect();
+    children.sort_by(|a, b| a.created_at.cmp(&b.created_at));
+    let mut found = Subagents::default();
+    for child in children {
+        let read = store.resolve(&child.id).and_then(|at| store.tally(&at));
+        match read {
+            Ok((recent, sum)) if recent.lines.get("subagent").and_then(Value::as_bool) == Some(true) => {
+                found.sessions.push(child.id.clone());
+                found.usage.add(&UsageTotals::of(&sum));
+            }
+            Ok(_) => {}
+            Err(e) => crate::cli::warn(super::PROGRAM, &format!("subagent {}: {e}", child.id)),
+        }
+    }
+    Ok(found)
+}
+
 /// Everything `status` reports.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -56,7 +119,10 @@ pub struct Status {
     pub last_compaction: Option<String>,
     pub last_memory_flush: Option<String>,
     pub artifacts: u64,
+    /// The session's usage and its subagents'.
     pub usage: UsageTotals,
+    /// The subagents' part of `usage`, when it has any.
+    pub subagents: Option<Subagents>,
     /// True while a chat holds the session's open lock.
     pub open: bool,
     /// The pid of the program that has it open.
@@ -74,14 +140,11 @@ pub fn run(store: &Store, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
     let (recent, sum) = store.tally(&at)?;
     let file = &recent.lines;
     let text = |name| file.get_str(name).map(str::to_string);
-    let usage = UsageTotals {
-        calls: sum.calls,
-        input_tokens: sum.input_tokens,
-        output_tokens: sum.output_tokens,
-        cache_read_tokens: sum.cache_read_tokens,
-        cache_write_tokens: sum.cache_write_tokens,
-        cost_usd: sum.cost_usd,
-    };
+    let mut usage = UsageTotals::of(&sum);
+    let subagents = Some(subagents_of(store, at.id.as_str())?).filter(|s| !s.sessions.is_empty());
+    if let Some(children) = &subagents {
+        usage.add(&children.usage);
+    }
     let (mut compactions, mut last_compaction, mut last_flush) = (0, None, None);
     for hit in &recent.hits {
         match Parsed::from_text(&hit.text) {
@@ -126,6 +189,7 @@ pub fn run(store: &Store, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
         last_memory_flush: last_flush,
         artifacts: store.artifact_count(&at.id) as u64,
         usage,
+        subagents,
         open: holder.is_some(),
         open_by: holder.and_then(|(pid, _)| pid),
         compacting: holder.is_some_and(|(_, by)| by == crate::store::lock::Holder::Compaction),
@@ -187,6 +251,12 @@ fn write_plain(out: &mut dyn Write, s: &Status) -> Result<()> {
     rows.push(("cacheWriteTokens", u.cache_write_tokens.to_string()));
     if let Some(cost) = u.cost_usd {
         rows.push(("costUsd", format!("{cost:.6}")));
+    }
+    if let Some(children) = &s.subagents {
+        // SPEC 20: `subagents: N, cost …`, their ids after.
+        let cost = children.usage.cost_usd.map_or("unknown".to_string(), |c| format!("{c:.6}"));
+        let ids = children.sessions.join(" ");
+        rows.push(("subagents", format!("{}, cost {cost} ({ids})", children.sessions.len())));
     }
     let open = match (s.open, s.open_by) {
         (false, _) => "no".to_string(),
