@@ -122,6 +122,7 @@ pub struct Status {
     /// The session's usage and its subagents'.
     pub usage: UsageTotals,
     /// The subagents' part of `usage`, when it has any.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub subagents: Option<Subagents>,
     /// True while a chat holds the session's open lock.
     pub open: bool,
