@@ -6,6 +6,8 @@
 //! `subagents.maxParallel` at once; their results are still recorded in
 //! call order, so the next request pairs each call with its own result.
 
+use std::sync::Arc;
+
 use futures_util::StreamExt;
 
 use super::Agent;
@@ -15,7 +17,10 @@ use crate::hooks::Event;
 use crate::provider::{Cancel, Message};
 use crate::store::{Entry, ToolCall};
 use crate::time;
-use crate::tools::{Cleared, ToolContext, ToolOutput};
+use crate::tools::{Cleared, Progress, ToolContext, ToolOutput};
+
+/// How often the live lines of running `task` calls are redrawn.
+const LIVE_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl Agent {
     /// Run the calls of one model answer and record their results.
@@ -38,23 +43,29 @@ impl Agent {
                 checkpointed = true;
                 self.checkpoint_before_step(ui).await;
             }
-            let (outputs, subjects) = self.run_batch(batch, kind, ui, cancel).await;
-            for ((call, output), subject) in batch.iter().zip(outputs).zip(subjects) {
+            let (outputs, subjects, progress) = self.run_batch(batch, kind, ui, cancel).await;
+            for (((call, output), subject), progress) in batch.iter().zip(outputs).zip(subjects).zip(progress) {
+                if let Some(progress) = progress {
+                    // Shown now, in its place: the line it had while it ran.
+                    ui.tool_start(call, &format!("{}  {}", self.tools.summary(call), progress.line()));
+                }
                 self.finish_call(call, output, subject.as_deref(), ui, turn_messages).await;
             }
         }
     }
 
     /// Check each call of `batch` (hooks, permissions), then run those
-    /// allowed at the same time; the outputs in call order, and what each
-    /// call's rules and hooks were judged against.
+    /// allowed at the same time; the outputs in call order, what each
+    /// call's rules and hooks were judged against, and for calls that run
+    /// beside each other (`task`) how far each got (shown as a live line
+    /// while they run, and above each result).
     async fn run_batch(
         &mut self,
         batch: &[ToolCall],
         kind: TurnKind,
         ui: &mut dyn TurnUi,
         cancel: &Cancel,
-    ) -> (Vec<ToolOutput>, Vec<Option<String>>) {
+    ) -> (Vec<ToolOutput>, Vec<Option<String>>, Vec<Option<Arc<Progress>>>) {
         let situation = self.situation(kind);
         let session_file = self.store.session_path(&self.id);
         let output_dir = crate::limits::output_dir();
@@ -78,8 +89,12 @@ impl Agent {
         };
         let mut checked: Vec<Result<Cleared, ToolOutput>> = Vec::with_capacity(batch.len());
         let mut subjects = Vec::with_capacity(batch.len());
-        for call in batch {
-            ui.tool_start(call, &self.tools.summary(call));
+        let live: Vec<Option<Arc<Progress>>> =
+            batch.iter().map(|c| self.tools.runs_beside(&c.name).then(Arc::default)).collect();
+        for (call, live) in batch.iter().zip(&live) {
+            if live.is_none() {
+                ui.tool_start(call, &self.tools.summary(call));
+            }
             let subject = self.tools.get(&call.name).and_then(|t| t.subject(&call.input, cwd));
             let tool = Some((call.name.as_str(), subject.as_deref()));
             let what = [("tool", call.name.clone().into()), ("input", call.input.clone())];
@@ -93,15 +108,27 @@ impl Agent {
             subjects.push(subject);
         }
         let ctx = &ctx;
-        let runs = batch.iter().zip(checked).map(|(call, checked)| async move {
-            match checked {
-                Ok(cleared) => cleared.run(&call.input, ctx).await,
-                Err(refused) => refused,
+        let runs = batch.iter().zip(checked).zip(live.clone()).map(|((call, checked), progress)| async move {
+            match (checked, progress) {
+                (Err(refused), _) => refused,
+                (Ok(cleared), None) => cleared.run(&call.input, ctx).await,
+                (Ok(cleared), Some(progress)) => {
+                    progress.start();
+                    let out = cleared.with_progress(progress.clone()).run(&call.input, ctx).await;
+                    progress.end();
+                    out
+                }
             }
         });
         // `buffered` keeps the order and runs at most that many at once.
-        let outputs = futures_util::stream::iter(runs).buffered(self.config.max_parallel_subagents()).collect().await;
-        (outputs, subjects)
+        let all = futures_util::stream::iter(runs).buffered(self.config.max_parallel_subagents()).collect();
+        let outputs = if live.iter().any(Option::is_some) {
+            let summaries: Vec<String> = batch.iter().map(|c| self.tools.summary(c)).collect();
+            with_live_lines(all, batch, &summaries, &live, ui).await
+        } else {
+            all.await
+        };
+        (outputs, subjects, live)
     }
 
     /// After a call: its `tool_result` hooks, the UI, the `tool` entry and
@@ -141,4 +168,37 @@ impl Agent {
         self.messages.push(message.clone());
         turn_messages.push(message);
     }
+}
+
+/// Wait for `all` while each call of `batch` that reports progress has a
+/// live line, redrawn every second until it ends; the lines are taken away
+/// at the end (each call's line is then shown above its result).
+async fn with_live_lines(
+    all: impl std::future::Future<Output = Vec<ToolOutput>>,
+    batch: &[ToolCall],
+    summaries: &[String],
+    live: &[Option<Arc<Progress>>],
+    ui: &mut dyn TurnUi,
+) -> Vec<ToolOutput> {
+    tokio::pin!(all);
+    let mut tick = tokio::time::interval(LIVE_EVERY);
+    let outputs = loop {
+        tokio::select! {
+            outputs = &mut all => break outputs,
+            _ = tick.tick() => {
+                let lines: Vec<String> = batch
+                    .iter()
+                    .zip(summaries)
+                    .zip(live)
+                    .filter_map(|((call, summary), progress)| {
+                        let progress = progress.as_ref().filter(|p| !p.ended())?;
+                        Some(format!("● {}  {summary}  {}", call.name, progress.line()))
+                    })
+                    .collect();
+                ui.running(&lines);
+            }
+        }
+    };
+    ui.running(&[]);
+    outputs
 }

@@ -150,6 +150,9 @@ pub trait TurnUi: Send {
     fn tool_start(&mut self, _call: &ToolCall, _summary: &str) {}
     /// A tool ran (or was denied, or interrupted).
     fn tool(&mut self, _call: &ToolCall, _output: &ToolOutput) {}
+    /// Calls running at the same time (`task`, SPEC 20), one live line
+    /// each, redrawn in place of the last ones drawn; none: take them away.
+    fn running(&mut self, _lines: &[String]) {}
     /// Ask whether a call may run. A UI without a terminal cannot.
     fn ask(&mut self, _question: &Question<'_>) -> Asked {
         Asked::Now(Answer::Cannot)

@@ -32,6 +32,8 @@ fn print_json(id: &str, reply: &Reply, usage: &Usage) -> Result<()> {
 }
 
 struct PlainUi {
+    /// A child agent's progress pipe (SPEC 20): one line a tool call.
+    progress: Option<std::fs::File>,
     quiet: bool,
     /// stdout is a terminal: the reply's control sequences are shown, not obeyed.
     terminal: bool,
@@ -40,6 +42,14 @@ struct PlainUi {
 }
 
 impl TurnUi for PlainUi {
+    fn tool_start(&mut self, call: &crate::store::ToolCall, _summary: &str) {
+        if let Some(pipe) = &mut self.progress {
+            let line = format!("{}\n", serde_json::json!({"tool": call.name}));
+            // A parent that stopped reading must not stop the turn.
+            let _ = pipe.write_all(line.as_bytes());
+        }
+    }
+
     fn delta(&mut self, delta: &Delta) {
         if let (false, Delta::Text(text)) = (self.quiet, delta) {
             let mut out = std::io::stdout().lock();
@@ -63,10 +73,31 @@ impl TurnUi for PlainUi {
     }
 }
 
+/// `--progress-fd FD` (from a parent's `task` tool): the pipe at `fd`, made
+/// close-on-exec so nothing the child runs can write to it. Anything but a
+/// pipe is left alone (a number that names another descriptor must not be
+/// taken over, nor closed when the chat ends).
+pub fn adopt_progress_pipe(fd: i32) -> Option<std::fs::File> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: fstat writes only into `stat`, a zeroed struct we own; fcntl
+    // takes plain integers.
+    let is_pipe = unsafe {
+        let mut stat: libc::stat = std::mem::zeroed();
+        libc::fstat(fd, &mut stat) == 0 && (stat.st_mode & libc::S_IFMT) == libc::S_IFIFO
+    };
+    // SAFETY: as above.
+    if !is_pipe || unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } != 0 {
+        return None;
+    }
+    // SAFETY: a pipe at `fd` that the parent passed for this and nothing in
+    // this process has opened (the runtime is not built yet): ours to own.
+    Some(unsafe { std::fs::File::from_raw_fd(fd) })
+}
+
 /// Run one turn and print it. Returns the exit code: 0; 1 when the turn
 /// failed or the session could not be saved; 130 when it was stopped with
 /// Ctrl-C, 143 by SIGTERM, 129 by SIGHUP (what arrived is kept and saved).
-pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool) -> Result<i32> {
+pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool, progress: Option<std::fs::File>) -> Result<i32> {
     // What a repository's AGENTS.md tried and was refused (issue 20).
     for problem in &chat.instructions().problems {
         eprintln!("glrs-chat: warning: {}", crate::output::terminal_safe(problem));
@@ -82,7 +113,7 @@ pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool) -> Result<i32
     let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
     let mut stop: Option<Stop> = None;
     let terminal = crate::output::stdout_is_terminal();
-    let mut ui = PlainUi { quiet: json_output, terminal, wrote: false, ends_with_newline: true };
+    let mut ui = PlainUi { progress, quiet: json_output, terminal, wrote: false, ends_with_newline: true };
     let mut no_steers = Vec::new;
     let outcome = {
         let turn = chat.turn(prompt, &mut ui, &cancel, &mut no_steers);

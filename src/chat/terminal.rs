@@ -48,6 +48,8 @@ pub struct TermUi {
     pub can_ask: bool,
     /// Where the key watcher puts the answer to a permission prompt.
     pub answer: AnswerSlot,
+    /// How many live lines of running calls are drawn ([`TurnUi::running`]).
+    pub live: usize,
 }
 
 impl TermUi {
@@ -142,6 +144,23 @@ impl TurnUi for TermUi {
         let text = shown.join("\n");
         let text = if output.is_error { self.red(&text) } else { self.dim(&text) };
         self.write(&format!("{text}\n"));
+    }
+
+    fn running(&mut self, lines: &[String]) {
+        self.stop_spinner();
+        let width = self.width();
+        let mut text = String::new();
+        if self.live > 0 {
+            // Up to the first live line, and clear from there down.
+            text.push_str(&format!("\x1b[{}A\r\x1b[J", self.live));
+        }
+        for line in lines {
+            let line = cut_to(&terminal_safe(line), width);
+            text.push_str(&Style::on_terminal(self.color).bold(&line));
+            text.push('\n');
+        }
+        self.live = lines.len();
+        self.write(&text);
     }
 
     fn can_ask(&self) -> bool {
@@ -417,5 +436,6 @@ pub fn term_ui(color: bool) -> TermUi {
         reasoning: false,
         can_ask: false,
         answer: Arc::default(),
+        live: 0,
     }
 }

@@ -84,6 +84,10 @@ pub struct Args {
     /// A named agent's tools (globs over tool names), from the `task` tool.
     #[arg(long = "tools", value_name = "GLOB", hide = true)]
     pub tools: Vec<String>,
+    /// A pipe a child agent tells its parent of each tool call on (one line
+    /// each), from the `task` tool.
+    #[arg(long = "progress-fd", value_name = "FD", hide = true)]
+    pub progress_fd: Option<i32>,
 }
 
 /// Run `glrs-chat` and return its exit code. The process's one runtime
@@ -93,16 +97,18 @@ pub fn run(args: Args) -> Result<i32> {
     // Whether the kernel can sandbox, tried once before the runtime runs
     // (it spawns and waits for a tiny sandboxed command).
     crate::sandbox::support();
+    // Taken before the runtime opens descriptors of its own.
+    let progress = args.progress_fd.and_then(chat::oneshot::adopt_progress_pipe);
     let runtime = crate::runtime::build()?;
     let code = {
         let _inside = runtime.enter();
-        run_on(args, &runtime)
+        run_on(args, &runtime, progress)
     };
     crate::runtime::shut_down(runtime);
     code
 }
 
-fn run_on(args: Args, runtime: &tokio::runtime::Runtime) -> Result<i32> {
+fn run_on(args: Args, runtime: &tokio::runtime::Runtime, progress: Option<std::fs::File>) -> Result<i32> {
     let store = Store::from_env()?;
     let config = Config::load_env(&store.paths)?;
     // Before any child starts: no command, hook or tool gets a provider key.
@@ -252,7 +258,7 @@ fn run_on(args: Args, runtime: &tokio::runtime::Runtime) -> Result<i32> {
     }
     match prompt {
         Some(prompt) => {
-            let code = runtime.block_on(chat::oneshot::run(&mut chat, &prompt, args.json));
+            let code = runtime.block_on(chat::oneshot::run(&mut chat, &prompt, args.json, progress));
             let ended = runtime.block_on(chat.hook(crate::hooks::Event::SessionEnd, Default::default(), None));
             for problem in ended.problems {
                 crate::output::to_stderr(format_args!("{PROGRAM_NAME}: warning: {problem}"));

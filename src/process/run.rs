@@ -56,13 +56,29 @@ pub struct Spawn<'a> {
     /// only for a child that is glrs itself (a child agent), which needs
     /// them to call its model and withholds them from what it starts.
     pub keep_keys: bool,
+    /// A descriptor the child gets as [`PASSED_FD`] (a pipe a child agent
+    /// reports its progress on); the caller owns it and closes it after.
+    pub pass_fd: Option<std::os::fd::RawFd>,
 }
+
+/// The number a passed descriptor has in the child ([`Spawn::pass_fd`]).
+pub const PASSED_FD: std::os::fd::RawFd = 3;
 
 impl<'a> Spawn<'a> {
     /// Run `program` with `args` in `cwd`: stdin /dev/null, stderr merged
     /// into stdout, no variables added, unconfined.
     pub fn new(program: &'a std::ffi::OsStr, args: &'a [&'a str], cwd: &'a Path) -> Self {
-        Spawn { program, args, cwd, env: &[], stdin: None, stderr_apart: false, confine: None, keep_keys: false }
+        Spawn {
+            program,
+            args,
+            cwd,
+            env: &[],
+            stdin: None,
+            stderr_apart: false,
+            confine: None,
+            keep_keys: false,
+            pass_fd: None,
+        }
     }
 }
 
@@ -128,6 +144,17 @@ pub async fn run_process(spawn: &Spawn<'_>, timeout: Duration, output_dir: &Path
     super::deathsig::die_with_parent(cmd.as_std_mut());
     if !spawn.keep_keys {
         super::env::scrub(cmd.as_std_mut());
+    }
+    if let Some(fd) = spawn.pass_fd {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: dup2 and fcntl are async-signal-safe and touch no memory.
+        unsafe {
+            cmd.as_std_mut().pre_exec(move || {
+                // dup2 onto itself would keep close-on-exec: clear it instead.
+                let done = if fd == PASSED_FD { libc::fcntl(fd, libc::F_SETFD, 0) } else { libc::dup2(fd, PASSED_FD) };
+                if done < 0 { Err(std::io::Error::last_os_error()) } else { Ok(()) }
+            });
+        }
     }
     if let Some(confine) = spawn.confine.clone() {
         use std::os::unix::process::CommandExt;

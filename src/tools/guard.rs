@@ -90,6 +90,9 @@ pub struct Judged {
     /// The session's permission state when the call was allowed: what a
     /// child agent (the `task` tool) is given, never more.
     pub permissions: Arc<super::Permissions>,
+    /// Where a long call reports how far it got (a child agent's tool
+    /// calls), when someone watches.
+    pub progress: Option<Arc<super::Progress>>,
 }
 
 impl Judged {

@@ -135,6 +135,55 @@ fn asks_every_time(sandboxing: &Sandboxing, sandbox: &crate::sandbox::Sandbox) -
     }
 }
 
+/// How far a long call has got, for the REPL's live line (SPEC 20: a
+/// child agent's tool calls and time).
+#[derive(Debug, Default)]
+pub struct Progress {
+    tools: std::sync::atomic::AtomicU64,
+    started: std::sync::OnceLock<std::time::Instant>,
+    took: std::sync::OnceLock<std::time::Duration>,
+}
+
+impl Progress {
+    /// The call made one more tool call.
+    pub fn step(&self) {
+        self.tools.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// How many tool calls it made.
+    pub fn tools(&self) -> u64 {
+        self.tools.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// It starts running now.
+    pub fn start(&self) {
+        let _ = self.started.set(std::time::Instant::now());
+    }
+
+    /// It has ended.
+    pub fn end(&self) {
+        if let Some(started) = self.started.get() {
+            let _ = self.took.set(started.elapsed());
+        }
+    }
+
+    /// Whether it has ended.
+    pub fn ended(&self) -> bool {
+        self.took.get().is_some()
+    }
+
+    /// `(3 tools, 12 s)`: what it did so far, or in all once it ended.
+    pub fn line(&self) -> String {
+        let took = self.took.get().copied().or_else(|| self.started.get().map(|s| s.elapsed()));
+        let tools = self.tools();
+        let noun = if tools == 1 { "tool" } else { "tools" };
+        match took {
+            Some(took) => format!("({tools} {noun}, {} s)", took.as_secs()),
+            None => "(waiting for its turn)".to_string(),
+        }
+    }
+}
+
 /// What decides which tools are offered for the next model call.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Situation {
@@ -566,7 +615,8 @@ impl Registry {
             Decision::Ask => self.ask(&tool, call, subject.as_deref(), &sandboxing, ctx, asker).await?,
         }
         let reads = ReadGuard::new(self.permissions.deny_rules().to_vec()).with_sandbox(ctx.sandbox.policy());
-        let judged = Judged { subject, reads: Arc::new(reads), permissions: Arc::new(self.permissions.clone()) };
+        let judged =
+            Judged { subject, reads: Arc::new(reads), permissions: Arc::new(self.permissions.clone()), progress: None };
         Ok(Cleared { tool, judged })
     }
 
@@ -622,6 +672,12 @@ pub struct Cleared {
 }
 
 impl Cleared {
+    /// Report how far the run gets to `progress`.
+    pub fn with_progress(mut self, progress: Arc<Progress>) -> Cleared {
+        self.judged.progress = Some(progress);
+        self
+    }
+
     /// Run the call until it ends or `ctx.cancel` fires.
     pub async fn run(self, input: &Value, ctx: &ToolContext<'_>) -> ToolOutput {
         let ctx = ToolContext { judged: self.judged, ..*ctx };

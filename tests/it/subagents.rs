@@ -294,20 +294,24 @@ fn esc_in_the_repl_stops_the_child_and_the_next_request_pairs_its_call() {
     let (ts, server, _proj) = setup(json!({}));
     let pids = ts.dir.path().join("pids");
     sleeping_child(&server, &pids);
-    let mut p = crate::support::pty::chat(&ts, &["-m", "openai/gpt-4.1", "--allow-all"], &[], false);
-    crate::support::pty::prompt(&mut p);
-    p.send_line("parent: sleep").unwrap();
+    // A terminal 100 columns wide, so the live line is shown whole.
+    let mut p = crate::support::pty::hangable_chat(&ts, &["-m", "openai/gpt-4.1", "--allow-all"], &[]);
+    p.expect("% > ");
+    p.send("parent: sleep\r");
     let running = crate::support::procs::wait_for_pids(&pids, Duration::from_secs(20), "the child's bash");
-    p.send("\x1b").unwrap();
-    p.flush().unwrap();
+    // The child's live line: its description, its tool calls, its time.
+    p.expect("task  sleep  (1 tool, ");
+    p.send("\x1b");
     crate::support::procs::wait_until_gone(&running, Duration::from_secs(10), "the child glrs-chat and its bash");
-    crate::support::pty::prompt(&mut p);
+    // Its result like any tool's, under the line it had.
+    p.expect("interrupted by the user: the subagent was stopped");
+    p.expect("% > ");
     text_for(&server, "parent:", "fine then");
-    p.send_line("go on").unwrap();
-    p.exp_string("fine then").unwrap();
-    crate::support::pty::prompt(&mut p);
-    p.send_line("/quit").unwrap();
-    p.exp_eof().unwrap();
+    p.send("go on\r");
+    p.expect("fine then");
+    p.expect("% > ");
+    p.send("/quit\r");
+    assert!(p.wait_exit(Duration::from_secs(20)).success());
     let next = requests_of(&server, "parent:").pop().unwrap();
     let result = result_of(&next, "call_t");
     let (_, children) = family(&ts);

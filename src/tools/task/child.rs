@@ -35,16 +35,28 @@ impl Child<'_> {
             Ok(id) => id,
             Err(e) => return ToolOutput::error(format!("the subagent's session could not be made: {e}")),
         };
-        let args = self.args(&id, &ctx.judged.permissions, ctx.sandbox.mode());
+        let mut args = self.args(&id, &ctx.judged.permissions, ctx.sandbox.mode());
+        // A pipe the child tells of each tool call on, for the live line.
+        // The writing end stays open here until the run ends (the child
+        // gets it as PASSED_FD); without a pipe there is no live count.
+        let (reader, writer) = match std::io::pipe() {
+            Ok((reader, writer)) => (Some(reader), Some(writer)),
+            Err(_) => (None, None),
+        };
+        if writer.is_some() {
+            args.extend(["--progress-fd".to_string(), process::run::PASSED_FD.to_string()]);
+        }
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let program = crate::programs::program_path("glrs-chat");
         let spawn = Spawn {
             stdin: Some(self.prompt.as_bytes()),
             stderr_apart: true,
             keep_keys: true,
+            pass_fd: writer.as_ref().map(std::os::fd::AsRawFd::as_raw_fd),
             ..Spawn::new(program.as_os_str(), &args, ctx.cwd)
         };
         let run = process::run_process(&spawn, CHILD_TIMEOUT, ctx.output_dir, NAME_IN_FILES);
+        let counting = count_tools(reader, ctx.judged.progress.as_deref());
         // Dropping the run kills the child's group (and with the child go
         // the commands it started: they are its own process machinery's).
         let ran = tokio::select! {
@@ -56,6 +68,7 @@ impl Child<'_> {
                 ));
             }
             ran = run => ran,
+            never = counting => match never {},
         };
         match ran {
             Ok(ran) => answer(self.description, &id, &ran, ctx.redactor),
@@ -100,6 +113,23 @@ impl Child<'_> {
         args.extend(permissions.child_args());
         args
     }
+}
+
+/// Count the lines the child writes on its progress pipe (one a tool
+/// call) into `progress`; never ends (the run's end ends the wait).
+async fn count_tools(
+    reader: Option<std::io::PipeReader>,
+    progress: Option<&crate::tools::Progress>,
+) -> std::convert::Infallible {
+    use tokio::io::AsyncBufReadExt;
+    let pipe = reader.and_then(|r| tokio::net::unix::pipe::Receiver::from_owned_fd(std::os::fd::OwnedFd::from(r)).ok());
+    if let (Some(pipe), Some(progress)) = (pipe, progress) {
+        let mut lines = tokio::io::BufReader::new(pipe).lines();
+        while let Ok(Some(_)) = lines.next_line().await {
+            progress.step();
+        }
+    }
+    std::future::pending().await
 }
 
 /// The files a child's output goes through are named after this.
