@@ -79,7 +79,7 @@ impl References {
             match &block.tag {
                 Tag::Brief => refs.carry_over(&block.text),
                 Tag::ToolCall(tool) => refs.tool_call(tool, &block.text),
-                Tag::ToolResult(tool) if tool == crate::tools::task::NAME => {
+                Tag::ToolResult(tool) if tool == TASK_TOOL => {
                     refs.child_sessions(&block.text);
                     refs.prose(&block.text, Rank::Incidental);
                 }
@@ -333,6 +333,9 @@ fn fixed(pattern: &'static str) -> Regex {
 static BACKTICKED: LazyLock<Regex> = LazyLock::new(|| fixed(r"`([^`\n]{1,300})`"));
 static URL: LazyLock<Regex> = LazyLock::new(|| fixed(r#"https?://[^\s<>()\[\]{}"'`]+"#));
 static PATH: LazyLock<Regex> = LazyLock::new(|| fixed(r"(?:~|\.{1,2})?/?(?:[A-Za-z0-9_@.+-]+/)+[A-Za-z0-9_@.+-]+"));
+/// The subagent tool's name (the task tool's `NAME`, in a layer above
+/// compaction, so named here).
+const TASK_TOOL: &str = "task";
 /// How a `task` result names its child's session.
 static CHILD_SESSION: LazyLock<Regex> = LazyLock::new(|| fixed(r"glrs-sessions show ([0-9a-f]{8})\b"));
 static COMMAND_LINE: LazyLock<Regex> = LazyLock::new(|| fixed(r"(?m)^\s*\$ (.+)$"));
