@@ -202,3 +202,139 @@ pub fn tokens_of_chars(chars: usize) -> u64 {
 pub fn estimate_text(text: &str) -> u64 {
     tokens_of_chars(text.chars().count())
 }
+
+/// Why a model call ended: the schema's `stopReason` (SPEC 2). The
+/// providers' own words are kept as they sent them (Anthropic's `end_turn`,
+/// OpenAI's `stop`, …; a word this list does not know is kept as
+/// [`StopReason::Other`]), and glrs adds two of its own: `aborted` (the user
+/// stopped the call) and `error` (the stream was cut). On disk and in
+/// `Display`, the word itself; each is spelled once, in [`StopReason::as_str`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum StopReason {
+    /// Anthropic: the model finished its answer.
+    EndTurn,
+    /// Anthropic: the model asks for tools.
+    ToolUse,
+    /// Anthropic: the answer reached the output token limit.
+    MaxTokens,
+    /// Anthropic: a stop sequence was produced.
+    StopSequence,
+    /// Anthropic: a long-running turn paused, to be continued.
+    PauseTurn,
+    /// Anthropic: the model declined to answer.
+    Refusal,
+    /// OpenAI: the model finished its answer.
+    Stop,
+    /// OpenAI: the model asks for tools.
+    ToolCalls,
+    /// OpenAI: the answer reached the output token limit.
+    Length,
+    /// OpenAI: the answer was filtered.
+    ContentFilter,
+    /// glrs: the user stopped the call (Ctrl-C, Esc).
+    Aborted,
+    /// glrs: the stream was cut mid-answer.
+    Error,
+    /// The stream ended without saying why (on disk, `""`).
+    #[default]
+    Unstated,
+    /// A word this list does not know, kept as the provider (or an imported
+    /// agent) wrote it.
+    Other(String),
+}
+
+impl StopReason {
+    /// Every reason but [`StopReason::Other`], for parsing by name.
+    const NAMED: [StopReason; 13] = [
+        StopReason::EndTurn,
+        StopReason::ToolUse,
+        StopReason::MaxTokens,
+        StopReason::StopSequence,
+        StopReason::PauseTurn,
+        StopReason::Refusal,
+        StopReason::Stop,
+        StopReason::ToolCalls,
+        StopReason::Length,
+        StopReason::ContentFilter,
+        StopReason::Aborted,
+        StopReason::Error,
+        StopReason::Unstated,
+    ];
+
+    /// The word, as the schema writes it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            StopReason::EndTurn => "end_turn",
+            StopReason::ToolUse => "tool_use",
+            StopReason::MaxTokens => "max_tokens",
+            StopReason::StopSequence => "stop_sequence",
+            StopReason::PauseTurn => "pause_turn",
+            StopReason::Refusal => "refusal",
+            StopReason::Stop => "stop",
+            StopReason::ToolCalls => "tool_calls",
+            StopReason::Length => "length",
+            StopReason::ContentFilter => "content_filter",
+            StopReason::Aborted => "aborted",
+            StopReason::Error => "error",
+            StopReason::Unstated => "",
+            StopReason::Other(word) => word,
+        }
+    }
+
+    /// Whether the model ended the call itself, done or asking for tools
+    /// (not cut, stopped, limited or filtered): exports say nothing then.
+    pub fn ended_normally(&self) -> bool {
+        matches!(self, StopReason::EndTurn | StopReason::ToolUse | StopReason::Stop | StopReason::ToolCalls)
+    }
+}
+
+impl From<&str> for StopReason {
+    fn from(word: &str) -> StopReason {
+        StopReason::NAMED
+            .into_iter()
+            .find(|r| r.as_str() == word)
+            .unwrap_or_else(|| StopReason::Other(word.to_string()))
+    }
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for StopReason {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for StopReason {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<StopReason, D::Error> {
+        String::deserialize(deserializer).map(|word| StopReason::from(word.as_str()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_stop_reason_reads_back_as_itself() {
+        for reason in StopReason::NAMED.into_iter().chain([StopReason::Other("toolUse".into())]) {
+            let json = serde_json::to_string(&reason).unwrap_or_default();
+            assert_eq!(json, format!("\"{}\"", reason.as_str()));
+            let back: StopReason = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{json}: {e}"));
+            assert_eq!(back, reason, "{json}");
+        }
+    }
+
+    #[test]
+    fn unknown_and_empty_words_are_kept_as_written() {
+        assert_eq!(StopReason::from("model_context_window_exceeded").as_str(), "model_context_window_exceeded");
+        assert_eq!(StopReason::from(""), StopReason::Unstated);
+        assert_eq!(serde_json::to_string(&StopReason::Unstated).unwrap_or_default(), "\"\"");
+        assert_eq!(StopReason::from("end_turn"), StopReason::EndTurn);
+        assert_eq!(StopReason::from("aborted"), StopReason::Aborted);
+    }
+}

@@ -21,7 +21,7 @@
 
 use crate::context;
 use crate::message::Text;
-use crate::provider::{CallError, Cancel, Delta, Message, Request, Response, Usage};
+use crate::provider::{CallError, Cancel, Delta, Message, Request, Response, StopReason, Usage};
 use crate::store::{Entry, ToolCall, TurnMessage};
 use crate::time;
 
@@ -370,7 +370,7 @@ impl Agent {
                 }
             };
             let calls = response.tool_calls.clone();
-            self.add_response(response, "", &mut turn_messages, &mut outcome);
+            self.add_response(response, &mut turn_messages, &mut outcome);
             if calls.is_empty() {
                 // A steer typed while the model answered keeps the turn going;
                 // otherwise the turn ends here, and its write point (just
@@ -433,7 +433,7 @@ impl Agent {
     /// Record a model call's answer (whole, or the part that arrived).
     /// Takes the answer by value: its text moves into the context rather
     /// than being copied once more (a 100 MB answer).
-    fn add_response(&mut self, r: Response, stop: &str, turn_messages: &mut Vec<Message>, outcome: &mut TurnOutcome) {
+    fn add_response(&mut self, r: Response, turn_messages: &mut Vec<Message>, outcome: &mut TurnOutcome) {
         let at = time::now();
         for reasoning in &r.reasoning {
             self.record(Entry::Reasoning {
@@ -442,7 +442,6 @@ impl Agent {
                 signature: reasoning.signature.clone(),
             });
         }
-        let stop_reason = if stop.is_empty() { r.stop_reason.clone() } else { stop.to_string() };
         // One allocation for the context, the entry, the turn and the reply.
         let text = Text::from(r.text);
         self.record(Entry::Assistant {
@@ -450,7 +449,7 @@ impl Agent {
             text: text.clone(),
             model: self.model.full(),
             tool_calls: r.tool_calls.clone(),
-            stop_reason,
+            stop_reason: r.stop_reason,
         });
         if let Some(usage) = r.usage {
             self.record(Entry::Usage {
@@ -501,15 +500,17 @@ impl Agent {
 
     /// Keep what a broken or stopped call produced, and say why it ended.
     fn end_early(&mut self, error: &CallError, turn_messages: &mut Vec<Message>, outcome: &mut TurnOutcome) {
-        let (partial, stop) = match error {
-            CallError::Cancelled { partial } => (partial, "aborted"),
-            CallError::Cut { partial, .. } => (partial, "error"),
-            _ => (&Response::default(), ""),
+        let kept = match error {
+            CallError::Cancelled { partial } => Some((partial, StopReason::Aborted)),
+            CallError::Cut { partial, .. } => Some((partial, StopReason::Error)),
+            _ => None,
         };
-        if !partial.text.is_empty() || !partial.reasoning.is_empty() {
+        if let Some((partial, stop_reason)) = kept
+            && (!partial.text.is_empty() || !partial.reasoning.is_empty())
+        {
             // Tool calls of a broken answer are dropped: they have no result.
-            let kept = Response { tool_calls: Vec::new(), ..partial.clone() };
-            self.add_response(kept, stop, turn_messages, outcome);
+            let kept = Response { tool_calls: Vec::new(), stop_reason, ..partial.clone() };
+            self.add_response(kept, turn_messages, outcome);
         }
         match error {
             CallError::Cancelled { .. } => {

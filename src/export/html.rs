@@ -91,8 +91,8 @@ fn entry_html(out: &mut String, n: u64, entry: &Parsed) {
                 let summary = format!("Tool call <code>{}</code> ({})", esc(&call.name), esc(&call.id));
                 folded(out, &summary, &pre(&pretty(&call.input)));
             }
-            if !matches!(stop_reason.as_str(), "stop" | "end_turn" | "tool_use" | "tool_calls") {
-                let _ = writeln!(out, "<p class=\"meta\">(stopped: {})</p>", esc(stop_reason));
+            if !stop_reason.ended_normally() {
+                let _ = writeln!(out, "<p class=\"meta\">(stopped: {})</p>", esc(stop_reason.as_str()));
             }
         }
         Entry::Reasoning { text, .. } => {

@@ -40,7 +40,7 @@ fn entry_md(out: &mut String, n: u64, entry: &Parsed) {
                 let _ = writeln!(out, "Tool call `{}` ({}):\n", one_line(&call.name), code_span(&call.id));
                 fenced(out, "json", &pretty(&call.input));
             }
-            if !matches!(stop_reason.as_str(), "stop" | "end_turn" | "tool_use" | "tool_calls") {
+            if !stop_reason.ended_normally() {
                 let _ = writeln!(out, "*(stopped: {stop_reason})*\n");
             }
         }

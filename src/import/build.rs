@@ -8,7 +8,7 @@ use std::collections::{HashMap, VecDeque};
 
 use serde_json::{Value, json};
 
-use crate::message::Text;
+use crate::message::{StopReason, Text};
 use crate::store::{Entry, ToolCall};
 
 /// The result given to a call the source never answered.
@@ -28,7 +28,7 @@ struct Call {
     at: String,
     model: String,
     text: String,
-    stop: String,
+    stop: StopReason,
     reasoning: Vec<Entry>,
     calls: Vec<ToolCall>,
     answers: Vec<Option<Answer>>,
@@ -109,7 +109,7 @@ impl Builder {
     }
 
     /// Start a model call (text, reasoning and calls are added after).
-    pub fn model_call(&mut self, at: &str, model: &str, stop: &str) -> CallRef {
+    pub fn model_call(&mut self, at: &str, model: &str, stop: StopReason) -> CallRef {
         if !model.is_empty() {
             self.model = Some(model.to_string());
         }
@@ -117,7 +117,7 @@ impl Builder {
             at: at.to_string(),
             model: model.to_string(),
             text: String::new(),
-            stop: stop.to_string(),
+            stop,
             reasoning: Vec::new(),
             calls: Vec::new(),
             answers: Vec::new(),
@@ -151,9 +151,9 @@ impl Builder {
     }
 
     /// Set a model call's stop reason.
-    pub fn stop(&mut self, call: CallRef, stop: &str) {
+    pub fn stop(&mut self, call: CallRef, stop: StopReason) {
         if let Some(c) = self.call_mut(call) {
-            c.stop = stop.to_string();
+            c.stop = stop;
         }
     }
 
@@ -312,7 +312,7 @@ mod tests {
     fn results_pair_by_id_after_their_call_and_a_missing_one_is_an_error() {
         let mut b = Builder::default();
         b.user("t1", "go".into(), false);
-        let call = b.model_call("t2", "openai/m", "tool_use");
+        let call = b.model_call("t2", "openai/m", StopReason::ToolUse);
         b.tool_call(call, "a", "read", json!({"path": "x"}));
         b.tool_call(call, "b", "bash", json!({"command": "ls"}));
         b.tool_call(call, "c", "bash", json!({}));

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use super::build::{Builder, CallRef};
 use super::{Parent, Read, Skipped, Unit, content_text, file_stem, text_of, time_of};
+use crate::message::StopReason;
 use crate::store::Entry;
 
 /// The prefixes of the user messages Codex writes itself.
@@ -152,7 +153,7 @@ impl State {
             return call;
         }
         let (at, model) = (self.at.clone(), self.model_name());
-        let call = self.b.model_call(&at, &model, "stop");
+        let call = self.b.model_call(&at, &model, StopReason::Stop);
         self.current = Some(call);
         self.last = Some(call);
         call
@@ -189,14 +190,14 @@ impl State {
             "function_call" => {
                 let (id, name) = (need("call_id")?, need("name")?);
                 let call = self.current();
-                self.b.stop(call, "tool_use");
+                self.b.stop(call, StopReason::ToolUse);
                 self.b.tool_call(call, &id, &name, arguments(item.get("arguments")));
             }
             "custom_tool_call" => {
                 let (id, name) = (need("call_id")?, need("name")?);
                 let input = serde_json::json!({"input": item.get("input").cloned().unwrap_or(Value::Null)});
                 let call = self.current();
-                self.b.stop(call, "tool_use");
+                self.b.stop(call, StopReason::ToolUse);
                 self.b.tool_call(call, &id, &name, input);
             }
             "local_shell_call" => {
@@ -204,7 +205,7 @@ impl State {
                     .or_else(|| text_of(item, "id"))
                     .ok_or("a local_shell_call without call_id")?;
                 let call = self.current();
-                self.b.stop(call, "tool_use");
+                self.b.stop(call, StopReason::ToolUse);
                 self.b.tool_call(call, &id, "local_shell", item.get("action").cloned().unwrap_or(Value::Null));
             }
             "function_call_output" | "custom_tool_call_output" => {

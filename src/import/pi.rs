@@ -18,6 +18,7 @@ use serde_json::Value;
 
 use super::build::{Builder, Mark, entries_before};
 use super::{Parent, Read, Skipped, Unit, content_text, file_stem, text_of, time_of};
+use crate::message::StopReason;
 use crate::store::Entry;
 
 /// What pi puts around a branch summary it sends (`messages.ts`).
@@ -245,9 +246,10 @@ fn assistant(b: &mut Builder, m: &Value, at: &str) {
         Some(model) => model,
         None => String::new(),
     };
-    let stop = match m.get("stopReason").and_then(Value::as_str).unwrap_or("stop") {
-        "toolUse" => "tool_use",
-        other => other,
+    let stop = match m.get("stopReason").and_then(Value::as_str) {
+        None => StopReason::Stop,
+        Some("toolUse") => StopReason::ToolUse,
+        Some(other) => StopReason::from(other),
     };
     let call = b.model_call(at, &model, stop);
     for block in m.get("content").and_then(Value::as_array).into_iter().flatten() {

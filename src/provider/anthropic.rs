@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::cache::{CacheTtl, Mark};
 use super::sse::Decoder;
 use super::{Delta, Message, Reasoning, Request, Response, ToolSpec, Usage, openai::parse_arguments};
-use crate::message::ToolCall;
+use crate::message::{StopReason, ToolCall};
 
 /// Output tokens asked for; the model stops earlier when it is done.
 pub(super) const MAX_TOKENS: u64 = 8192;
@@ -301,7 +301,7 @@ pub struct StreamDecoder {
     /// server's to choose (any u64): only those it opened exist, so memory
     /// follows what arrived, never the size of an index.
     opened: HashMap<u64, usize>,
-    stop: Option<String>,
+    stop: Option<StopReason>,
     usage: Option<Usage>,
     done: bool,
 }
@@ -378,7 +378,7 @@ impl Decoder for StreamDecoder {
             }
             "message_delta" => {
                 if let Some(reason) = event.pointer("/delta/stop_reason").and_then(Value::as_str) {
-                    self.stop = Some(reason.to_string());
+                    self.stop = Some(StopReason::from(reason));
                 }
                 if let Some(u) = event.get("usage") {
                     usage_into(self.usage.get_or_insert_with(Usage::default), u);
@@ -428,7 +428,7 @@ pub fn parse_body(body: &Value) -> Result<Response, String> {
         return Err(format!("the server reported an error: {message}"));
     }
     let mut response = Response {
-        stop_reason: body.get("stop_reason").and_then(Value::as_str).unwrap_or("end_turn").to_string(),
+        stop_reason: body.get("stop_reason").and_then(Value::as_str).map_or(StopReason::EndTurn, StopReason::from),
         ..Response::default()
     };
     if let Some(u) = body.get("usage") {

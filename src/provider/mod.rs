@@ -32,7 +32,7 @@ use anyhow::{Context, Result, bail};
 use reqwest::header::{HeaderMap, HeaderValue};
 
 use crate::config::{Config, ProviderType};
-pub use types::{Delta, Message, Reasoning, Response, Retrying, ToolSpec, Usage};
+pub use types::{Delta, Message, Reasoning, Response, Retrying, StopReason, ToolSpec, Usage};
 
 /// The built-in provider ids (the config decides which ids need a `type`,
 /// so the list lives there; config must not depend on this module).

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use super::cache::{self, CacheTtl, Mark, Thinking};
 use super::sse::Decoder;
 use super::{Delta, Message, Reasoning, Request, Response, ToolSpec, Usage};
-use crate::message::ToolCall;
+use crate::message::{StopReason, ToolCall};
 
 /// The request body for a streamed call, thinking included (SPEC 16).
 /// Nothing is built: the returned value borrows the messages and is
@@ -281,7 +281,7 @@ pub struct StreamDecoder {
     /// Lookups into `calls`, so a stream of many calls stays linear.
     by_index: HashMap<u64, usize>,
     by_id: HashMap<String, usize>,
-    finish: Option<String>,
+    finish: Option<StopReason>,
     usage: Option<Usage>,
     done: bool,
 }
@@ -343,7 +343,7 @@ impl StreamDecoder {
             }
         }
         if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
-            self.finish = Some(reason.to_string());
+            self.finish = Some(StopReason::from(reason));
         }
     }
 }
@@ -435,7 +435,7 @@ pub fn parse_body(body: &Value) -> Result<Response, String> {
         text,
         reasoning,
         tool_calls,
-        stop_reason: choice.get("finish_reason").and_then(Value::as_str).unwrap_or("stop").to_string(),
+        stop_reason: choice.get("finish_reason").and_then(Value::as_str).map_or(StopReason::Stop, StopReason::from),
         usage: body.get("usage").and_then(usage_of),
     })
 }
@@ -478,7 +478,7 @@ mod tests {
         assert_eq!(r.tool_calls.len(), 2);
         assert_eq!((r.tool_calls[0].id.as_str(), r.tool_calls[0].input.clone()), ("llm_version:0", json!({"a": 1})));
         assert_eq!((r.tool_calls[1].id.as_str(), r.tool_calls[1].input.clone()), ("0", json!({})));
-        assert_eq!(r.stop_reason, "tool_calls");
+        assert_eq!(r.stop_reason, StopReason::ToolCalls);
         assert_eq!(r.usage.unwrap().cost_usd, Some(0.00007));
     }
 

@@ -5,7 +5,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-pub use crate::message::{Message, Reasoning, ToolCall};
+pub use crate::message::{Message, Reasoning, StopReason, ToolCall};
 
 /// A tool the model may call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -68,7 +68,7 @@ pub struct Response {
     /// Tools the model asked to run.
     pub tool_calls: Vec<ToolCall>,
     /// Why the model stopped, as the provider said it.
-    pub stop_reason: String,
+    pub stop_reason: StopReason,
     /// Tokens and cost, when reported.
     pub usage: Option<Usage>,
 }

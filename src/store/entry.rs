@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-pub use crate::message::ToolCall;
 use crate::message::{Message, Reasoning, Text};
+pub use crate::message::{StopReason, ToolCall};
 
 /// A known entry. Every variant also has `at`, the time it was recorded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -40,7 +40,7 @@ pub enum Entry {
         /// Tools the model asked to run (may be empty).
         tool_calls: Vec<ToolCall>,
         /// Why the model stopped (`aborted`, `error` when glrs stopped it).
-        stop_reason: String,
+        stop_reason: StopReason,
     },
     /// The model's reasoning, in full, with what the provider needs back.
     #[serde(rename_all = "camelCase")]

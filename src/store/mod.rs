@@ -32,7 +32,7 @@ use crate::error::StoreError;
 use crate::id::{IdPrefix, SessionId};
 use crate::paths::{Paths, ensure_private_dir};
 pub use append::Append;
-pub use entry::{Entry, EntryText, Parsed, ToolCall, TurnMessage};
+pub use entry::{Entry, EntryText, Parsed, StopReason, ToolCall, TurnMessage};
 pub use format::SessionFile;
 pub use inplace::Mark;
 pub use lock::{OpenLock, Stamp, WriteLock};

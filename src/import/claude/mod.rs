@@ -24,6 +24,7 @@ mod tree;
 
 use super::build::{Builder, CallRef, Mark, entries_before};
 use super::{Parent, Read, Skipped, Unit, content_text, file_stem, text_of, time_of};
+use crate::message::StopReason;
 use crate::store::Entry;
 
 /// User text Claude Code writes itself (slash commands, their output,
@@ -254,11 +255,11 @@ impl Part {
         };
         let stop = text_of(message, "stop_reason");
         let call = match text_of(message, "id") {
-            Some(id) => *self.calls.entry(id).or_insert_with(|| self.b.model_call(at, &model, "stop")),
-            None => self.b.model_call(at, &model, "stop"),
+            Some(id) => *self.calls.entry(id).or_insert_with(|| self.b.model_call(at, &model, StopReason::Stop)),
+            None => self.b.model_call(at, &model, StopReason::Stop),
         };
         if let Some(stop) = &stop {
-            self.b.stop(call, stop);
+            self.b.stop(call, StopReason::from(stop.as_str()));
         }
         let blocks = message.get("content").and_then(Value::as_array).ok_or("an assistant message without content")?;
         for block in blocks {
