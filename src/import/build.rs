@@ -39,15 +39,25 @@ struct Call {
 enum Item {
     Entry(Entry),
     Model(Box<Call>),
-    /// A compaction: its brief stands for everything before `keep` (an item
-    /// index; `None`: everything before it).
+    /// A compaction: its brief stands for everything before what it keeps.
     Compacted {
         at: String,
         brief: String,
         tokens_before: u64,
         model: String,
-        keep: Option<usize>,
+        keep: Keep,
     },
+}
+
+/// Where what a compaction kept begins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    /// Right after the compaction.
+    Here,
+    /// At an item of the session's own (an index in `items`).
+    Item(usize),
+    /// At an entry of those it shares with its parent (numbered from 1).
+    Shared(usize),
 }
 
 /// A model call being built (see [`Builder::model_call`]).
@@ -61,6 +71,9 @@ pub struct Mark(usize);
 /// The entries of one session, built in source order.
 #[derive(Debug, Default)]
 pub struct Builder {
+    /// The entries a fork shares with its parent (SPEC 8: a fork holds its
+    /// parent's entries 1..N, then its own), laid out first.
+    shared: Vec<Entry>,
     items: Vec<Item>,
     /// Calls not answered yet, by id: (item, call) in the order made.
     open: HashMap<String, VecDeque<(usize, usize)>>,
@@ -196,8 +209,28 @@ impl Builder {
     /// A compaction whose brief stands for everything before `keep` (its
     /// own place when `None`).
     pub fn compacted(&mut self, at: &str, brief: String, tokens_before: u64, keep: Option<Mark>) {
+        self.compaction(at, brief, tokens_before, keep.map_or(Keep::Here, |m| Keep::Item(m.0)));
+    }
+
+    /// A compaction that keeps from entry `entry` of those shared with the
+    /// parent (see [`Builder::share`]); from its own place when the parent
+    /// shares fewer.
+    pub fn compacted_from_shared(&mut self, at: &str, brief: String, tokens_before: u64, entry: usize) {
+        let keep = if (1..=self.shared.len()).contains(&entry) { Keep::Shared(entry) } else { Keep::Here };
+        self.compaction(at, brief, tokens_before, keep);
+    }
+
+    fn compaction(&mut self, at: &str, brief: String, tokens_before: u64, keep: Keep) {
         let model = self.model.clone().unwrap_or_default();
-        self.items.push(Item::Compacted { at: at.to_string(), brief, tokens_before, model, keep: keep.map(|m| m.0) });
+        self.items.push(Item::Compacted { at: at.to_string(), brief, tokens_before, model, keep });
+    }
+
+    /// Make this session a fork holding `prefix` (its parent's entries
+    /// 1..N) before its own entries, as `glrs-fork` writes one: its context
+    /// is then the whole conversation. Marks and numbers stay right: the
+    /// own entries are numbered after the prefix.
+    pub fn share(&mut self, prefix: Vec<Entry>) {
+        self.shared = prefix;
     }
 
     /// The entries, laid out.
@@ -206,9 +239,10 @@ impl Builder {
     }
 
     /// [`Builder::finish`], with where each item's first entry landed
-    /// (numbered from 1; see [`entries_before`]).
+    /// (numbered from 1, after the shared entries; see [`entries_before`]).
     pub fn finish_placed(self) -> (Vec<Entry>, Vec<usize>) {
-        let mut out = Vec::with_capacity(self.items.len() + 8);
+        let mut out = self.shared;
+        out.reserve(self.items.len() + 8);
         // Where each item's first entry landed (numbered from 1).
         let mut placed = Vec::with_capacity(self.items.len());
         for item in self.items {
@@ -220,7 +254,11 @@ impl Builder {
                     let own = out.len() + 1;
                     // What the compaction kept begins at that item's first
                     // entry; by default, right after the compaction.
-                    let first_kept = keep.and_then(|k| placed.get(k).copied()).unwrap_or(own + 1);
+                    let first_kept = match keep {
+                        Keep::Here => own + 1,
+                        Keep::Item(k) => placed.get(k).copied().unwrap_or(own + 1),
+                        Keep::Shared(entry) => entry,
+                    };
                     let tokens_after = crate::message::estimate_text(&brief);
                     // A source that did not say: the context it replaced,
                     // estimated as glrs estimates any context (SPEC 5).

@@ -58,8 +58,19 @@ impl Tool {
 /// Where a unit's parent is.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Parent {
-    /// Another unit of the same file (a pi branch's), after its entry `entry`
-    /// (numbered from 1 within that unit).
+    /// A branch of the same file's tree (pi's, Claude Code's `uuid` tree):
+    /// a fork, holding that unit's entries 1..`entry` before its own, as
+    /// `glrs-fork` writes one (SPEC 8), so that its context is the whole
+    /// conversation.
+    Fork {
+        /// The unit's key (`None`: the file's main session).
+        key: Option<String>,
+        /// The branch point: how many of that unit's entries it holds.
+        entry: usize,
+    },
+    /// A subagent of another unit of the same file (an older Claude Code
+    /// sidechain), started after its entry `entry`: a child with a context
+    /// of its own.
     Unit {
         /// The unit's key (`None`: the file's main session).
         key: Option<String>,

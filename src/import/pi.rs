@@ -62,16 +62,29 @@ pub fn read(path: &Path, lines: Vec<(usize, Value)>) -> Read {
     let cwd = text_of(&header, "cwd").unwrap_or_default();
     let version = Some(header.get("version").map_or("1".to_string(), |v| v.to_string()));
     let created = time_of(header.get("timestamp"));
-    let mut units = Vec::new();
-    // For each branch made, the entries it holds through each of its nodes.
-    let mut ends: HashMap<Option<String>, HashMap<usize, usize>> = HashMap::new();
+    let mut units: Vec<Unit> = Vec::new();
+    // For each branch made, its unit and the entries it holds through
+    // each of its nodes.
+    let mut ends: HashMap<Option<String>, (usize, HashMap<usize, usize>)> = HashMap::new();
+    // Where each node taken begins (its first entry's number): the same in
+    // every fork that shares it.
+    let mut starts: HashMap<String, usize> = HashMap::new();
     for branch in branches(&nodes) {
-        let (mut unit, through) = unit_of(&nodes, &branch, v1, &mut skipped);
-        if let Some((key, node)) = &branch.from {
-            let entry = ends.get(key).and_then(|e| e.get(node)).copied().unwrap_or(0);
-            unit.parent = Some(Parent::Unit { key: key.clone(), entry });
+        // A fork holds what it shares with the branch it leaves (SPEC 8).
+        let fork = branch.from.as_ref().map(|(key, node)| {
+            let (made, through) =
+                ends.get(key).map_or((None, 0), |(u, e)| (Some(*u), e.get(node).copied().unwrap_or(0)));
+            (key.clone(), through, made.map(|u| units[u].entries[..through].to_vec()).unwrap_or_default())
+        });
+        let prefix = fork.as_ref().map(|(_, _, prefix)| prefix.clone()).unwrap_or_default();
+        let (mut unit, through) = unit_of(&nodes, &branch, v1, prefix, &mut starts, &mut skipped);
+        if let Some((key, entry, _)) = fork {
+            if unit.model.is_none() {
+                unit.model = ends.get(&key).and_then(|(u, _)| units[*u].model.clone());
+            }
+            unit.parent = Some(Parent::Fork { key, entry });
         }
-        ends.insert(branch.key.clone(), through);
+        ends.insert(branch.key.clone(), (units.len(), through));
         unit.source_id = source_id.clone();
         unit.cwd = cwd.clone();
         if branch.key.is_none()
@@ -133,14 +146,25 @@ fn branches(nodes: &[Node]) -> Vec<Branch> {
 
 /// One branch's entries, and how many of them each of its nodes ends
 /// (by node index: where a branch leaving at that node forks).
-fn unit_of(nodes: &[Node], branch: &Branch, v1: bool, skipped: &mut Vec<Skipped>) -> (Unit, HashMap<usize, usize>) {
+/// `prefix` is what a fork shares with its parent; `starts` where each
+/// node taken so far begins, which this branch's nodes are added to.
+fn unit_of(
+    nodes: &[Node],
+    branch: &Branch,
+    v1: bool,
+    prefix: Vec<Entry>,
+    starts: &mut HashMap<String, usize>,
+    skipped: &mut Vec<Skipped>,
+) -> (Unit, HashMap<usize, usize>) {
     let mut b = Builder::default();
-    let mut marks: HashMap<&str, Mark> = HashMap::new();
-    let mut after: Vec<(usize, Mark)> = Vec::new();
+    b.share(prefix);
+    let mut marks = Marks { own: HashMap::new(), shared: starts };
+    let mut after: Vec<(usize, Mark, Mark)> = Vec::new();
     let mut name: Option<String> = None;
     for &i in &branch.nodes {
         let node = &nodes[i];
-        marks.insert(node.id.as_str(), b.mark());
+        let before = b.mark();
+        marks.own.insert(node.id.as_str(), before);
         let at = time_of(node.value.get("timestamp")).unwrap_or_default();
         if !at.is_empty() {
             b.saw(&at);
@@ -148,13 +172,18 @@ fn unit_of(nodes: &[Node], branch: &Branch, v1: bool, skipped: &mut Vec<Skipped>
         if let Err(why) = entry(&mut b, &node.value, &at, &marks, v1, &mut name) {
             skipped.push(Skipped { line: node.line, why });
         }
-        after.push((i, b.mark()));
+        after.push((i, before, b.mark()));
     }
     let (title, model) = (name.or(b.title.clone()), b.model.clone());
     let created_at = b.first_at.clone().unwrap_or_else(crate::time::now);
     let updated_at = b.last_at.clone().unwrap_or_else(|| created_at.clone());
     let (entries, placed) = b.finish_placed();
-    let through = after.into_iter().map(|(i, mark)| (i, entries_before(&placed, entries.len(), mark))).collect();
+    let total = entries.len();
+    let mut through = HashMap::new();
+    for (i, before, end) in after {
+        starts.insert(nodes[i].id.clone(), entries_before(&placed, total, before) + 1);
+        through.insert(i, entries_before(&placed, total, end));
+    }
     let unit = Unit {
         key: branch.key.clone(),
         source_id: String::new(),
@@ -169,12 +198,19 @@ fn unit_of(nodes: &[Node], branch: &Branch, v1: bool, skipped: &mut Vec<Skipped>
     (unit, through)
 }
 
+/// Where a compaction can keep from: a node of the branch's own (a mark),
+/// or one it shares with its parent (an entry number).
+struct Marks<'a, 'n> {
+    own: HashMap<&'n str, Mark>,
+    shared: &'a HashMap<String, usize>,
+}
+
 /// Map one pi entry.
 fn entry(
     b: &mut Builder,
     e: &Value,
     at: &str,
-    marks: &HashMap<&str, Mark>,
+    marks: &Marks,
     v1: bool,
     name: &mut Option<String>,
 ) -> Result<(), String> {
@@ -189,8 +225,12 @@ fn entry(
             } else {
                 text_of(e, "firstKeptEntryId")
             };
-            let keep = kept.and_then(|id| marks.get(id.as_str()).copied());
-            b.compacted(at, summary, tokens, keep);
+            match kept.as_deref() {
+                Some(id) if !marks.own.contains_key(id) && marks.shared.contains_key(id) => {
+                    b.compacted_from_shared(at, summary, tokens, marks.shared[id]);
+                }
+                kept => b.compacted(at, summary, tokens, kept.and_then(|id| marks.own.get(id).copied())),
+            }
         }
         "branch_summary" => {
             let summary = text_of(e, "summary").ok_or("a branch_summary without summary")?;
@@ -304,4 +344,48 @@ fn bash_text(m: &Value) -> String {
         text.push_str(&format!("\n\nCommand exited with code {code}"));
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn node(id: &str, parent: Option<&str>, role: &str, text: &str) -> Value {
+        let message = match role {
+            "assistant" => json!({"role": role, "content": [{"type": "text", "text": text}], "model": "m"}),
+            _ => json!({"role": role, "content": text}),
+        };
+        json!({"type": "message", "id": id, "parentId": parent, "timestamp": "2026-11-22T14:00:00.000Z", "message": message})
+    }
+
+    #[test]
+    fn a_fork_holds_what_it_shares_and_its_compaction_may_keep_from_there() {
+        let lines = vec![
+            json!({"type": "session", "version": 3, "id": "s", "cwd": "/w", "timestamp": "2026-11-22T14:00:00.000Z"}),
+            node("u1", None, "user", "one"),
+            node("a1", Some("u1"), "assistant", "answer one"),
+            node("u3", Some("a1"), "user", "three"),
+            json!({"type": "compaction", "id": "c1", "parentId": "u3", "summary": "brief",
+                "firstKeptEntryId": "a1", "tokensBefore": 9, "timestamp": "2026-11-22T14:00:00.000Z"}),
+            node("u4", Some("c1"), "user", "four"),
+            node("u2", Some("a1"), "user", "two"),
+            node("a2", Some("u2"), "assistant", "answer two"),
+        ];
+        let lines = lines.into_iter().enumerate().map(|(i, l)| (i + 1, l)).collect();
+        let read = read(Path::new("s.jsonl"), lines);
+        assert!(read.skipped.is_empty(), "{:?}", read.skipped);
+        let [main, fork] = &read.units[..] else { panic!("{:?}", read.units) };
+        let kinds = |u: &Unit| u.entries.iter().map(Entry::kind).collect::<Vec<_>>();
+        assert_eq!(kinds(main), ["user", "assistant", "user", "assistant"]);
+        assert_eq!(fork.parent, Some(Parent::Fork { key: None, entry: 2 }));
+        assert_eq!(kinds(fork), ["user", "assistant", "user", "compacted", "user"]);
+        assert_eq!(format!("{:?}", &fork.entries[..2]), format!("{:?}", &main.entries[..2]));
+        match &fork.entries[3] {
+            Entry::Compacted { first_kept: 2, brief, .. } => assert_eq!(brief, "brief"),
+            other => panic!("keeps from the shared answer: {other:?}"),
+        }
+        assert_eq!(fork.title.as_deref(), Some("three"), "its own first prompt");
+        assert_eq!(fork.model.as_deref(), Some("m"), "the model it went on with");
+    }
 }

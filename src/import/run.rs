@@ -348,7 +348,7 @@ fn resolve_parent(
 ) -> anyhow::Result<Result<Option<Value>, String>> {
     match &unit.parent {
         None => Ok(Ok(None)),
-        Some(Parent::Unit { key, entry }) => {
+        Some(Parent::Fork { key, entry } | Parent::Unit { key, entry }) => {
             let id = made.iter().find(|(k, _)| k == key).map(|(_, id)| id.clone());
             Ok(Ok(id.map(|id| json!({"id": id, "entry": entry}))))
         }
@@ -383,7 +383,12 @@ fn spawned_at(
             crate::store::entry::quick_type(text) == Some("tool")
                 && serde_json::from_str::<Value>(text).is_ok_and(|v| v.get("id").and_then(Value::as_str) == Some(call))
         };
-        let found = (0..lines.len()).find(|&i| is_the_call(lines.entry(i)));
+        // A fork's first entries are its parent's: the call is where it was made.
+        let shared = match lines.get("subagent") {
+            Some(Value::Bool(true)) => 0,
+            _ => lines.get("parent").and_then(|p| p.get("entry")?.as_u64()).unwrap_or(0) as usize,
+        };
+        let found = (shared..lines.len()).find(|&i| is_the_call(lines.entry(i)));
         if let Some(index) = found {
             return Ok(Some((known.id.clone(), after_results(&lines, index + 1))));
         }
@@ -450,6 +455,11 @@ fn create(
     }
     if let Some(parent) = &parent {
         file.set("parent", parent.clone());
+        // A subagent's session is a child with a context of its own (SPEC
+        // 20); a fork holds its parent's entries (SPEC 8).
+        if matches!(unit.parent, Some(Parent::Unit { .. } | Parent::Source { .. })) {
+            file.set("subagent", Value::Bool(true));
+        }
     }
     file.set("importedFrom", from.header(unit, entries));
     let tokens = crate::context::estimate(&crate::context::replay(&raws));

@@ -69,14 +69,30 @@ pub(crate) fn events(session: &Value) -> &Vec<Value> {
     session["events"].as_array().unwrap()
 }
 
-/// Every tool call is in exactly one session, answered exactly once, right
-/// after its assistant entry; every result answers a call.
+/// How many entries a session shares with its parent: a fork's (SPEC 8,
+/// `parent` without `subagent`) first `parent.entry` entries are its
+/// parent's, copied whole; a subagent's session shares none.
+pub(crate) fn shared_with_parent(all: &HashMap<String, Value>, session: &Value) -> usize {
+    let Some(parent) = session["parent"]["id"].as_str() else { return 0 };
+    if session["subagent"] == true {
+        return 0;
+    }
+    let n = session["parent"]["entry"].as_u64().unwrap() as usize;
+    let from = events(&all[parent]);
+    assert_eq!(&events(session)[..n], &from[..n], "a fork of {parent} holds its entries 1..{n}");
+    n
+}
+
+/// Every tool call is in exactly one session (a fork's shared entries
+/// being its parent's), answered exactly once, right after its assistant
+/// entry; every result answers a call.
 pub(crate) fn check_calls(all: &HashMap<String, Value>) -> Vec<String> {
     let mut seen: HashMap<String, String> = HashMap::new();
     for (id, session) in all {
         let list = events(session);
+        let shared = shared_with_parent(all, session);
         for (i, entry) in list.iter().enumerate() {
-            if entry["type"] == "assistant" {
+            if entry["type"] == "assistant" && i >= shared {
                 let calls = entry["toolCalls"].as_array().unwrap();
                 for (n, call) in calls.iter().enumerate() {
                     let call_id = call["id"].as_str().unwrap().to_string();
@@ -98,6 +114,26 @@ pub(crate) fn check_calls(all: &HashMap<String, Value>) -> Vec<String> {
     let mut ids: Vec<String> = seen.into_keys().collect();
     ids.sort();
     ids
+}
+
+/// The tool calls of an OpenAI chat request, each checked to be answered
+/// by exactly one `tool` message after it, every result answering a call.
+pub(crate) fn calls_answered_once(body: &Value) -> Vec<String> {
+    let messages = body["messages"].as_array().unwrap();
+    let mut calls: Vec<String> = Vec::new();
+    for m in messages {
+        for call in m["tool_calls"].as_array().into_iter().flatten() {
+            calls.push(call["id"].as_str().unwrap().to_string());
+        }
+    }
+    let results: Vec<&str> =
+        messages.iter().filter(|m| m["role"] == "tool").map(|m| m["tool_call_id"].as_str().unwrap()).collect();
+    for call in &calls {
+        assert_eq!(calls.iter().filter(|c| *c == call).count(), 1, "{call} called twice: {body}");
+        assert_eq!(results.iter().filter(|r| *r == call).count(), 1, "{call} not answered once: {body}");
+    }
+    assert_eq!(results.len(), calls.len(), "a result without its call: {body}");
+    calls
 }
 
 pub(crate) fn texts_of(session: &Value, kind: &str) -> Vec<String> {
@@ -216,12 +252,16 @@ fn pi_sessions_branches_and_version_1() {
     assert_eq!(main["model"], "anthropic/claude-sonnet-4-5");
     assert_eq!(main["createdAt"], "2026-11-22T14:00:00.000Z");
     assert_eq!(main["importedFrom"]["version"], "3");
-    // The branch left holds only its own entries, forked where it left.
+    // The branch left is a fork where it left: the entries it shares, then its own.
     assert_eq!(branch["parent"]["id"].as_str(), Some(main_id.as_str()));
     let at = branch["parent"]["entry"].as_u64().unwrap() as usize;
+    assert_eq!(shared_with_parent(&all, branch), at);
     assert_eq!(events(main)[at - 1]["type"], "usage");
     assert_eq!(events(main)[at - 2]["text"], "Added the --verbose flag.");
-    assert_eq!(texts_of(branch, "user"), ["Actually call it -v only"]);
+    assert_eq!(texts_of(branch, "user").last().unwrap(), "Actually call it -v only");
+    let (mine, theirs) = (texts_of(branch, "user"), texts_of(main, "user"));
+    assert_eq!(mine[..mine.len() - 1], theirs[..mine.len() - 1], "the prompts before it are the session's");
+    assert_eq!(branch["title"], "Actually call it -v only", "its own first prompt");
     // The compaction keeps from the entry pi named.
     let compacted = events(main).iter().find(|e| e["type"] == "compacted").unwrap();
     assert!(compacted["brief"].as_str().unwrap().contains("Add a --verbose flag."));

@@ -118,10 +118,16 @@ pub fn read(path: &Path, lines: Vec<(usize, Value)>) -> Read {
             _ if b == 0 => parent.clone(),
             Some((owner, at)) => cuts.get(*owner).map(|(placed, total, ends)| {
                 let entry = ends.get(at).map_or(*total, |&mark| entries_before(placed, *total, mark));
-                Parent::Unit { key: tree.branches[*owner].key.clone(), entry }
+                Parent::Fork { key: tree.branches[*owner].key.clone(), entry }
             }),
             None => None,
         };
+        // A fork holds what it shares with the branch it leaves (SPEC 8).
+        if let (Some(Parent::Fork { entry, .. }), Some((owner, _))) = (&parent, &branch.from) {
+            let from: &Unit = &units[*owner];
+            part.b.share(from.entries[..*entry].to_vec());
+            part.b.model = part.b.model.take().or_else(|| from.model.clone());
+        }
         let title = if b == 0 { named.clone() } else { None };
         let (unit, placed) = part.finish(branch.key, &source_id, &cwd, parent, title);
         cuts.push((placed, unit.entries.len(), after));
