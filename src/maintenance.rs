@@ -15,8 +15,8 @@
 
 pub mod auto;
 mod checkpoints;
+mod plan;
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -25,8 +25,9 @@ use serde::Serialize;
 
 use crate::SessionId;
 use crate::config::{Amount, Config, MaintenanceMode, parse_count_rule, parse_duration_rule, parse_size_bytes};
-use crate::store::listing::{self, Summary};
-use crate::store::{OpenLock, Store};
+use crate::store::Store;
+
+pub use plan::plan;
 
 /// Leftovers younger than this are left alone: a write may be under way.
 const LEFTOVER_AGE: Duration = Duration::from_secs(3600);
@@ -233,209 +234,6 @@ fn is_older(time: SystemTime, now: SystemTime, age: Option<Duration>) -> bool {
     age.is_some_and(|age| now.duration_since(time).is_ok_and(|d| d > age))
 }
 
-/// Why a session may not be removed, if it may not.
-fn protection(store: &Store, s: &Summary, current: &HashSet<String>) -> Option<Protection> {
-    let open = SessionId::parse(&s.id).ok().and_then(|id| store.open_holder(&id).ok().flatten()).is_some();
-    if open {
-        Some(Protection::Open)
-    } else if current.contains(&s.id) {
-        Some(Protection::KeyCurrent)
-    } else if s.pinned {
-        Some(Protection::Pinned)
-    } else {
-        None
-    }
-}
-
-/// Decide what cleanup removes now.
-pub fn plan(store: &Store, policy: &Policy, now: SystemTime) -> Result<Vec<Row>> {
-    let sessions_dir = &store.paths.sessions;
-    let mut rows: Vec<Row> = Vec::new();
-    let listing = listing::list(store)?;
-    let mut sessions: Vec<Summary> = listing.sessions.into_iter().filter(|s| !s.legacy).collect();
-    let existing: HashSet<String> = sessions.iter().map(|s| s.id.clone()).collect();
-    let current: HashSet<String> = store.keys()?.into_values().map(|r| r.session).collect();
-
-    // Leftovers: temporary files and lock files of sessions that are gone.
-    let mut leftover_paths: Vec<PathBuf> = Vec::new();
-    let mut scan = vec![sessions_dir.clone()];
-    scan.extend(artifact_dirs(store).into_iter().map(|(_, p)| p));
-    for dir in scan {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let path = entry.path();
-            let named_pending = crate::compact::artifact::pending_target(&name).is_some_and(|target| {
-                crate::compact::artifact::session_of(&path.with_file_name(target))
-                    .is_some_and(|id| crate::compact::artifact::landed_names(store, &id).contains(target))
-            });
-            let temp = name.starts_with('.') && name.ends_with(".tmp") && !named_pending;
-            let stale_lock = name
-                .strip_suffix(".lock")
-                .or_else(|| name.strip_suffix(".open"))
-                .or_else(|| name.strip_suffix(".journal"))
-                .or_else(|| name.strip_suffix(".compact"))
-                .or_else(|| name.strip_suffix(".scan"))
-                .is_some_and(|stem| SessionId::is_id(stem) && !existing.contains(stem))
-                && OpenLock::holder(&path).ok().flatten().is_none();
-            // A journal holding appends not yet checkpointed, of a session
-            // no chat has open (a crash, or a writer that made only a few
-            // appends): under the session's lock every committed append is
-            // made durable in the session, and the journal goes (whatever
-            // its age: under the lock this is what any writer does first).
-            if let Some(stem) = name.strip_suffix(".journal")
-                && existing.contains(stem)
-                && crate::store::journal::is_active(&path)
-                && OpenLock::holder(&path.with_extension("open")).ok().flatten().is_none()
-            {
-                rows.push(Row {
-                    action: Action::Remove,
-                    reason: Reason::Interrupted,
-                    kept_by: None,
-                    session: Some(stem.to_string()),
-                    bytes: size_of(&path),
-                    path,
-                });
-                continue;
-            }
-            if (temp || stale_lock) && is_older(modified(&path), now, Some(LEFTOVER_AGE)) {
-                leftover_paths.push(path);
-            }
-        }
-    }
-    leftover_paths.sort();
-    for path in leftover_paths {
-        rows.push(Row {
-            action: Action::Remove,
-            reason: Reason::Leftover,
-            kept_by: None,
-            session: None,
-            bytes: size_of(&path),
-            path,
-        });
-    }
-    // Orphan artifacts: their session is gone.
-    let orphans: Vec<(SessionId, PathBuf)> =
-        artifact_dirs(store).into_iter().filter(|(id, _)| !existing.contains(id.as_str())).collect();
-    for (id, path) in &orphans {
-        if is_older(newest(path), now, policy.prune_after) {
-            rows.push(Row {
-                action: Action::Remove,
-                reason: Reason::OrphanArtifact,
-                kept_by: None,
-                session: Some(id.to_string()),
-                bytes: size_of(path),
-                path: path.clone(),
-            });
-        }
-    }
-
-    let shadows = checkpoints::all(&store.paths.data);
-    rows.extend(checkpoints::orphans(&shadows, &existing, now));
-
-    // Session rules, oldest first.
-    sessions.sort_by_key(|s| crate::time::parse_ms(&s.updated_at).unwrap_or(0));
-    let newest_first_rank: std::collections::HashMap<String, usize> = {
-        let mut by_new = sessions.clone();
-        by_new.reverse();
-        by_new.into_iter().enumerate().map(|(i, s)| (s.id, i)).collect()
-    };
-    // In i128 milliseconds: no duration a config can hold makes this wrap
-    // (it once did through `as i64`, and every session looked stale).
-    let now_ms = now.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i128);
-    let older_than = |s: &Summary, age: Option<Duration>| {
-        age.is_some_and(|age| {
-            i128::from(crate::time::parse_ms(&s.updated_at).unwrap_or(0)) < now_ms - age.as_millis() as i128
-        })
-    };
-    let mut decided: HashSet<String> = HashSet::new();
-    for s in &sessions {
-        let reason = if older_than(s, policy.prune_after) {
-            Some(Reason::Stale)
-        } else if s.key.as_deref().is_some_and(|k| k.starts_with("cron:")) && older_than(s, policy.cron_retention) {
-            Some(Reason::CronRetention)
-        } else if let Some(max) = policy.max_entries
-            && newest_first_rank.get(&s.id).is_some_and(|&r| r as u64 >= max)
-        {
-            Some(Reason::OverMaxEntries)
-        } else {
-            None
-        };
-        if let Some(reason) = reason {
-            decided.insert(s.id.clone());
-            rows.push(session_row(store, s, reason, &current, &shadows));
-        }
-    }
-
-    // The disk budget.
-    if let (Some(max), Some(high)) = (policy.max_disk_bytes, policy.high_water_bytes) {
-        let planned: u64 = rows.iter().filter(|r| r.action == Action::Remove).map(|r| r.bytes).sum();
-        let mut total = (size_of(sessions_dir) + checkpoints::total(&shadows)).saturating_sub(planned);
-        if total > max {
-            for (id, path) in &orphans {
-                if total <= high {
-                    break;
-                }
-                if rows.iter().any(|r| &r.path == path) {
-                    continue;
-                }
-                let bytes = size_of(path);
-                total = total.saturating_sub(bytes);
-                rows.push(Row {
-                    action: Action::Remove,
-                    reason: Reason::OrphanArtifact,
-                    kept_by: None,
-                    session: Some(id.to_string()),
-                    bytes,
-                    path: path.clone(),
-                });
-            }
-            for s in &sessions {
-                if total <= high {
-                    break;
-                }
-                if decided.contains(&s.id) {
-                    continue;
-                }
-                let row = session_row(store, s, Reason::OverBudget, &current, &shadows);
-                if row.action == Action::Remove {
-                    total = total.saturating_sub(row.bytes);
-                    decided.insert(s.id.clone());
-                    rows.push(row);
-                }
-            }
-        }
-    }
-    rows.extend(old_outputs(&crate::limits::output_dir(), policy.output_retention, now));
-    Ok(rows)
-}
-
-/// The whole outputs of long tool results (`bash`, hooks, exec and MCP
-/// tools) older than `retention`: a cache, kept so the model and the user
-/// can read what was cut, not forever.
-fn old_outputs(dir: &Path, retention: Option<Duration>, now: SystemTime) -> Vec<Row> {
-    let Some(age) = retention else { return Vec::new() };
-    let mut rows = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        let Ok(meta) = entry.metadata() else { continue };
-        if !meta.is_file() || path.extension().is_none_or(|e| e != "log") {
-            continue;
-        }
-        if is_older(modified(&path), now, Some(age)) {
-            let bytes = meta.len();
-            rows.push(Row {
-                action: Action::Remove,
-                reason: Reason::OldOutput,
-                kept_by: None,
-                session: None,
-                bytes,
-                path,
-            });
-        }
-    }
-    rows
-}
-
 /// Removes an old output file: only a `.log` file directly inside the
 /// output folder, never what a row names elsewhere.
 fn remove_old_output(path: &Path) -> std::io::Result<()> {
@@ -446,37 +244,6 @@ fn remove_old_output(path: &Path) -> std::io::Result<()> {
         return Err(std::io::Error::other(format!("not an output file of {}; left alone", dir.display())));
     }
     std::fs::remove_file(path)
-}
-
-fn session_row(
-    store: &Store,
-    s: &Summary,
-    reason: Reason,
-    current: &HashSet<String>,
-    shadows: &[crate::checkpoint::lifecycle::Shadow],
-) -> Row {
-    let artifacts = store.paths.artifacts.join(&s.id);
-    let bytes = size_of(&s.path) + size_of(&artifacts) + checkpoints::freed_by(shadows, &s.id);
-    let kept_by = protection(store, s, current);
-    Row {
-        action: if kept_by.is_some() { Action::Keep } else { Action::Remove },
-        reason,
-        kept_by,
-        session: Some(s.id.clone()),
-        bytes,
-        path: s.path.clone(),
-    }
-}
-
-fn artifact_dirs(store: &Store) -> Vec<(SessionId, PathBuf)> {
-    crate::compact::artifact::sessions_with_artifacts(store)
-        .into_iter()
-        .map(|id| {
-            let path = store.paths.artifacts_of(&id);
-            (id, path)
-        })
-        .filter(|(_, p)| p.is_dir())
-        .collect()
 }
 
 /// Remove what `plan` said. A session opened since is skipped (the open
