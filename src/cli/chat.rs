@@ -1,6 +1,7 @@
 //! `glrs-chat`: the REPL, or one turn with `-p` (SPEC sections 9, 11, 12).
 
 use std::io::{IsTerminal, Read};
+use std::ops::ControlFlow;
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
@@ -115,6 +116,29 @@ fn run_on(args: Args, runtime: &tokio::runtime::Runtime, progress: Option<std::f
     crate::process::env::withhold(config.withheld_env());
     // Orphans of what the chat starts stay in its tree (`setsid` children).
     crate::process::escaped::adopt_orphans();
+    let prompt = checked_arguments(&args, &config)?;
+    let mut notices: Vec<String> = Vec::new();
+    let (mut chat, resumed) = match open_chat(&args, store, config, runtime, prompt.is_some(), &mut notices)? {
+        ControlFlow::Continue(opened) => opened,
+        ControlFlow::Break(code) => return Ok(code),
+    };
+    let _servers = set_up_tools(&mut chat, &args, runtime)?;
+    set_modes(&mut chat, &args)?;
+    start_session(&mut chat, runtime, notices);
+    match prompt {
+        Some(prompt) => {
+            let code = runtime.block_on(chat::oneshot::run(&mut chat, &prompt, args.json, progress));
+            let ended = runtime.block_on(chat.hook(crate::hooks::Event::SessionEnd, Default::default(), None));
+            warn_all(ended.problems);
+            code
+        }
+        None => runtime.block_on(chat::repl::run(chat, resumed)),
+    }
+}
+
+/// Checks what the arguments can be checked for before anything is
+/// written, and returns the one-shot prompt, if this is a one-shot turn.
+fn checked_arguments(args: &Args, config: &Config) -> Result<Option<String>> {
     let prompt = one_shot_prompt(args.prompt.clone().or(args.text.clone()))?;
     if args.json && prompt.is_none() {
         return Err(UsageError("--json goes with a one-shot turn (-p PROMPT)".into()).into());
@@ -128,6 +152,21 @@ fn run_on(args: Args, runtime: &tokio::runtime::Runtime, progress: Option<std::f
     // set up, and a typo must not leave an empty session owning the key.
     crate::tools::Permissions::new(&config.permissions.allow, &config.permissions.deny, &args.allow, args.allow_all)
         .map_err(|e| UsageError(format!("{e:#}")))?;
+    Ok(prompt)
+}
+
+/// The chat the arguments name (a key's session, one resumed, picked or
+/// continued, or a new one) and whether it was resumed; or the exit code
+/// when the picker chose nothing. A keyed chat's new session is saved, so
+/// the next chat for the key finds it.
+fn open_chat(
+    args: &Args,
+    store: Store,
+    config: Config,
+    runtime: &tokio::runtime::Runtime,
+    one_shot: bool,
+    notices: &mut Vec<String>,
+) -> Result<ControlFlow<i32, (Chat, bool)>> {
     let explicit = args.model.as_deref().map(ModelRef::parse).transpose()?;
     // A resumed session keeps the system prompt in its header unless --system is given.
     let system = args.system.clone();
@@ -137,52 +176,15 @@ fn run_on(args: Args, runtime: &tokio::runtime::Runtime, progress: Option<std::f
         let config = config.clone();
         move || runtime.block_on(select::choose(&config, None, &config_path))
     };
-
-    let mut notices: Vec<String> = Vec::new();
     // Held from the decision until the key names its session: chats started
     // at once for one key get one session (the others find it open, exit 4).
     let key_lock = args.key.as_ref().map(|_| store.key_start_lock()).transpose()?;
-    let mut key_target: Option<Located> = None;
-    if let Some(key) = &args.key {
-        match crate::keys::decide(&store, &config, key, &jiff::Zoned::now())? {
-            crate::keys::KeyDecision::Continue(at) => {
-                // Not used now, but a typo would otherwise go unseen until
-                // the key's next new session (a warning, not a failure: the
-                // parent of a script's first session may be gone since).
-                if let Some(Err(e)) = args.parent.as_deref().map(|p| store.resolve(p)) {
-                    let parent = args.parent.as_deref().unwrap_or_default();
-                    crate::output::to_stderr(format_args!(
-                        "{PROGRAM_NAME}: warning: --parent {parent}: {e} (key {key} goes on with its session; --parent \
-                         is used only when the key starts a new one)"
-                    ));
-                }
-                key_target = Some(at);
-            }
-            crate::keys::KeyDecision::New(reason) => {
-                if let Some(why) = reason {
-                    notices.push(format!("new session for key {key}: {why}"));
-                }
-                if let Some(parent) = &args.parent {
-                    key_target = start_from_parent(&store, &config, key, parent, &mut notices)?;
-                }
-            }
-        }
-    }
-    let target: Option<Located> = match (&args.resume, args.continue_) {
-        _ if args.key.is_some() => key_target,
-        (Some(id), _) if !id.is_empty() => Some(store.resolve(id)?),
-        (Some(_), _) => {
-            if prompt.is_some() || !std::io::stdin().is_terminal() {
-                return Err(UsageError("--resume needs an ID in one-shot mode".into()).into());
-            }
-            match chat::picker::pick_session(&store)? {
-                chat::picker::Pick::Open(at) => Some(at),
-                chat::picker::Pick::Nothing => return Ok(0),
-                chat::picker::Pick::Interrupted => return Ok(130),
-            }
-        }
-        (None, true) => Some(newest_in(&store, &cwd)?),
-        (None, false) => None,
+    let target = match args.key.as_deref() {
+        Some(key) => key_session(&store, &config, key, args.parent.as_deref(), notices)?,
+        None => match named_session(&store, args, one_shot, &cwd)? {
+            ControlFlow::Continue(target) => target,
+            ControlFlow::Break(code) => return Ok(ControlFlow::Break(code)),
+        },
     };
     let resumed = target.is_some();
     let mut chat = match target {
@@ -203,17 +205,79 @@ fn run_on(args: Args, runtime: &tokio::runtime::Runtime, progress: Option<std::f
         }
     }
     drop(key_lock);
+    Ok(ControlFlow::Continue((chat, resumed)))
+}
+
+/// The session `key` goes on with, else `None` for a new one (begun as a
+/// copy of `parent` when one is given and fits).
+fn key_session(
+    store: &Store,
+    config: &Config,
+    key: &str,
+    parent: Option<&str>,
+    notices: &mut Vec<String>,
+) -> Result<Option<Located>> {
+    match crate::keys::decide(store, config, key, &jiff::Zoned::now())? {
+        crate::keys::KeyDecision::Continue(at) => {
+            // Not used now, but a typo would otherwise go unseen until
+            // the key's next new session (a warning, not a failure: the
+            // parent of a script's first session may be gone since).
+            if let Some(Err(e)) = parent.map(|p| store.resolve(p)) {
+                let parent = parent.unwrap_or_default();
+                crate::output::to_stderr(format_args!(
+                    "{PROGRAM_NAME}: warning: --parent {parent}: {e} (key {key} goes on with its session; --parent \
+                     is used only when the key starts a new one)"
+                ));
+            }
+            Ok(Some(at))
+        }
+        crate::keys::KeyDecision::New(reason) => {
+            if let Some(why) = reason {
+                notices.push(format!("new session for key {key}: {why}"));
+            }
+            match parent {
+                Some(parent) => start_from_parent(store, config, key, parent, notices),
+                None => Ok(None),
+            }
+        }
+    }
+}
+
+/// The session `--resume` or `--continue` names (`None`: a new one), or
+/// the exit code when the picker of a bare `--resume` chose nothing.
+fn named_session(store: &Store, args: &Args, one_shot: bool, cwd: &str) -> Result<ControlFlow<i32, Option<Located>>> {
+    Ok(ControlFlow::Continue(match (&args.resume, args.continue_) {
+        (Some(id), _) if !id.is_empty() => Some(store.resolve(id)?),
+        (Some(_), _) => {
+            if one_shot || !std::io::stdin().is_terminal() {
+                return Err(UsageError("--resume needs an ID in one-shot mode".into()).into());
+            }
+            match chat::picker::pick_session(store)? {
+                chat::picker::Pick::Open(at) => Some(at),
+                chat::picker::Pick::Nothing => return Ok(ControlFlow::Break(0)),
+                chat::picker::Pick::Interrupted => return Ok(ControlFlow::Break(130)),
+            }
+        }
+        (None, true) => Some(newest_in(store, cwd)?),
+        (None, false) => None,
+    }))
+}
+
+/// The chat's permissions and tools: the arguments' allowances and a
+/// parent's grants, the MCP servers (started now, in the background, and
+/// stopped when what this returns is dropped: SPEC 15) and the executable
+/// tools; or no tools at all.
+fn set_up_tools(chat: &mut Chat, args: &Args, runtime: &tokio::runtime::Runtime) -> Result<Option<StopOnExit>> {
     chat.set_permissions(&args.allow, args.allow_all).map_err(|e| crate::cli::UsageError(format!("{e:#}")))?;
     chat.inherit(&args.grant, &args.tools).map_err(|e| crate::cli::UsageError(format!("{e:#}")))?;
-    // SPEC 15: MCP servers start now, in the background; the first model
-    // call waits for those still starting. Stopped when this returns.
-    let mut _servers = None;
+    // The first model call waits for the servers still starting.
+    let mut stop_servers = None;
     let servers = crate::config::mcp::check_all(&chat.config().mcp_servers)?;
     if !args.no_tools && !servers.is_empty() {
         let started = crate::mcp::Servers::start(servers, std::path::PathBuf::from(chat.cwd()))
             .context("cannot start the MCP servers")?;
         chat.attach_servers(started.clone());
-        _servers = Some(StopOnExit(started));
+        stop_servers = Some(StopOnExit(started));
     }
     if args.no_tools {
         chat.no_tools();
@@ -225,10 +289,13 @@ fn run_on(args: Args, runtime: &tokio::runtime::Runtime, progress: Option<std::f
         for tool in tools {
             chat.add_tool(tool);
         }
-        for problem in problems {
-            crate::output::to_stderr(format_args!("{PROGRAM_NAME}: warning: {problem}"));
-        }
+        warn_all(problems);
     }
+    Ok(stop_servers)
+}
+
+/// `--thinking` and `--sandbox`; a sandbox the kernel cannot give is said.
+fn set_modes(chat: &mut Chat, args: &Args) -> Result<()> {
     if let Some(level) = &args.thinking {
         chat.set_thinking(crate::provider::cache::Thinking::parse(level).map_err(crate::cli::UsageError)?);
     }
@@ -241,8 +308,14 @@ fn run_on(args: Args, runtime: &tokio::runtime::Runtime, progress: Option<std::f
     {
         eprintln!("{PROGRAM_NAME}: sandbox unavailable: {why}; every bash call asks");
     }
-    // Maintenance by itself (SPEC 16), with this chat's session already
-    // open (so it is never removed).
+    Ok(())
+}
+
+/// What happens once the chat is set up, before its first turn: the
+/// maintenance run by itself (SPEC 16), the notices (said and recorded)
+/// and the `SessionStart` hooks.
+fn start_session(chat: &mut Chat, runtime: &tokio::runtime::Runtime, notices: Vec<String>) {
+    // With this chat's session already open (so it is never removed).
     match crate::maintenance::auto::at_chat_start(chat.store(), chat.config(), std::time::SystemTime::now()) {
         Ok(Some(line)) => crate::output::to_stderr(format_args!("{PROGRAM_NAME}: {line}")),
         Ok(None) => {}
@@ -253,19 +326,13 @@ fn run_on(args: Args, runtime: &tokio::runtime::Runtime, progress: Option<std::f
         chat.record(crate::store::Entry::Notice { at: crate::time::now(), text: notice });
     }
     let started = runtime.block_on(chat.hook(crate::hooks::Event::SessionStart, Default::default(), None));
-    for problem in started.problems {
+    warn_all(started.problems);
+}
+
+/// Each problem as a warning on stderr.
+fn warn_all<P: std::fmt::Display>(problems: impl IntoIterator<Item = P>) {
+    for problem in problems {
         crate::output::to_stderr(format_args!("{PROGRAM_NAME}: warning: {problem}"));
-    }
-    match prompt {
-        Some(prompt) => {
-            let code = runtime.block_on(chat::oneshot::run(&mut chat, &prompt, args.json, progress));
-            let ended = runtime.block_on(chat.hook(crate::hooks::Event::SessionEnd, Default::default(), None));
-            for problem in ended.problems {
-                crate::output::to_stderr(format_args!("{PROGRAM_NAME}: warning: {problem}"));
-            }
-            code
-        }
-        None => runtime.block_on(chat::repl::run(chat, resumed)),
     }
 }
 
@@ -340,9 +407,7 @@ fn start_from_parent(
 fn newest_in(store: &Store, cwd: &str) -> Result<Located> {
     let listing = listing::list(store)?;
     let found = listing.sessions.iter().find(|s| s.cwd == cwd);
-    for problem in &listing.problems {
-        crate::output::to_stderr(format_args!("{PROGRAM_NAME}: warning: {problem}"));
-    }
+    warn_all(&listing.problems);
     let since = found.as_ref().map_or(i64::MIN, |s| s.updated_ms);
     for bad in listing.unreadable.iter().filter(|u| u.modified_ms >= since) {
         match &found {
