@@ -114,29 +114,90 @@ pub async fn run_command(
 /// times out or is dropped.
 pub async fn run_process(spawn: &Spawn<'_>, timeout: Duration, output_dir: &Path, tool: &str) -> Result<Ran, String> {
     let shown = Path::new(spawn.program).display();
-    let cannot = |e: std::io::Error| format!("cannot create an output file in {}: {e}", output_dir.display());
-    let (path, file) = limits::new_output_file(output_dir, tool).map_err(cannot)?;
-    let (out_writer, mut out) = capture::pipe_into(file).map_err(cannot)?;
-    let (stderr_path, err_writer, mut err) = if spawn.stderr_apart {
-        let (p, f) = limits::new_output_file(output_dir, &format!("{tool}-stderr")).map_err(cannot)?;
-        let (w, c) = capture::pipe_into(f).map_err(cannot)?;
-        (Some(p), w, Some(c))
-    } else {
-        (None, out_writer.try_clone().map_err(|e| format!("cannot share the output pipe: {e}"))?, None)
-    };
-    let remove = || {
-        let _ = std::fs::remove_file(&path);
-        if let Some(p) = &stderr_path {
-            let _ = std::fs::remove_file(p);
+    let Outputs { path, stderr_path, out_writer, err_writer, mut out, mut err } =
+        Outputs::open(output_dir, tool, spawn.stderr_apart)?;
+    let mut cmd = command(spawn, out_writer, err_writer);
+    let spawned = cmd.spawn();
+    // The command holds our copies of the pipes' writing ends: without
+    // dropping it, the pipes would never be seen closed.
+    drop(cmd);
+    let mut child = match spawned {
+        Ok(c) => c,
+        Err(e) => {
+            for file in std::iter::once(&path).chain(&stderr_path) {
+                let _ = std::fs::remove_file(file);
+            }
+            return Err(format!("cannot run {shown} in {}: {e}", spawn.cwd.display()));
         }
     };
+    let _group = GroupKill::new(child.id().and_then(|id| i32::try_from(id).ok()).unwrap_or(0));
+    let waited = tokio::time::timeout(timeout, feed_and_wait(&mut child, spawn.stdin, &mut out, err.as_mut())).await;
+    // What the child wrote before it ended; not what a process it left
+    // running writes on (its group is killed when this returns).
+    out.drain();
+    let kept = out.finish();
+    let kept_err = err.map(|mut e| {
+        e.drain();
+        e.finish()
+    });
+    let ending = match waited {
+        Ok(Ok(status)) => ending_of(status),
+        Ok(Err(e)) => return Err(format!("waiting for {shown} failed: {e}")),
+        Err(_) => Ending::TimedOut(timeout.as_secs()),
+    };
+    for written in [Some(kept), kept_err].into_iter().flatten() {
+        if let Err(e) = written {
+            return Err(format!("the output of {shown} could not be written to {}: {e}", output_dir.display()));
+        }
+    }
+    Ok(Ran { ending, output: path, stderr: stderr_path })
+}
+
+/// The files a run's output goes to, and the pipes that fill them.
+struct Outputs {
+    /// Stdout's file (and stderr's, unless apart).
+    path: PathBuf,
+    /// Stderr's file, when apart.
+    stderr_path: Option<PathBuf>,
+    /// The child's stdout.
+    out_writer: std::io::PipeWriter,
+    /// The child's stderr: a pipe of its own, or stdout's shared.
+    err_writer: std::io::PipeWriter,
+    /// What copies stdout's pipe into its file.
+    out: capture::Capture,
+    /// What copies stderr's pipe into its file, when apart.
+    err: Option<capture::Capture>,
+}
+
+impl Outputs {
+    fn open(output_dir: &Path, tool: &str, stderr_apart: bool) -> Result<Outputs, String> {
+        let cannot = |e: std::io::Error| format!("cannot create an output file in {}: {e}", output_dir.display());
+        let (path, file) = limits::new_output_file(output_dir, tool).map_err(cannot)?;
+        let (out_writer, out) = capture::pipe_into(file).map_err(cannot)?;
+        let (stderr_path, err_writer, err) = if stderr_apart {
+            let (p, f) = limits::new_output_file(output_dir, &format!("{tool}-stderr")).map_err(cannot)?;
+            let (w, c) = capture::pipe_into(f).map_err(cannot)?;
+            (Some(p), w, Some(c))
+        } else {
+            (None, out_writer.try_clone().map_err(|e| format!("cannot share the output pipe: {e}"))?, None)
+        };
+        Ok(Outputs { path, stderr_path, out_writer, err_writer, out, err })
+    }
+}
+
+/// The command of `spawn`, writing to these pipes: in a process group of
+/// its own, killed on drop, dying with its parent, its environment
+/// scrubbed of the withheld keys (unless kept), the passed descriptor in
+/// place and the confinement applied just before it runs.
+fn command(spawn: &Spawn<'_>, out: std::io::PipeWriter, err: std::io::PipeWriter) -> tokio::process::Command {
+    use std::os::unix::process::CommandExt;
     let mut cmd = tokio::process::Command::new(spawn.program);
     cmd.args(spawn.args)
         .envs(spawn.env.iter().copied())
         .current_dir(spawn.cwd)
         .stdin(if spawn.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::from(out_writer))
-        .stderr(Stdio::from(err_writer))
+        .stdout(Stdio::from(out))
+        .stderr(Stdio::from(err))
         .process_group(0)
         .kill_on_drop(true);
     // Spawned on the chat's runtime thread (main), which lives as long as
@@ -146,7 +207,6 @@ pub async fn run_process(spawn: &Spawn<'_>, timeout: Duration, output_dir: &Path
         super::env::scrub(cmd.as_std_mut());
     }
     if let Some(fd) = spawn.pass_fd {
-        use std::os::unix::process::CommandExt;
         // SAFETY: dup2 and fcntl are async-signal-safe and touch no memory.
         unsafe {
             cmd.as_std_mut().pre_exec(move || {
@@ -157,27 +217,25 @@ pub async fn run_process(spawn: &Spawn<'_>, timeout: Duration, output_dir: &Path
         }
     }
     if let Some(confine) = spawn.confine.clone() {
-        use std::os::unix::process::CommandExt;
         // SAFETY: a Confine step promises async-signal-safety (its doc).
         unsafe {
             cmd.as_std_mut().pre_exec(move || confine());
         }
     }
-    let spawned = cmd.spawn();
-    // The command holds our copies of the pipes' writing ends: without
-    // dropping it, the pipes would never be seen closed.
-    drop(cmd);
-    let mut child = match spawned {
-        Ok(c) => c,
-        Err(e) => {
-            remove();
-            return Err(format!("cannot run {shown} in {}: {e}", spawn.cwd.display()));
-        }
-    };
-    let _group = GroupKill::new(child.id().and_then(|id| i32::try_from(id).ok()).unwrap_or(0));
+    cmd
+}
+
+/// Write `stdin` to the child and wait for it to exit, copying its output
+/// into the files meanwhile.
+async fn feed_and_wait(
+    child: &mut tokio::process::Child,
+    stdin: Option<&[u8]>,
+    out: &mut capture::Capture,
+    err: Option<&mut capture::Capture>,
+) -> std::io::Result<std::process::ExitStatus> {
     let pipe = child.stdin.take();
     let run = async {
-        if let (Some(bytes), Some(mut pipe)) = (spawn.stdin, pipe) {
+        if let (Some(bytes), Some(mut pipe)) = (stdin, pipe) {
             use tokio::io::AsyncWriteExt;
             // A tool that does not read its input is not an error; dropping
             // the pipe closes it, so a tool reading to the end sees the end.
@@ -187,45 +245,26 @@ pub async fn run_process(spawn: &Spawn<'_>, timeout: Duration, output_dir: &Path
         child.wait().await
     };
     let copying = async {
-        match err.as_mut() {
+        match err {
             Some(err) => tokio::join!(out.pump(), err.pump()).0,
             None => out.pump().await,
         }
     };
-    let waited = tokio::time::timeout(timeout, async {
-        tokio::pin!(run);
-        tokio::select! {
-            status = &mut run => status,
-            () = copying => run.await,
-        }
-    })
-    .await;
-    // What the child wrote before it ended; not what a process it left
-    // running writes on (its group is killed when this returns).
-    out.drain();
-    let kept = out.finish();
-    let kept_err = err.map(|mut e| {
-        e.drain();
-        e.finish()
-    });
-    let ending = match waited {
-        Ok(Ok(status)) => {
-            use std::os::unix::process::ExitStatusExt;
-            match (status.code(), status.signal()) {
-                (Some(code), _) => Ending::Exit(code),
-                (None, Some(sig)) => Ending::Signal(sig),
-                (None, None) => Ending::Exit(-1),
-            }
-        }
-        Ok(Err(e)) => return Err(format!("waiting for {shown} failed: {e}")),
-        Err(_) => Ending::TimedOut(timeout.as_secs()),
-    };
-    for written in [Some(kept), kept_err].into_iter().flatten() {
-        if let Err(e) = written {
-            return Err(format!("the output of {shown} could not be written to {}: {e}", output_dir.display()));
-        }
+    tokio::pin!(run);
+    tokio::select! {
+        status = &mut run => status,
+        () = copying => run.await,
     }
-    Ok(Ran { ending, output: path, stderr: stderr_path })
+}
+
+/// How an exit status ended.
+fn ending_of(status: std::process::ExitStatus) -> Ending {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => Ending::Exit(code),
+        (None, Some(sig)) => Ending::Signal(sig),
+        (None, None) => Ending::Exit(-1),
+    }
 }
 
 /// The output file as the model sees it: whole when it fits (the file is
