@@ -197,59 +197,16 @@ impl Unreadable {
 pub fn list(store: &Store) -> Result<Listing, StoreError> {
     let index_path = store.paths.sessions.join(INDEX_FILE);
     let mut listing = Listing::default();
-    let bytes = match std::fs::read(&index_path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => {
-            listing
-                .problems
-                .push(format!("{}: cannot read the listing index ({e}); not using it", index_path.display()));
-            Vec::new()
-        }
-    };
-    let mut rebuilt = false;
-    let records = if bytes.is_empty() && !index_path.exists() {
-        Vec::new()
-    } else {
-        index::decode(&bytes).unwrap_or_else(|index::Corrupt(why)| {
-            listing.problems.push(format!(
-                "{}: the listing index is damaged ({why}); rebuilt from the sessions",
-                index_path.display()
-            ));
-            rebuilt = true;
-            Vec::new()
-        })
-    };
-    // By file name, one map for each folder.
-    let mut lookup: [HashMap<&str, &index::Record>; 2] = [HashMap::new(), HashMap::new()];
-    for record in &records {
-        lookup[usize::from(record.legacy)].insert(record.name, record);
-    }
-
-    let mut kept: Vec<(&index::Record, Located)> = Vec::new();
-    let mut stale: Vec<(Located, Stamp)> = Vec::new();
-    // Whether a file read again had a record, which must now be replaced.
-    let mut replaced = false;
-    for (at, stamp) in scan(store, &mut listing.problems) {
-        match lookup[usize::from(at.legacy)].remove(file_name(&at.path)) {
-            Some(record) if record.stamp == stamp => kept.push((record, at)),
-            found => {
-                replaced |= found.is_some();
-                stale.push((at, stamp));
-            }
-        }
-    }
-    let fresh = summarize_all(stale);
+    let bytes = read_index(&index_path, &mut listing.problems);
+    let (records, rebuilt) = decode_index(&bytes, &index_path, &mut listing.problems);
+    let matched = match_records(store, &records, &mut listing.problems);
+    let fresh = summarize_all(matched.stale);
     // A file that failed to read and had no record leaves the index as it
     // was: rewriting it at every listing until the cause goes away would
     // cost a write of the whole index each time.
-    let changed = rebuilt
-        || replaced
-        || lookup.iter().any(|m| !m.is_empty())
-        || fresh.iter().any(|(_, _, result)| result.as_ref().map_or_else(|f| f.remembered, |_| true));
-
-    listing.sessions.reserve(kept.len() + fresh.len());
-    for (record, at) in &kept {
+    let changed = rebuilt || matched.replaced || matched.dropped || fresh.iter().any(remembered);
+    listing.sessions.reserve(matched.kept.len() + fresh.len());
+    for (record, at) in &matched.kept {
         match record.body {
             index::Body::Summary(fields) => listing.sessions.push(Summary::from_fields(&fields, at)),
             index::Body::Problem(problem) => {
@@ -267,41 +224,123 @@ pub fn list(store: &Store) -> Result<Listing, StoreError> {
     }
     listing.problems.sort();
     sort_newest_first(&mut listing.sessions);
-
     if changed && store.paths.sessions.is_dir() {
-        // Only a cache: a failure (read-only store, full disk) costs the
-        // next listing some reading, nothing more. Not synced either: an
-        // fdatasync before the rename (10,000 sessions, a 2 MB index) made
-        // a listing after one session changed 5 to 10% slower, to spare
-        // after a power cut a rebuild (records torn there fail to decode or
-        // to match their files' stamps). Unchanged listings do not write it.
-        // Only problems with a file's content are remembered (see
-        // [`Failed::remembered`]); a file that failed to read has no record,
-        // so the next listing reads it again.
-        let remembered: Vec<_> =
-            fresh.iter().filter(|(_, _, result)| result.as_ref().map_or_else(|f| f.remembered, |_| true)).collect();
-        let _ = lock::write_atomic(&index_path, false, |w| {
-            index::write_head(w, kept.len() + remembered.len())?;
-            for (record, _) in &kept {
-                w.write_all(record.raw)?;
-            }
-            for (at, stamp, result) in &remembered {
-                let parent = match result {
-                    Ok(s) => s.parent.as_ref().map(Value::to_string),
-                    Err(_) => None,
-                };
-                let body = match result {
-                    Ok(s) => index::Body::Summary(s.fields(parent.as_deref())),
-                    Err(failed) => index::Body::Problem(&failed.problem),
-                };
-                index::write_record(w, stamp, at.legacy, file_name(&at.path), &body)?;
-            }
-            Ok(())
-        });
+        write_index(&index_path, &matched.kept, &fresh);
         // The JSON index of earlier versions, now never read.
         let _ = std::fs::remove_file(store.paths.sessions.join(OLD_INDEX_FILE));
     }
     Ok(listing)
+}
+
+/// The index's bytes; none when there is none, or when it cannot be read
+/// (a problem saying so).
+fn read_index(index_path: &Path, problems: &mut Vec<String>) -> Vec<u8> {
+    match std::fs::read(index_path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => {
+            problems.push(format!("{}: cannot read the listing index ({e}); not using it", index_path.display()));
+            Vec::new()
+        }
+    }
+}
+
+/// The index's records, and whether it was damaged (then it has none, a
+/// problem says so, and it is rebuilt).
+fn decode_index<'a>(bytes: &'a [u8], index_path: &Path, problems: &mut Vec<String>) -> (Vec<index::Record<'a>>, bool) {
+    if bytes.is_empty() && !index_path.exists() {
+        return (Vec::new(), false);
+    }
+    match index::decode(bytes) {
+        Ok(records) => (records, false),
+        Err(index::Corrupt(why)) => {
+            problems.push(format!(
+                "{}: the listing index is damaged ({why}); rebuilt from the sessions",
+                index_path.display()
+            ));
+            (Vec::new(), true)
+        }
+    }
+}
+
+/// The session files found, matched against the index's records.
+struct Matched<'r, 'a> {
+    /// The files whose stamp matches their record: not opened.
+    kept: Vec<(&'r index::Record<'a>, Located)>,
+    /// The files changed or new since, to summarise again.
+    stale: Vec<(Located, Stamp)>,
+    /// Whether a file read again had a record, which must now be replaced.
+    replaced: bool,
+    /// Whether a record's file is gone, so the record must go.
+    dropped: bool,
+}
+
+/// Every session file (see [`scan`]), each with its record when its stamp
+/// still matches it.
+fn match_records<'r, 'a>(
+    store: &Store,
+    records: &'r [index::Record<'a>],
+    problems: &mut Vec<String>,
+) -> Matched<'r, 'a> {
+    // By file name, one map for each folder.
+    let mut lookup: [HashMap<&str, &index::Record>; 2] = [HashMap::new(), HashMap::new()];
+    for record in records {
+        lookup[usize::from(record.legacy)].insert(record.name, record);
+    }
+    let mut matched = Matched { kept: Vec::new(), stale: Vec::new(), replaced: false, dropped: false };
+    for (at, stamp) in scan(store, problems) {
+        match lookup[usize::from(at.legacy)].remove(file_name(&at.path)) {
+            Some(record) if record.stamp == stamp => matched.kept.push((record, at)),
+            found => {
+                matched.replaced |= found.is_some();
+                matched.stale.push((at, stamp));
+            }
+        }
+    }
+    matched.dropped = lookup.iter().any(|m| !m.is_empty());
+    matched
+}
+
+/// Whether a fresh summary goes into the index: every summary, and only
+/// the problems with a file's content (see [`Failed::remembered`]); a file
+/// that failed to read has no record, so the next listing reads it again.
+fn remembered(fresh: &(Located, Stamp, Result<Summary, Failed>)) -> bool {
+    fresh.2.as_ref().map_or_else(|f| f.remembered, |_| true)
+}
+
+/// Write the index anew: the records kept, as they were, then the fresh
+/// summaries remembered.
+///
+/// Only a cache: a failure (read-only store, full disk) costs the next
+/// listing some reading, nothing more. Not synced either: an fdatasync
+/// before the rename (10,000 sessions, a 2 MB index) made a listing after
+/// one session changed 5 to 10% slower, to spare after a power cut a
+/// rebuild (records torn there fail to decode or to match their files'
+/// stamps). Unchanged listings do not write it.
+fn write_index(
+    index_path: &Path,
+    kept: &[(&index::Record, Located)],
+    fresh: &[(Located, Stamp, Result<Summary, Failed>)],
+) {
+    let remembered: Vec<_> = fresh.iter().filter(|f| remembered(f)).collect();
+    let _ = lock::write_atomic(index_path, false, |w| {
+        index::write_head(w, kept.len() + remembered.len())?;
+        for (record, _) in kept {
+            w.write_all(record.raw)?;
+        }
+        for (at, stamp, result) in &remembered {
+            let parent = match result {
+                Ok(s) => s.parent.as_ref().map(Value::to_string),
+                Err(_) => None,
+            };
+            let body = match result {
+                Ok(s) => index::Body::Summary(s.fields(parent.as_deref())),
+                Err(failed) => index::Body::Problem(&failed.problem),
+            };
+            index::write_record(w, stamp, at.legacy, file_name(&at.path), &body)?;
+        }
+        Ok(())
+    });
 }
 
 fn file_name(path: &Path) -> &str {
