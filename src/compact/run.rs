@@ -196,28 +196,7 @@ pub fn land(
     let mut tokens_after = 0;
     let path = store.session_path(&at.id);
     let result = store.update(&at.id, |file| {
-        let unchanged = file.events.len() >= plan.snapshot_len
-            && plan::hash_prefix(&file.events, plan.snapshot_len) == plan.snapshot_hash;
-        if !unchanged {
-            return Err(StoreError::Conflict {
-                path: path.clone(),
-                detail:
-                    "the session was replaced or shortened while the brief was being written; nothing was compacted"
-                        .into(),
-            });
-        }
-        // Another compaction landed since the snapshot: this one would
-        // summarise the same range again.
-        let newer = file.events[plan.snapshot_len..].iter().any(|raw| {
-            raw.get().contains("\"compacted\"")
-                && matches!(crate::store::Parsed::from_raw(raw), crate::store::Parsed::Known(Entry::Compacted { .. }))
-        });
-        if newer {
-            return Err(StoreError::Conflict {
-                path: path.clone(),
-                detail: "another compaction landed first; nothing was compacted".into(),
-            });
-        }
+        check_snapshot(file, plan, &path)?;
         let now = time::now();
         let mut info = ArtifactInfo {
             file: PathBuf::new(),
@@ -233,20 +212,19 @@ pub fn land(
         // The references' note of what was left out names this artifact.
         let artifact_name = artifact_path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let brief = brief.replace(references::ARTIFACT_MARK, &format!("`{artifact_name}`"));
-        let brief = brief.as_str();
-        written = Some((pending, artifact_path.clone()));
+        written = Some((pending, artifact_path));
         // The context after: the wrapped brief, then everything kept (with
         // whatever was appended since the snapshot).
-        tokens_after = crate::message::estimate_text(&context::wrap_brief(brief))
+        tokens_after = crate::message::estimate_text(&context::wrap_brief(&brief))
             + context::estimate(&context::replay(&file.events[plan.cut..]));
         let entry = Entry::Compacted {
             at: now.clone(),
-            brief: brief.to_string(),
+            brief,
             first_kept: plan.cut as u64 + 1,
             tokens_before,
             tokens_after,
             model: model.full(),
-            artifact: artifact_path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            artifact: artifact_name,
             instruction: instruction.map(str::to_string),
         };
         let raw = entry.to_raw().map_err(|e| StoreError::Corrupt { path: path.clone(), detail: e.to_string() })?;
@@ -266,14 +244,7 @@ pub fn land(
         }
     };
     let (pending, artifact) = written.unwrap_or_default();
-    // The entry is on disk: the artifact takes its name. Should this fail
-    // (or the process die first), the next listing finishes it.
-    let mut warning = landed.warning;
-    if let Err(e) = std::fs::rename(&pending, &artifact) {
-        warning = Some(format!("artifact {} left as {}: {e}", artifact.display(), pending.display()));
-    } else if let Some(dir) = artifact.parent() {
-        let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());
-    }
+    let warning = name_artifact(&pending, &artifact).or(landed.warning);
     Ok(Landed {
         warning,
         tokens_before,
@@ -283,4 +254,43 @@ pub fn land(
         first_kept: plan.cut as u64 + 1,
         model: model.full(),
     })
+}
+
+/// Whether the file under the lock is still the snapshot the cut was
+/// planned on, with only entries appended since, none of them another
+/// compaction (which would have summarised the same range).
+fn check_snapshot(file: &SessionFile, plan: &Plan, path: &std::path::Path) -> Result<(), StoreError> {
+    let unchanged = file.events.len() >= plan.snapshot_len
+        && plan::hash_prefix(&file.events, plan.snapshot_len) == plan.snapshot_hash;
+    if !unchanged {
+        return Err(StoreError::Conflict {
+            path: path.to_path_buf(),
+            detail: "the session was replaced or shortened while the brief was being written; nothing was compacted"
+                .into(),
+        });
+    }
+    let newer = file.events[plan.snapshot_len..].iter().any(|raw| {
+        raw.get().contains("\"compacted\"")
+            && matches!(crate::store::Parsed::from_raw(raw), crate::store::Parsed::Known(Entry::Compacted { .. }))
+    });
+    if newer {
+        return Err(StoreError::Conflict {
+            path: path.to_path_buf(),
+            detail: "another compaction landed first; nothing was compacted".into(),
+        });
+    }
+    Ok(())
+}
+
+/// The entry is on disk: the pending artifact takes its name, and its
+/// folder is synced. Should this fail (or the process die first), the next
+/// listing finishes it; the warning says so.
+fn name_artifact(pending: &std::path::Path, artifact: &std::path::Path) -> Option<String> {
+    if let Err(e) = std::fs::rename(pending, artifact) {
+        return Some(format!("artifact {} left as {}: {e}", artifact.display(), pending.display()));
+    }
+    if let Some(dir) = artifact.parent() {
+        let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());
+    }
+    None
 }
