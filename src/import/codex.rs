@@ -134,12 +134,13 @@ impl State {
         if let Some(at) = time_of(meta.get("timestamp")) {
             self.b.saw(&at);
         }
-        // A spawned thread (`source: {subagent: {thread_spawn: {parent_thread_id}}}`)
-        // or a fork (`forked_from_id`) continues another thread.
+        // A spawned thread (`source: {subagent: {thread_spawn: {parent_thread_id}}}`,
+        // a subagent) or a fork (`forked_from_id`, the history copied into
+        // its own rollout) continues another thread.
         let spawner = meta.pointer("/source/subagent/thread_spawn/parent_thread_id").and_then(Value::as_str);
         let forked = meta.get("forked_from_id").and_then(Value::as_str);
         if let Some(id) = spawner.or(forked) {
-            self.parent = Some(Parent::Source { id: id.to_string(), call: None });
+            self.parent = Some(Parent::Source { id: id.to_string(), call: None, subagent: spawner.is_some() });
         }
     }
 

@@ -87,6 +87,9 @@ pub enum Parent {
         /// says: the child then forks where that call is, in whichever
         /// session of the other source holds it (a branch, maybe).
         call: Option<String>,
+        /// A subagent (a child with a context of its own, SPEC 20), not a
+        /// fork that copied the other's history into its source.
+        subagent: bool,
     },
 }
 

@@ -352,7 +352,7 @@ fn resolve_parent(
             let id = made.iter().find(|(k, _)| k == key).map(|(_, id)| id.clone());
             Ok(Ok(id.map(|id| json!({"id": id, "entry": entry}))))
         }
-        Some(Parent::Source { id, call }) => {
+        Some(Parent::Source { id, call, .. }) => {
             if let Some(call) = call
                 && let Some((session, entry)) = spawned_at(job.store, existing, tool, id, call)?
             {
@@ -457,7 +457,7 @@ fn create(
         file.set("parent", parent.clone());
         // A subagent's session is a child with a context of its own (SPEC
         // 20); a fork holds its parent's entries (SPEC 8).
-        if matches!(unit.parent, Some(Parent::Unit { .. } | Parent::Source { .. })) {
+        if matches!(unit.parent, Some(Parent::Unit { .. } | Parent::Source { subagent: true, .. })) {
             file.set("subagent", Value::Bool(true));
         }
     }

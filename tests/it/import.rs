@@ -498,3 +498,23 @@ fn recorded_claude_code_and_pi_transcripts() {
     let body = server.model_requests()[0].body.to_string();
     assert!(body.contains("There are two files") && !body.contains("skill_listing"), "{body}");
 }
+
+/// On a terminal, a progress bar (by MB of source read, with the file's
+/// name) on stderr, cleared before each row and at the end.
+#[test]
+fn a_progress_bar_on_a_terminal() {
+    let ts = TestStore::new();
+    let src = copy_of(&ts, "pi");
+    let exe = env!("CARGO_BIN_EXE_glrs-sessions");
+    let shown = crate::support::pty::run_raw(&ts, exe, &["import", "--from", "pi", src.to_str().unwrap()]);
+    assert!(shown.contains("\r\x1b[2K[") && shown.contains(" MB 2025-10-01T09-00-00-000Z_9d8c7b6a.jsonl"), "{shown:?}");
+    assert_eq!(sessions(&ts).len(), 3, "{shown:?}");
+    let rows: Vec<&str> = shown.lines().filter(|line| line.contains('\t')).collect();
+    assert_eq!(rows.len(), 3, "{shown:?}");
+    for row in rows {
+        // The bar cleared: what the line shows is the row alone.
+        let seen = row.rsplit("\x1b[2K").next().unwrap();
+        let id = seen.split('\t').next().unwrap();
+        assert!(id.len() == 8 && id.bytes().all(|b| b.is_ascii_hexdigit()), "{row:?}");
+    }
+}

@@ -100,7 +100,7 @@ pub fn read(path: &Path, lines: Vec<(usize, Value)>) -> Read {
         let call = spawning_call(path);
         (
             about.agent.clone().unwrap_or_else(|| file_stem(path)),
-            about.session.clone().map(|id| Parent::Source { id, call }),
+            about.session.clone().map(|id| Parent::Source { id, call, subagent: true }),
         )
     } else {
         (about.session.clone().unwrap_or_else(|| file_stem(path)), None)
