@@ -14,6 +14,7 @@ pub mod keys;
 pub mod mcp;
 mod pruning;
 mod session;
+mod thinking;
 pub use checkpoints::{CheckpointsConfig, DEFAULT_MAX_FILE_BYTES};
 pub use pruning::{
     DEFAULT_HARD_CLEAR_RATIO, DEFAULT_SOFT_TRIM_RATIO, HardClearConfig, PruneMode, PruningConfig, SoftTrimConfig,
@@ -23,6 +24,7 @@ pub use session::{
     Amount, MAX_DURATION_SECS, Maintenance, MaintenanceMode, Reset, ResetMode, SessionConfig, parse_count_rule,
     parse_duration_rule, parse_size_bytes,
 };
+pub use thinking::Thinking;
 
 /// The built-in provider ids: a provider configured under one of these
 /// needs no `type`.
@@ -46,21 +48,6 @@ pub enum CacheTtl {
     #[serde(rename = "off")]
     /// `"off"`: no cache marks.
     Off,
-}
-
-/// A thinking level: `--thinking`, `/thinking`, config `thinking`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Thinking {
-    #[default]
-    /// No extended thinking.
-    Off,
-    /// A small thinking budget.
-    Low,
-    /// A medium thinking budget.
-    Medium,
-    /// A large thinking budget.
-    High,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -48,7 +48,7 @@ impl Agent {
         // back to off from a level the file holds.
         let set_thinking = self.thinking != crate::provider::cache::Thinking::Off || self.seen.thinking;
         if set_thinking {
-            change = change.set("thinking", Value::from(self.thinking.name()));
+            change = change.set("thinking", Value::from(self.thinking.to_string()));
         }
         // Serialized only into the file: an answer's text is shared by the
         // context and its entries, never held again as JSON (issue 14).

@@ -296,7 +296,7 @@ pub async fn run(mut chat: Chat, resumed: bool) -> Result<i32> {
 fn prompt_text(chat: &Chat) -> String {
     let thinking = match chat.thinking() {
         crate::provider::cache::Thinking::Off => String::new(),
-        level => format!(" thinking:{}", level.name()),
+        level => format!(" thinking:{level}"),
     };
     format!("{} {}{thinking} {}% > ", chat.id(), chat.model().model, chat.fill_percent())
 }

@@ -5,6 +5,7 @@
 use anyhow::Result;
 
 use super::Chat;
+use crate::config::Thinking;
 
 /// A slash command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -195,7 +196,7 @@ fn status(chat: &Chat) -> Result<()> {
     say!(
         "model {} · thinking {} · window {} tokens · trigger {line} · context {} tokens ({}%) · compactions {} · last memory flush: {}",
         chat.model().full(),
-        chat.thinking().name(),
+        chat.thinking(),
         trigger.window,
         chat.context_tokens(),
         chat.fill_percent(),
@@ -247,10 +248,10 @@ fn model(chat: &mut Chat, arg: &str) -> Result<()> {
 
 fn thinking(chat: &mut Chat, arg: &str) -> Result<()> {
     if arg.is_empty() {
-        say!("thinking {} (off, low, medium or high)", chat.thinking().name());
+        say!("thinking {} ({})", chat.thinking(), Thinking::choices());
     } else {
-        chat.set_thinking(crate::provider::cache::Thinking::parse(arg).map_err(anyhow::Error::msg)?);
-        say!("thinking {} for the next turns", chat.thinking().name());
+        chat.set_thinking(Thinking::parse(arg).map_err(anyhow::Error::msg)?);
+        say!("thinking {} for the next turns", chat.thinking());
     }
     Ok(())
 }
@@ -372,5 +373,16 @@ mod tests {
         assert_eq!(Command::named("/Status"), None);
         assert_eq!(Command::split("/export  notes.md "), ("/export", "notes.md"));
         assert_eq!(Command::split("/status"), ("/status", ""));
+    }
+
+    #[test]
+    fn the_help_of_thinking_names_every_level() {
+        let levels: Vec<String> =
+            <Thinking as clap::ValueEnum>::value_variants().iter().map(Thinking::to_string).collect();
+        assert!(
+            Command::Thinking.help().starts_with(&format!("[{}] ", levels.join("|"))),
+            "{}",
+            Command::Thinking.help()
+        );
     }
 }

@@ -9,7 +9,7 @@ use clap::Parser;
 use crate::agent::Agent;
 use crate::chat::{self, Chat};
 use crate::cli::UsageError;
-use crate::config::Config;
+use crate::config::{Config, Thinking};
 use crate::provider::select::{self, ModelRef};
 use crate::store::lock::Holder;
 use crate::store::{Located, Store, listing};
@@ -63,9 +63,9 @@ pub struct Args {
     /// Offer the model no tools at all
     #[arg(long)]
     pub no_tools: bool,
-    /// Thinking level: off, low, medium or high (Anthropic budgets 4k/12k/32k tokens; OpenAI reasoning_effort); saved with the session
-    #[arg(long, value_name = "LEVEL", value_parser = ["off", "low", "medium", "high"])]
-    pub thinking: Option<String>,
+    /// Thinking level (Anthropic budgets 4k/12k/32k tokens; OpenAI reasoning_effort); saved with the session
+    #[arg(long, value_name = "LEVEL")]
+    pub thinking: Option<Thinking>,
     /// Sandbox for the model's commands: workspace-write (default: writes only in the workspace, no network), read-only, or off; saved with the session
     #[arg(long, value_name = "MODE", value_parser = ["workspace-write", "read-only", "off"])]
     pub sandbox: Option<String>,
@@ -296,8 +296,8 @@ fn set_up_tools(chat: &mut Chat, args: &Args, runtime: &tokio::runtime::Runtime)
 
 /// `--thinking` and `--sandbox`; a sandbox the kernel cannot give is said.
 fn set_modes(chat: &mut Chat, args: &Args) -> Result<()> {
-    if let Some(level) = &args.thinking {
-        chat.set_thinking(crate::provider::cache::Thinking::parse(level).map_err(crate::cli::UsageError)?);
+    if let Some(level) = args.thinking {
+        chat.set_thinking(level);
     }
     if let Some(mode) = &args.sandbox {
         chat.set_sandbox_mode(crate::sandbox::Mode::parse(mode).map_err(crate::cli::UsageError)?);

@@ -42,25 +42,6 @@ impl CacheTtl {
 }
 
 impl Thinking {
-    /// The levels' names, for arguments and completion.
-    pub const NAMES: &[&str] = &["off", "low", "medium", "high"];
-
-    /// Read a level's name (any case).
-    pub fn parse(text: &str) -> Result<Thinking, String> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "off" => Ok(Thinking::Off),
-            "low" => Ok(Thinking::Low),
-            "medium" => Ok(Thinking::Medium),
-            "high" => Ok(Thinking::High),
-            other => Err(format!("unknown thinking level {other:?}: use off, low, medium or high")),
-        }
-    }
-
-    /// The level's name.
-    pub fn name(self) -> &'static str {
-        Thinking::NAMES[self as usize]
-    }
-
     /// Anthropic's `budget_tokens` for this level.
     pub fn budget(self) -> Option<u64> {
         match self {
@@ -68,6 +49,17 @@ impl Thinking {
             Thinking::Low => Some(4_000),
             Thinking::Medium => Some(12_000),
             Thinking::High => Some(32_000),
+        }
+    }
+
+    /// OpenAI's `reasoning_effort` for this level (its words, which happen
+    /// to be ours); none when off.
+    pub fn reasoning_effort(self) -> Option<&'static str> {
+        match self {
+            Thinking::Off => None,
+            Thinking::Low => Some("low"),
+            Thinking::Medium => Some("medium"),
+            Thinking::High => Some("high"),
         }
     }
 }
@@ -142,7 +134,7 @@ mod tests {
     fn levels_and_model_families() {
         assert_eq!(Thinking::parse("HIGH"), Ok(Thinking::High));
         assert!(Thinking::parse("max").is_err());
-        assert_eq!(Thinking::Medium.name(), "medium");
+        assert_eq!(Thinking::Medium.to_string(), "medium");
         for m in ["o3", "o4-mini", "gpt-5.4-nano", "openai/o1"] {
             assert!(is_openai_reasoning(m), "{m}");
         }

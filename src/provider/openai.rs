@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Value, json};
 
-use super::cache::{self, CacheTtl, Mark, Thinking};
+use super::cache::{self, CacheTtl, Mark};
 use super::sse::Decoder;
 use super::{Delta, Message, Reasoning, Request, Response, ToolSpec, Usage};
 use crate::message::{StopReason, ToolCall};
@@ -60,14 +60,14 @@ impl Serialize for Body<'_> {
         }
         // Only models known to take a thinking parameter get one: others
         // refuse the request.
-        if r.thinking != Thinking::Off {
-            if cache::is_openai_reasoning(r.model) {
-                map.serialize_entry("reasoning_effort", r.thinking.name())?;
-            } else if cache::is_claude(r.model)
-                && let Some(max_tokens) = r.thinking.budget()
-            {
-                map.serialize_entry("reasoning", &ReasoningBudget { max_tokens })?;
-            }
+        if let Some(effort) = r.thinking.reasoning_effort()
+            && cache::is_openai_reasoning(r.model)
+        {
+            map.serialize_entry("reasoning_effort", effort)?;
+        } else if cache::is_claude(r.model)
+            && let Some(max_tokens) = r.thinking.budget()
+        {
+            map.serialize_entry("reasoning", &ReasoningBudget { max_tokens })?;
         }
         map.end()
     }

@@ -220,7 +220,7 @@ pub fn think_openai(body: &mut Value, model: &str, level: Thinking) {
         return;
     }
     if is_openai_reasoning(model) {
-        body["reasoning_effort"] = json!(level.name());
+        body["reasoning_effort"] = json!(level.reasoning_effort());
     } else if is_claude(model)
         && let Some(budget) = level.budget()
     {
