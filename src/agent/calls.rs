@@ -67,18 +67,18 @@ impl Agent {
         cancel: &Cancel,
     ) -> (Vec<ToolOutput>, Vec<Option<String>>, Vec<Option<Arc<Progress>>>) {
         let situation = self.situation(kind);
-        let session_file = self.store.session_path(&self.id);
+        let session_file = self.log.store.session_path(&self.log.id);
         let output_dir = crate::limits::output_dir();
-        let model = self.model.full();
+        let model = self.binding.model.full();
         // The entry holding these calls is the last one: a child agent's
         // session records this as its `parent.entry`.
-        let entries = self.seen.entries + self.unwritten.len();
-        let cwd = std::path::Path::new(&self.cwd);
+        let entries = self.log.seen.entries + self.log.unwritten.len();
+        let cwd = std::path::Path::new(&self.log.cwd);
         let sandbox = self.tools.sandbox();
         let ctx = ToolContext {
             cwd,
             cancel,
-            session_id: self.id.as_str(),
+            session_id: self.log.id.as_str(),
             session_file: &session_file,
             output_dir: &output_dir,
             judged: crate::tools::Judged::default(),
@@ -164,8 +164,8 @@ impl Agent {
             content: output.content,
             is_error: output.is_error,
         };
-        self.context_tokens += message.estimate_tokens();
-        self.messages.push(message.clone());
+        self.context.tokens += message.estimate_tokens();
+        self.context.messages.push(message.clone());
         turn_messages.push(message);
     }
 }

@@ -56,8 +56,12 @@ impl Agent {
         if let Some(problem) = self.save_or_report() {
             return Err(problem.to_string());
         }
-        let total =
-            self.store.locate(&self.id).and_then(|at| self.store.read(&at).ok()).map_or(0, |l| l.file.events.len());
+        let total = self
+            .log
+            .store
+            .locate(&self.log.id)
+            .and_then(|at| self.log.store.read(&at).ok())
+            .map_or(0, |l| l.file.events.len());
         Ok((changed, total.saturating_sub(1)))
     }
 

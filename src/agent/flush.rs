@@ -34,7 +34,7 @@ pub fn context_start(hits: &[crate::store::recent::Hit]) -> usize {
 impl Agent {
     /// What decides which tools are offered on the next step.
     pub fn situation(&self, kind: TurnKind) -> Situation {
-        Situation { flush: kind == TurnKind::Flush, artifacts: self.store.artifact_count(&self.id) > 0 }
+        Situation { flush: kind == TurnKind::Flush, artifacts: self.log.store.artifact_count(&self.log.id) > 0 }
     }
 
     /// The system prompt for a turn of this kind.
@@ -51,8 +51,8 @@ impl Agent {
     /// compaction it precedes goes on. `ui` hears only the notices (a
     /// `cwd` that is not writable, a write that failed).
     pub async fn memory_flush(&mut self, cancel: &Cancel, ui: &mut dyn TurnUi) -> Option<CallError> {
-        let cycle = self.cycle.compactions;
-        let cwd = std::path::PathBuf::from(&self.cwd);
+        let cycle = self.context.cycle.compactions;
+        let cwd = std::path::PathBuf::from(&self.log.cwd);
         let mut failed = None;
         // A cwd that no longer exists is not writable: it is never created.
         let data = if flush::writable(&cwd) {
@@ -70,7 +70,7 @@ impl Agent {
             flush::record_data(cycle, Some("cwd not writable"))
         };
         self.record(Entry::Custom { at: time::now(), name: "memoryFlush".into(), data });
-        self.cycle.flushed = Some(cycle);
+        self.context.cycle.flushed = Some(cycle);
         if let Some(problem) = self.save_or_report() {
             ui.notice(&problem.to_string());
         }

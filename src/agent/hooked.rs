@@ -21,11 +21,11 @@ impl Agent {
         if self.config.hooks.of(event).is_empty() {
             return Outcome::default();
         }
-        let file = self.store.session_path(&self.id);
+        let file = self.log.store.session_path(&self.log.id);
         let scene = Scene {
-            session_id: self.id.as_str(),
+            session_id: self.log.id.as_str(),
             session_file: &file,
-            cwd: Path::new(&self.cwd),
+            cwd: Path::new(&self.log.cwd),
             redactor: &self.redactor,
         };
         hooks::run(&self.config.hooks, event, &scene, fields, tool).await

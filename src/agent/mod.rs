@@ -17,9 +17,11 @@ mod calls;
 mod checkpoint;
 pub mod flush;
 pub mod hooked;
+mod parts;
 pub mod pruning;
 pub mod reset;
 pub mod session_tools;
+mod step;
 pub mod system;
 pub mod turn;
 mod write;
@@ -30,89 +32,35 @@ use crate::config::Config;
 use crate::context;
 use crate::error::StoreError;
 use crate::provider::select::ModelRef;
-use crate::provider::{Message, Provider, catalogue};
+use crate::provider::{Provider, catalogue};
 use crate::redact::Redactor;
 use crate::store::lock::Holder;
 use crate::store::{Entry, Located, OpenLock, Stamp, Store};
 use crate::tools::{Permissions, Registry};
 use crate::{SessionId, time};
 use anyhow::{Context, Result};
+use parts::{Binding, LastSeen, LiveContext, Prompt, SessionLog};
 pub use turn::{Driver, TurnKind, TurnOutcome, TurnUi, Unattended};
 pub use write::{Unsaved, WriteFailed, WriteNote};
 
-/// The session file as this agent last wrote or read it: one record,
-/// replaced whole at every read and write, so its parts never disagree.
-#[derive(Debug, Clone, Default)]
-struct LastSeen {
-    /// Its stamp and mark, once the file is in the store (`None` before the
-    /// first write, and for a legacy session until its first write saves it
-    /// there). When the file's stamp differs, another program changed it;
-    /// a write that finds the file still at the mark appends in place.
-    file: Option<(Stamp, crate::store::Mark)>,
-    /// How many entries it held: a write that finds more merges another
-    /// program's entries.
-    entries: usize,
-    /// Its `updatedAt`.
-    updated_at: Option<String>,
-    /// True when it holds a `thinking` header field.
-    thinking: bool,
-}
-
 /// An open conversation: the session it records to, the model it talks to, and what it holds in memory between writes.
 pub struct Agent {
-    /// The store the session lives in.
-    store: Store,
     /// The configuration it was started with.
     config: Config,
-    /// The session's id.
-    id: SessionId,
-    /// The working folder the session belongs to (its `cwd`).
-    cwd: String,
-    /// The model it talks to.
-    model: ModelRef,
-    /// The provider serving `model`.
-    provider: Provider,
-    /// The system prompt's replacement for the default part (`--system`,
-    /// `systemPrompt`, or the session header's `system`); saved in the header.
-    system: Option<String>,
-    /// What the `AGENTS.md` files add to the system prompt.
-    agents: system::Instructions,
+    /// The session it records to: the file, its lock, what is not yet written.
+    log: SessionLog,
+    /// The context the next model call sends, with its token estimate.
+    context: LiveContext,
+    /// The model it talks to and how.
+    binding: Binding,
+    /// What the system prompt is made of.
+    prompt: Prompt,
     /// Every tool the model can call, and the session's permissions.
     tools: Registry,
     /// Applied to everything this agent writes.
     redactor: Redactor,
-    /// The context the next model call sends.
-    messages: Vec<Message>,
-    /// The estimate of the context the next request sends (SPEC 5).
-    context_tokens: u64,
-    /// The context window of `model`, in tokens.
-    window: u64,
-    /// The thinking level (SPEC 16): saved in the header as `thinking`.
-    thinking: crate::provider::cache::Thinking,
-    /// When the session's last model call was (its `updatedAt` on resume):
-    /// pruning waits until it is older than `contextPruning.ttl`.
-    last_call: Option<jiff::Timestamp>,
-    /// The last pruning pass that changed the context.
-    last_prune: Option<pruning::LastPrune>,
-    /// Where the session is in its compaction cycle (compactions, the last
-    /// flush, a cancelled automatic compaction).
-    cycle: crate::compact::flush::Cycle,
-    /// How many times the context was rebuilt from the file or cleared:
-    /// what the chat remembers of a context (a compaction that found
-    /// nothing) holds only while this is unchanged.
-    rebuilds: u64,
-    /// The session key that owns this session, if any.
-    key: Option<String>,
-    /// True once `keys.json` points the key at this session.
-    key_recorded: bool,
-    /// The session file as this agent last wrote or read it.
-    seen: LastSeen,
-    /// Entries recorded but not yet on disk (a write failed, or they wait
-    /// for the next write point).
-    unwritten: Vec<Entry>,
     /// Where the workspace's checkpoints are taken (SPEC 19).
     checkpoints: crate::checkpoint::Tracker,
-    _open: OpenLock,
 }
 
 impl Agent {
@@ -173,29 +121,19 @@ impl Agent {
         let settings = crate::checkpoint::Settings::from_config(&config);
         let checkpoints = crate::checkpoint::Tracker::new(&store.paths.data, Path::new(&cwd), &id, settings);
         Ok(Agent {
-            store,
-            id,
-            cwd,
-            provider,
-            window,
-            thinking: config.thinking.unwrap_or_default(),
-            last_call: None,
-            last_prune: None,
-            system,
-            agents,
+            log: SessionLog::new(store, id, cwd, open),
+            context: LiveContext::default(),
+            binding: Binding {
+                provider,
+                window,
+                thinking: config.thinking.unwrap_or_default(),
+                last_call: None,
+                model,
+            },
+            prompt: Prompt { system, agents },
             tools,
             redactor,
-            messages: Vec::new(),
-            context_tokens: 0,
-            seen: LastSeen::default(),
-            unwritten: Vec::new(),
-            key: None,
-            key_recorded: false,
-            cycle: Default::default(),
-            rebuilds: 0,
             checkpoints,
-            _open: open,
-            model,
             config,
         })
     }
@@ -236,24 +174,24 @@ impl Agent {
         let system =
             system.or_else(|| file.get_str("system").map(str::to_string)).or_else(|| config.system_prompt.clone());
         let mut agent = Agent::assemble(store, config, at.id.clone(), open, model, provider, system, cwd)?;
-        agent.messages = context::replay_from(&events, recent.first);
-        agent.context_tokens = file.get_u64("contextTokens").unwrap_or(0);
-        agent.key = file.get_str("key").map(str::to_string);
-        agent.key_recorded = true;
-        agent.last_call = file.get_str("updatedAt").and_then(|t| t.parse().ok());
+        agent.context.messages = context::replay_from(&events, recent.first);
+        agent.context.tokens = file.get_u64("contextTokens").unwrap_or(0);
+        agent.log.key = file.get_str("key").map(str::to_string);
+        agent.log.key_recorded = true;
+        agent.binding.last_call = file.get_str("updatedAt").and_then(|t| t.parse().ok());
         if let Some(level) = file.get_str("thinking").and_then(|t| crate::provider::cache::Thinking::parse(t).ok()) {
-            agent.thinking = level;
+            agent.binding.thinking = level;
         }
         // SPEC 17: the mode the session ran in, unless --sandbox says again.
         if let Some(mode) = file.get_str("sandbox").and_then(|m| crate::sandbox::Mode::parse(m).ok()) {
             agent.set_sandbox_mode(mode);
         }
-        agent.cycle = crate::compact::flush::cycle_of(&recent.hit_texts());
+        agent.context.cycle = crate::compact::flush::cycle_of(&recent.hit_texts());
         // A child agent (SPEC 20) starts no children of its own.
         if file.get("subagent").and_then(serde_json::Value::as_bool) == Some(true) {
             agent.tools.remove(crate::tools::task::NAME);
         }
-        agent.seen = LastSeen {
+        agent.log.seen = LastSeen {
             // A legacy session has no file in the store yet: its first
             // write saves it there.
             file: (!at.legacy).then(|| (stamp, file.mark.clone())),
@@ -285,7 +223,7 @@ impl Agent {
 
     /// The store the session lives in.
     pub fn store(&self) -> &Store {
-        &self.store
+        &self.log.store
     }
 
     /// The configuration the agent was started with.
@@ -295,59 +233,63 @@ impl Agent {
 
     /// The session's id.
     pub fn id(&self) -> &SessionId {
-        &self.id
+        &self.log.id
     }
 
     /// What to do about an overflow compaction could not fix.
     pub fn overflow_advice(&self) -> String {
-        crate::provider::catalogue::overflow_advice(&self.config, &self.model.provider, &self.model.model)
+        crate::provider::catalogue::overflow_advice(
+            &self.config,
+            &self.binding.model.provider,
+            &self.binding.model.model,
+        )
     }
 
     /// The model it talks to.
     pub fn model(&self) -> &ModelRef {
-        &self.model
+        &self.binding.model
     }
 
     /// The context window of the model, in tokens.
     pub fn window(&self) -> u64 {
-        self.window
+        self.binding.window
     }
 
     /// The thinking level of the next turns.
     pub fn thinking(&self) -> crate::provider::cache::Thinking {
-        self.thinking
+        self.binding.thinking
     }
 
     /// The estimate of the context the next request sends (SPEC 5).
     pub fn context_tokens(&self) -> u64 {
-        self.context_tokens
+        self.context.tokens
     }
 
     /// Compactions in the session.
     pub fn compactions(&self) -> u64 {
-        self.cycle.compactions
+        self.context.cycle.compactions
     }
 
     /// The compaction count the newest memory flush recorded, if any.
     pub fn flushed_cycle(&self) -> Option<u64> {
-        self.cycle.flushed
+        self.context.cycle.flushed
     }
 
     /// The context size when a `before_compact` hook last cancelled an
     /// automatic compaction in this compaction cycle, as the file records
     /// it (a `compactionCancelled` entry).
     pub fn cancelled_at(&self) -> Option<u64> {
-        self.cycle.cancelled_at
+        self.context.cycle.cancelled_at
     }
 
     /// How many times the context was rebuilt from the file or cleared.
     pub fn rebuilds(&self) -> u64 {
-        self.rebuilds
+        self.context.rebuilds
     }
 
     /// The session key that owns this session, if any.
     pub fn key(&self) -> Option<&str> {
-        self.key.as_deref()
+        self.log.key.as_deref()
     }
 
     /// The tools, for what the user is shown of them (`/mcp`).
@@ -363,13 +305,13 @@ impl Agent {
 
     /// The compaction trigger for the current model.
     pub fn trigger(&self) -> crate::compact::Trigger {
-        crate::compact::Trigger::for_model(&self.config, &self.model.provider, &self.model.model)
+        crate::compact::Trigger::for_model(&self.config, &self.binding.model.provider, &self.binding.model.model)
     }
 
     /// `--key`: the session key that owns this session, written (with the
     /// key's entry in `keys.json`) at the next save.
     pub fn set_key(&mut self, key: String) {
-        self.key = Some(key);
+        self.log.key = Some(key);
     }
 
     /// The session's sandbox (SPEC 17).
@@ -387,7 +329,7 @@ impl Agent {
     /// `--thinking`: the thinking level of the next turns, saved in the
     /// header.
     pub fn set_thinking(&mut self, level: crate::provider::cache::Thinking) {
-        self.thinking = level;
+        self.binding.thinking = level;
     }
 
     /// The names of every tool the agent has (to keep executable tools from
@@ -403,12 +345,12 @@ impl Agent {
 
     /// The `AGENTS.md` files in the prompt, and those left out.
     pub fn instructions(&self) -> &system::Instructions {
-        &self.agents
+        &self.prompt.agents
     }
 
     /// The working folder the session belongs to (its `cwd`).
     pub fn cwd(&self) -> &str {
-        &self.cwd
+        &self.log.cwd
     }
 
     /// Offer the tools of these MCP servers (SPEC 15) through the registry.
@@ -426,7 +368,7 @@ impl Agent {
     pub fn system_prompt(&self) -> Option<String> {
         let builtins = self.tools.builtin_names();
         let builtins = (!builtins.is_empty()).then_some(builtins);
-        system::assemble(self.system.as_deref(), builtins.as_deref(), &self.cwd, &self.agents.text)
+        system::assemble(self.prompt.system.as_deref(), builtins.as_deref(), &self.log.cwd, &self.prompt.agents.text)
     }
 
     /// The system prompt's share of the context, estimated.
@@ -436,9 +378,9 @@ impl Agent {
 
     /// Switch models for the next turns.
     pub fn set_model(&mut self, model: ModelRef) -> Result<()> {
-        self.provider = Provider::from_config(&self.config, &model.provider)?;
-        self.window = catalogue::context_window(&self.config, &model.provider, &model.model);
-        self.model = model;
+        self.binding.provider = Provider::from_config(&self.config, &model.provider)?;
+        self.binding.window = catalogue::context_window(&self.config, &model.provider, &model.model);
+        self.binding.model = model;
         Ok(())
     }
 
@@ -447,36 +389,36 @@ impl Agent {
         // Of the window compaction plans against, not the model's whole
         // window: on a 1M-token model compaction fires at `compactAt` of
         // `compactWindow`, and the prompt should say so (75%, not 18%).
-        (self.context_tokens.saturating_mul(100)).checked_div(self.trigger().window).unwrap_or(0)
+        (self.context.tokens.saturating_mul(100)).checked_div(self.trigger().window).unwrap_or(0)
     }
 
     /// True once the session has a file in the store.
     pub fn is_saved(&self) -> bool {
-        self.seen.file.is_some()
+        self.log.seen.file.is_some()
     }
 
     /// If another program changed the session file since this agent last
     /// saw it, rebuild the context from the file (plus what this agent has
     /// not written yet). Returns true when it did.
     pub fn sync_from_disk(&mut self) -> Result<bool, StoreError> {
-        let Some((known, _)) = self.seen.file else { return Ok(false) };
-        let path = self.store.session_path(&self.id);
+        let Some((known, _)) = self.log.seen.file else { return Ok(false) };
+        let path = self.log.store.session_path(&self.log.id);
         let now = Stamp::of(&path).map_err(|e| StoreError::io(&path, "read", e))?;
         if now == known {
             return Ok(false);
         }
-        let at = Located { id: self.id.clone(), path: path.clone(), legacy: false };
-        let recent = flush::read_for_context(&self.store, &at)?;
+        let at = Located { id: self.log.id.clone(), path: path.clone(), legacy: false };
+        let recent = flush::read_for_context(&self.log.store, &at)?;
         let file = &recent.lines;
         let mut events = file.entries();
         let known_len = recent.total;
-        self.cycle = crate::compact::flush::cycle_of(&recent.hit_texts());
-        let unwritten: Vec<String> = self.unwritten.iter().filter_map(|e| serde_json::to_string(e).ok()).collect();
+        self.context.cycle = crate::compact::flush::cycle_of(&recent.hit_texts());
+        let unwritten: Vec<String> = self.log.unwritten.iter().filter_map(|e| serde_json::to_string(e).ok()).collect();
         events.extend(unwritten.iter().map(String::as_str));
-        self.rebuilds += 1;
-        self.messages = context::replay_from(&events, recent.first);
-        self.context_tokens = file.get_u64("contextTokens").unwrap_or(self.context_tokens);
-        self.seen = LastSeen {
+        self.context.rebuilds += 1;
+        self.context.messages = context::replay_from(&events, recent.first);
+        self.context.tokens = file.get_u64("contextTokens").unwrap_or(self.context.tokens);
+        self.log.seen = LastSeen {
             // The mark was read after `now` was taken: if the file changed
             // meanwhile, the stamps differ at the next check, and the mark
             // at the next write.
@@ -494,21 +436,21 @@ impl Agent {
         let prompt = crate::store::prompts::Prompt {
             text: self.redactor.text(text).into_owned(),
             at: time::now(),
-            session: self.id.to_string(),
-            cwd: self.cwd.clone(),
+            session: self.log.id.to_string(),
+            cwd: self.log.cwd.clone(),
             truncated_from: None,
             extra: Default::default(),
         };
-        self.store.add_prompt(prompt, crate::store::prompts::DEFAULT_CAP).context("prompt history not saved")
+        self.log.store.add_prompt(prompt, crate::store::prompts::DEFAULT_CAP).context("prompt history not saved")
     }
 
     /// `/clear`: a `cleared` entry; the model starts from nothing, the
     /// transcript stays in the session.
     pub fn clear(&mut self) -> Option<WriteNote> {
         self.record(Entry::Cleared { at: time::now() });
-        self.rebuilds += 1;
-        self.messages.clear();
-        self.context_tokens = self.system_tokens();
+        self.context.rebuilds += 1;
+        self.context.messages.clear();
+        self.context.tokens = self.system_tokens();
         self.save_or_report()
     }
 }

@@ -22,7 +22,8 @@ pub struct LastPrune {
 impl Agent {
     /// The pruning settings for the current model.
     pub fn pruning(&self) -> Pruning {
-        let claude = self.provider.protocol == Protocol::Anthropic || cache::is_claude(&self.model.model);
+        let claude =
+            self.binding.provider.protocol == Protocol::Anthropic || cache::is_claude(&self.binding.model.model);
         Pruning::from_config(&self.config.context_pruning, claude)
     }
 
@@ -33,7 +34,7 @@ impl Agent {
         if settings.mode == PruneMode::Off {
             return;
         }
-        let Some(last) = self.last_call else { return };
+        let Some(last) = self.binding.last_call else { return };
         let idle = now.as_second().saturating_sub(last.as_second());
         if idle <= i64::try_from(settings.ttl_secs).unwrap_or(i64::MAX) {
             return;
@@ -41,9 +42,9 @@ impl Agent {
         let fixed = system.map_or(0, |s| s.chars().count())
             + tools.iter().map(|t| serde_json::to_string(t).map_or(0, |s| s.chars().count())).sum::<usize>();
         let window = self.trigger().window;
-        let report = prune::prune(&mut self.messages, &settings, fixed, window);
+        let report = prune::prune(&mut self.context.messages, &settings, fixed, window);
         if report.changed() {
-            self.last_prune = Some(LastPrune { at: now, report });
+            self.context.last_prune = Some(LastPrune { at: now, report });
         }
     }
 
@@ -54,7 +55,7 @@ impl Agent {
             PruneMode::Off => return "pruning off".into(),
             PruneMode::CacheTtl => format!("pruning cache-ttl {}s", settings.ttl_secs),
         };
-        match &self.last_prune {
+        match &self.context.last_prune {
             None => format!("{mode}, nothing pruned yet"),
             Some(LastPrune { at, report }) => format!(
                 "{mode}, last pruned {}: {} results trimmed, {} cleared, {} → {} characters",

@@ -15,13 +15,13 @@ use crate::time;
 impl Agent {
     /// Why this keyed session resets before the next message, if it does.
     pub fn reset_due(&mut self, now: &Zoned) -> Option<String> {
-        self.key.as_ref()?;
+        self.log.key.as_ref()?;
         if !self.is_saved() {
             return None;
         }
         // Another program's write (or a hand-edited `updatedAt`) counts.
         let _ = self.sync_from_disk();
-        let last: Timestamp = self.seen.updated_at.as_deref()?.parse().ok()?;
+        let last: Timestamp = self.log.seen.updated_at.as_deref()?.parse().ok()?;
         ResetRule::from_config(&self.config).due(last, now)
     }
 
@@ -29,14 +29,14 @@ impl Agent {
     /// prompt, cwd and thinking level (`/new`, and a reset).
     pub fn successor(&self) -> Result<Agent> {
         let mut next = Agent::start(
-            self.store.clone(),
+            self.log.store.clone(),
             self.config.clone(),
-            self.model.clone(),
-            self.system.clone(),
-            self.cwd.clone(),
+            self.binding.model.clone(),
+            self.prompt.system.clone(),
+            self.log.cwd.clone(),
         )?;
-        next.key = self.key.clone();
-        next.thinking = self.thinking;
+        next.log.key = self.log.key.clone();
+        next.binding.thinking = self.binding.thinking;
         self.tools.carry_to(&mut next.tools);
         next.set_sandbox_mode(self.tools.sandbox().mode());
         Ok(next)
@@ -47,9 +47,9 @@ impl Agent {
     /// session's id.
     pub fn reset_for(&self, why: &str) -> Result<(Agent, String)> {
         let mut next = self.successor()?;
-        let key = self.key.as_deref().unwrap_or_default();
+        let key = self.log.key.as_deref().unwrap_or_default();
         let text = format!("new session for key {key}: {why}");
         next.record(Entry::Notice { at: time::now(), text: text.clone() });
-        Ok((next, format!("{text} (the old one: glrs-chat --resume {})", self.id)))
+        Ok((next, format!("{text} (the old one: glrs-chat --resume {})", self.log.id)))
     }
 }

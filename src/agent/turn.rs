@@ -19,9 +19,10 @@
 //! compactions started meanwhile) comes through a [`Driver`]: the chat's,
 //! or [`Unattended`] for a turn no one watches (the memory flush).
 
+use super::step::Failed;
 use crate::context;
 use crate::message::Text;
-use crate::provider::{CallError, Cancel, Delta, Message, Request, Response, StopReason, Usage};
+use crate::provider::{CallError, Cancel, Delta, Message, Response, Usage};
 use crate::store::{Entry, ToolCall, TurnMessage};
 use crate::time;
 
@@ -38,45 +39,6 @@ pub fn steps_message(max: u64) -> String {
 
 /// The token that makes a reply silent (SPEC 7).
 pub const NO_REPLY: &str = "NO_REPLY";
-
-/// Holds back streamed text until it is clear the reply does not begin
-/// with `NO_REPLY`; a silent reply shows nothing at all.
-#[derive(Debug, Default)]
-struct SilentGate {
-    silent: Option<bool>,
-    held: String,
-}
-
-impl SilentGate {
-    /// Text that may be shown now.
-    fn feed(&mut self, text: &str) -> Option<String> {
-        match self.silent {
-            Some(true) => None,
-            Some(false) => Some(text.to_string()),
-            None => {
-                self.held.push_str(text);
-                let start = self.held.trim_start();
-                if start.starts_with(NO_REPLY) {
-                    self.silent = Some(true);
-                    None
-                } else if NO_REPLY.starts_with(start) {
-                    None
-                } else {
-                    self.silent = Some(false);
-                    Some(std::mem::take(&mut self.held))
-                }
-            }
-        }
-    }
-
-    /// At the end of a step: what is still held, unless the reply is silent.
-    fn finish(&mut self) -> Option<String> {
-        if self.silent == Some(true) || self.held.is_empty() {
-            return None;
-        }
-        Some(std::mem::take(&mut self.held))
-    }
-}
 
 /// True when a whole reply is silent.
 pub fn is_silent(text: &str) -> bool {
@@ -236,6 +198,25 @@ pub struct TurnOutcome {
     pub compact_due: bool,
 }
 
+/// A turn as it runs: its messages so far and what it will return.
+#[derive(Default)]
+pub(super) struct Turn {
+    /// The messages of this turn, for its `turn` entry.
+    pub messages: Vec<Message>,
+    /// What the turn returns.
+    pub outcome: TurnOutcome,
+    /// An overflow was met and room made once already.
+    pub overflow_retried: bool,
+}
+
+/// What follows a step that answered.
+enum Next {
+    /// Another step.
+    Step,
+    /// The turn ends.
+    End,
+}
+
 impl TurnOutcome {
     /// Whether the turn ended before the model finished (stopped, failed or cut).
     pub fn stopped(&self) -> bool {
@@ -255,162 +236,120 @@ impl Agent {
         cancel: &Cancel,
         driver: &mut D,
     ) -> TurnOutcome {
-        let mut outcome = TurnOutcome::default();
-        if let Err(e) = self.sync_from_disk() {
-            ui.notice(&format!("could not re-read the session: {e}"));
+        let mut turn = Turn::default();
+        self.sync_or_warn(ui);
+        let text = self.prompt_with_hooks(text, kind, ui).await;
+        self.add_user(&text, false, &mut turn.messages);
+        let max_steps = self.config.max_steps_per_turn.unwrap_or(crate::config::DEFAULT_MAX_STEPS);
+        for step in 1.. {
+            // A model that never stops calling tools ends here, with every
+            // call answered, rather than running (and billing) for ever.
+            if step > max_steps {
+                let text = steps_message(max_steps);
+                ui.notice(&text);
+                self.record(Entry::Notice { at: time::now(), text });
+                break;
+            }
+            let steers = driver.steers(self, ui);
+            self.add_steers(steers, ui, &mut turn.messages);
+            self.sync_or_warn(ui);
+            let response = match self.model_step(kind, ui, cancel).await {
+                Ok(response) => response,
+                Err(error) => match self.after_failed_call(error, &mut turn, driver, cancel, ui).await {
+                    Failed::Retry => continue,
+                    Failed::End => break,
+                    Failed::Dropped => return turn.outcome,
+                },
+            };
+            match self.after_answer(response, &mut turn, kind, driver, cancel, ui).await {
+                Next::Step => {}
+                Next::End => break,
+            }
         }
-        let mut turn_messages = Vec::new();
+        self.end_turn(turn.messages, &turn.outcome, kind, ui).await;
+        driver.after_turn(self, cancel, ui).await;
+        turn.outcome
+    }
+
+    /// What follows a model call that answered: its calls run (and the turn
+    /// goes on), or, with none, the turn ends unless a steer keeps it going.
+    async fn after_answer<D: Driver>(
+        &mut self,
+        response: Response,
+        turn: &mut Turn,
+        kind: TurnKind,
+        driver: &mut D,
+        cancel: &Cancel,
+        ui: &mut dyn TurnUi,
+    ) -> Next {
+        let calls = response.tool_calls.clone();
+        self.add_response(response, &mut turn.messages, &mut turn.outcome);
+        if calls.is_empty() {
+            // A steer typed while the model answered keeps the turn going;
+            // otherwise the turn ends here, and its write point (the turn's
+            // end) writes this step too: one rewrite, not two.
+            let steers = driver.steers(self, ui);
+            if steers.is_empty() {
+                return Next::End;
+            }
+            self.save_or_notice(ui);
+            self.add_steers(steers, ui, &mut turn.messages);
+            return Next::Step;
+        }
+        self.save_or_notice(ui);
+        self.run_calls(&calls, kind, ui, cancel, &mut turn.messages).await;
+        if cancel.is_cancelled() {
+            turn.outcome.error = Some(CallError::Cancelled { partial: Response::default() });
+            return Next::End;
+        }
+        // A turn that passed the line stops here rather than take another step.
+        if driver.stop_at_line(self, ui) {
+            turn.outcome.compact_due = true;
+            return Next::End;
+        }
+        Next::Step
+    }
+
+    /// The user's text as the model gets it: a `user_prompt` hook's stdout
+    /// is appended to it (SPEC 15).
+    async fn prompt_with_hooks(&self, text: &str, kind: TurnKind, ui: &mut dyn TurnUi) -> String {
         let mut text = text.to_string();
         if kind == TurnKind::Normal {
-            // SPEC 15: a user_prompt hook's stdout is appended to the message.
             let out = self.hook(Event::UserPrompt, fields([("prompt", text.clone().into())]), None).await;
             report(&out, ui);
             for added in &out.output {
                 text = format!("{}\n\n{}", text.trim_end(), added.trim_end());
             }
         }
-        self.add_user(&text, false, &mut turn_messages);
-        let mut overflow_retried = false;
-        let max_steps = self.config.max_steps_per_turn.unwrap_or(crate::config::DEFAULT_MAX_STEPS);
-        let mut steps = 0u64;
-        loop {
-            // A model that never stops calling tools ends here, with every
-            // call answered, rather than running (and billing) for ever.
-            if steps >= max_steps {
-                let text = steps_message(max_steps);
-                ui.notice(&text);
-                self.record(Entry::Notice { at: time::now(), text });
-                break;
-            }
-            steps += 1;
-            let steers = driver.steers(self, ui);
-            self.add_steers(steers, ui, &mut turn_messages);
-            if let Err(e) = self.sync_from_disk() {
-                ui.notice(&format!("could not re-read the session: {e}"));
-            }
-            // SPEC 15: MCP servers still starting are waited for (bounded).
-            let news = {
-                let settle = self.tools.settle(cancel);
-                tokio::pin!(settle);
-                tokio::select! {
-                    news = &mut settle => news,
-                    () = tokio::time::sleep(std::time::Duration::from_secs(1)) => {
-                        ui.notice("(waiting for MCP servers to start)");
-                        settle.await
-                    }
-                }
-            };
-            for line in news {
-                ui.notice(&line);
-            }
-            let tool_specs = self.tools.specs(&self.situation(kind));
-            let system = self.system_for(kind);
-            self.prune_before_call(system.as_deref(), &tool_specs, jiff::Timestamp::now());
-            ui.step_start();
-            let mut gate = SilentGate::default();
-            let result = {
-                let request = Request {
-                    model: &self.model.model,
-                    system: system.as_deref(),
-                    messages: &self.messages,
-                    tools: &tool_specs,
-                    thinking: self.thinking,
-                };
-                let mut on_delta = |d: Delta| match d {
-                    Delta::Text(t) => {
-                        if let Some(shown) = gate.feed(&t) {
-                            ui.delta(&Delta::Text(shown));
-                        }
-                    }
-                    Delta::Retrying(retry) => ui.notice(&format!("({retry})")),
-                    reasoning => ui.delta(&reasoning),
-                };
-                self.provider.complete(&request, &mut on_delta, cancel).await
-            };
-            self.last_call = Some(jiff::Timestamp::now());
-            if let Some(rest) = gate.finish() {
-                ui.delta(&Delta::Text(rest));
-            }
-            ui.step_end();
-            let response = match result {
-                Ok(response) => response,
-                Err(error) => {
-                    let error = match error {
-                        // Overflow recovery: the driver makes room (the chat
-                        // compacts), then this request is retried once. Never
-                        // in a flush: it precedes a compaction (glrs-compact
-                        // holds the session for it), and ends with its error.
-                        CallError::Overflow(message) if !overflow_retried => {
-                            overflow_retried = true;
-                            if driver.make_room(self, cancel, ui).await {
-                                continue;
-                            }
-                            CallError::Overflow(format!(
-                                "{message}; nothing could be compacted: {}",
-                                self.overflow_advice()
-                            ))
-                        }
-                        CallError::Overflow(m) => CallError::Overflow(format!(
-                            "{m}; the request is still too large after compacting: try /compact with an instruction \
-                             saying what to keep, or {}",
-                            self.overflow_advice()
-                        )),
-                        other => other,
-                    };
-                    // A new session dropped unsaved has no turn to record.
-                    let dropped = self.drop_if_never_saved(&error, ui);
-                    if !dropped {
-                        self.end_early(&error, &mut turn_messages, &mut outcome);
-                    }
-                    outcome.error = Some(error);
-                    if dropped {
-                        return outcome;
-                    }
-                    break;
-                }
-            };
-            let calls = response.tool_calls.clone();
-            self.add_response(response, &mut turn_messages, &mut outcome);
-            if calls.is_empty() {
-                // A steer typed while the model answered keeps the turn going;
-                // otherwise the turn ends here, and its write point (just
-                // below the loop) writes this step too: one rewrite, not two.
-                let steers = driver.steers(self, ui);
-                if steers.is_empty() {
-                    break;
-                }
-                if let Some(problem) = self.save_or_report() {
-                    ui.notice(&problem.to_string());
-                }
-                self.add_steers(steers, ui, &mut turn_messages);
-                continue;
-            }
-            if let Some(problem) = self.save_or_report() {
-                ui.notice(&problem.to_string());
-            }
-            self.run_calls(&calls, kind, ui, cancel, &mut turn_messages).await;
-            if cancel.is_cancelled() {
-                outcome.error = Some(CallError::Cancelled { partial: Response::default() });
-                break;
-            }
-            // A turn that passed the line stops here rather than take another step.
-            if driver.stop_at_line(self, ui) {
-                outcome.compact_due = true;
-                break;
-            }
-        }
+        text
+    }
+
+    /// The turn's write point: its `turn` entry, then the `turn_end` hook.
+    async fn end_turn(&mut self, messages: Vec<Message>, outcome: &TurnOutcome, kind: TurnKind, ui: &mut dyn TurnUi) {
         // Consumed as converted: the turn's messages are not held twice during the write.
-        let messages = turn_messages.into_iter().map(|m| TurnMessage::from(&m)).collect();
+        let messages = messages.into_iter().map(|m| TurnMessage::from(&m)).collect();
         self.record(Entry::Turn { at: time::now(), messages });
-        if let Some(problem) = self.save_or_report() {
-            ui.notice(&problem.to_string());
-        }
+        self.save_or_notice(ui);
         if kind == TurnKind::Normal && self.hooked(Event::TurnEnd) {
             let out = self.hook(Event::TurnEnd, fields([("reply", outcome.reply.to_string().into())]), None).await;
             report(&out, ui);
         }
-        driver.after_turn(self, cancel, ui).await;
-        outcome
+    }
+
+    /// Rebuild the context if another program changed the file; a failure
+    /// is only told.
+    fn sync_or_warn(&mut self, ui: &mut dyn TurnUi) {
+        if let Err(e) = self.sync_from_disk() {
+            ui.notice(&format!("could not re-read the session: {e}"));
+        }
+    }
+
+    /// Write what is unwritten; a failure is told, not fatal (it is kept
+    /// for the next write point).
+    pub(super) fn save_or_notice(&mut self, ui: &mut dyn TurnUi) {
+        if let Some(problem) = self.save_or_report() {
+            ui.notice(&problem.to_string());
+        }
     }
 
     /// Add typed lines to the turn as steers.
@@ -425,15 +364,15 @@ impl Agent {
         self.checkpoints.user_message();
         self.record(Entry::User { at: time::now(), text: text.to_string(), steer });
         let message = Message::User { content: text.to_string() };
-        self.context_tokens += message.estimate_tokens();
-        self.messages.push(message.clone());
+        self.context.tokens += message.estimate_tokens();
+        self.context.messages.push(message.clone());
         turn_messages.push(message);
     }
 
     /// Record a model call's answer (whole, or the part that arrived).
     /// Takes the answer by value: its text moves into the context rather
     /// than being copied once more (a 100 MB answer).
-    fn add_response(&mut self, r: Response, turn_messages: &mut Vec<Message>, outcome: &mut TurnOutcome) {
+    pub(super) fn add_response(&mut self, r: Response, turn_messages: &mut Vec<Message>, outcome: &mut TurnOutcome) {
         let at = time::now();
         for reasoning in &r.reasoning {
             self.record(Entry::Reasoning {
@@ -447,14 +386,14 @@ impl Agent {
         self.record(Entry::Assistant {
             at: at.clone(),
             text: text.clone(),
-            model: self.model.full(),
+            model: self.binding.model.full(),
             tool_calls: r.tool_calls.clone(),
             stop_reason: r.stop_reason,
         });
         if let Some(usage) = r.usage {
             self.record(Entry::Usage {
                 at,
-                model: self.model.full(),
+                model: self.binding.model.full(),
                 input_tokens: usage.input_tokens,
                 output_tokens: usage.output_tokens,
                 cache_read_tokens: usage.cache_read_tokens,
@@ -467,79 +406,12 @@ impl Agent {
             outcome.reply.push(text.clone());
         }
         let message = Message::Assistant { content: text, reasoning: r.reasoning, tool_calls: r.tool_calls };
-        self.messages.push(message.clone());
+        self.context.messages.push(message.clone());
         turn_messages.push(message);
         // SPEC 5: what the provider reported for this call; else our estimate.
-        self.context_tokens = match r.usage {
+        self.context.tokens = match r.usage {
             Some(u) if u.total() > 0 => u.total(),
-            _ => context::estimate(&self.messages) + self.system_tokens(),
+            _ => context::estimate(&self.context.messages) + self.system_tokens(),
         };
-    }
-
-    /// A new session whose first model call failed, with nothing arrived
-    /// (nothing listening, a bad key), is not kept: a file holding only an
-    /// error is clutter. Forgets the turn and says so; true when it did. A
-    /// session already on disk keeps its error entry; a stop by the user or a
-    /// cut answer with text keeps what there is.
-    fn drop_if_never_saved(&mut self, error: &CallError, ui: &mut dyn TurnUi) -> bool {
-        let arrived = match error {
-            CallError::Cancelled { .. } => return false,
-            CallError::Cut { partial, .. } => !partial.text.is_empty() || !partial.reasoning.is_empty(),
-            _ => false,
-        };
-        let answered_before = self.unwritten.iter().any(|e| matches!(e, Entry::Assistant { .. }));
-        if arrived || answered_before || self.is_saved() || self.store.locate(&self.id).is_some() {
-            return false;
-        }
-        self.unwritten.clear();
-        self.messages.clear();
-        self.context_tokens = 0;
-        ui.notice("the new session was not kept: its first model call failed");
-        true
-    }
-
-    /// Keep what a broken or stopped call produced, and say why it ended.
-    fn end_early(&mut self, error: &CallError, turn_messages: &mut Vec<Message>, outcome: &mut TurnOutcome) {
-        let kept = match error {
-            CallError::Cancelled { partial } => Some((partial, StopReason::Aborted)),
-            CallError::Cut { partial, .. } => Some((partial, StopReason::Error)),
-            _ => None,
-        };
-        if let Some((partial, stop_reason)) = kept
-            && (!partial.text.is_empty() || !partial.reasoning.is_empty())
-        {
-            // Tool calls of a broken answer are dropped: they have no result.
-            let kept = Response { tool_calls: Vec::new(), stop_reason, ..partial.clone() };
-            self.add_response(kept, turn_messages, outcome);
-        }
-        match error {
-            CallError::Cancelled { .. } => {
-                self.record(Entry::Notice { at: time::now(), text: "turn stopped by the user".into() })
-            }
-            other => self.record(Entry::Error { at: time::now(), text: other.to_string(), kind: other.kind().into() }),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn run(pieces: &[&str]) -> String {
-        let mut gate = SilentGate::default();
-        let mut shown: String = pieces.iter().filter_map(|p| gate.feed(p)).collect();
-        shown.extend(gate.finish());
-        shown
-    }
-
-    #[test]
-    fn no_reply_is_never_shown_not_even_in_part() {
-        assert_eq!(run(&["NO", "_REP", "LY"]), "");
-        assert_eq!(run(&["  NO_REPLY and more"]), "");
-        assert_eq!(run(&["NO", "PE"]), "NOPE");
-        assert_eq!(run(&["Sure. NO_REPLY"]), "Sure. NO_REPLY", "text before the token: not silent");
-        assert_eq!(run(&["N"]), "N");
-        assert_eq!(run(&["Hello"]), "Hello");
-        assert!(is_silent(" NO_REPLY") && !is_silent("ok NO_REPLY"));
     }
 }

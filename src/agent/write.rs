@@ -14,7 +14,7 @@ use crate::{SessionId, time};
 impl Agent {
     /// Record an entry for the next write point.
     pub fn record(&mut self, entry: Entry) {
-        self.unwritten.push(entry);
+        self.log.unwritten.push(entry);
     }
 
     /// A write point: every unwritten entry, `contextTokens` and `model`,
@@ -31,43 +31,43 @@ impl Agent {
     }
 
     fn save_now(&mut self) -> Result<Option<String>, StoreError> {
-        if !self.is_saved() && self.store.locate(&self.id).is_none() {
-            self.store.create_as(&self.id, &self.cwd)?;
+        if !self.is_saved() && self.log.store.locate(&self.log.id).is_none() {
+            self.log.store.create_as(&self.log.id, &self.log.cwd)?;
         }
         let mut change = Append::new()
-            .set("contextTokens", Value::from(self.context_tokens))
-            .set("model", Value::from(self.model.full()));
-        if let Some(key) = &self.key {
+            .set("contextTokens", Value::from(self.context.tokens))
+            .set("model", Value::from(self.binding.model.full()));
+        if let Some(key) = &self.log.key {
             change = change.set("key", Value::from(key.as_str()));
         }
         change = change.set("sandbox", Value::from(self.tools.sandbox().mode().name()));
-        if let Some(system) = &self.system {
+        if let Some(system) = &self.prompt.system {
             change = change.set("system", Value::from(self.redactor.text(system).into_owned()));
         }
         // Written only when it applies: a level other than off, or a change
         // back to off from a level the file holds.
-        let set_thinking = self.thinking != crate::provider::cache::Thinking::Off || self.seen.thinking;
+        let set_thinking = self.binding.thinking != crate::provider::cache::Thinking::Off || self.log.seen.thinking;
         if set_thinking {
-            change = change.set("thinking", Value::from(self.thinking.to_string()));
+            change = change.set("thinking", Value::from(self.binding.thinking.to_string()));
         }
         // Serialized only into the file: an answer's text is shared by the
         // context and its entries, never held again as JSON (issue 14).
-        for entry in &self.unwritten {
+        for entry in &self.log.unwritten {
             change = change.entry_owned(entry.redacted(&self.redactor)?.unwrap_or_else(|| entry.clone()));
         }
         // Under the lock: if the file holds entries this chat has not seen
         // (a compaction landed during the turn), they stay, and the context
         // and `contextTokens` are rebuilt from the file as written, in the
         // same write.
-        let known_len = self.seen.entries;
+        let known_len = self.log.seen.entries;
         let system_tokens = self.system_tokens();
         // Messages, entries on disk, compaction cycle, contextTokens.
         type Merged = (Vec<crate::provider::Message>, usize, crate::compact::flush::Cycle, u64);
         let mut merged: Option<Merged> = None;
-        let added = self.unwritten.len();
+        let added = self.log.unwritten.len();
         // Between a step that asked for tools and their results: the calls
         // stay in the rebuilt context (issue 24), their results follow.
-        let awaiting = matches!(self.messages.last(),
+        let awaiting = matches!(self.context.messages.last(),
             Some(crate::provider::Message::Assistant { tool_calls, .. }) if !tool_calls.is_empty());
         // Usually appended in place. When the file is not as this chat left
         // it, it is read from the last boundary on (never whole), and this
@@ -90,34 +90,34 @@ impl Agent {
             picked.extend(new.iter().map(String::as_str));
             merged = Some((messages, recent.total, crate::compact::flush::cycle_of(&picked), tokens));
         };
-        let written = self.store.append_since(
-            &self.id,
+        let written = self.log.store.append_since(
+            &self.log.id,
             change,
-            self.seen.file.as_ref().map(|(_, mark)| mark),
+            self.log.seen.file.as_ref().map(|(_, mark)| mark),
             flush::CONTEXT_TYPES,
             flush::context_start,
             merge,
         )?;
-        self.unwritten.clear();
+        self.log.unwritten.clear();
         let warning = written.warning.clone().map(|w| format!("the session was saved, but {w}"));
-        self.seen = LastSeen {
+        self.log.seen = LastSeen {
             entries: match (&written.rewritten, &merged) {
                 (Some(events), _) => *events,
                 (None, Some((_, total, ..))) => total + added,
-                (None, None) => self.seen.entries + added,
+                (None, None) => self.log.seen.entries + added,
             },
             file: Some((written.stamp, written.mark)),
             updated_at: Some(written.updated_at),
-            thinking: self.seen.thinking || set_thinking,
+            thinking: self.log.seen.thinking || set_thinking,
         };
         if let Some((messages, _, cycle, tokens)) = merged {
-            self.messages = messages;
-            self.cycle = cycle;
-            self.context_tokens = tokens;
+            self.context.messages = messages;
+            self.context.cycle = cycle;
+            self.context.tokens = tokens;
         }
-        if let (Some(key), false) = (&self.key, self.key_recorded) {
-            self.store.set_key(key, &self.id)?;
-            self.key_recorded = true;
+        if let (Some(key), false) = (&self.log.key, self.log.key_recorded) {
+            self.log.store.set_key(key, &self.log.id)?;
+            self.log.key_recorded = true;
         }
         Ok(warning)
     }
@@ -125,14 +125,14 @@ impl Agent {
     /// True when entries wait to be written (a write failed, or they wait
     /// for the next write point).
     pub fn has_unsaved(&self) -> bool {
-        !self.unwritten.is_empty()
+        !self.log.unwritten.is_empty()
     }
 
     /// Before leaving the session (exit, `/new`, `/resume`): what is not on
     /// disk gets one more attempt; if that fails too, it is written to a
     /// recovery file for `glrs-sessions import`. The error says so plainly.
     pub fn leave(&mut self) -> Result<(), Unsaved> {
-        if self.unwritten.is_empty() {
+        if self.log.unwritten.is_empty() {
             return Ok(());
         }
         let error = match self.save() {
@@ -141,6 +141,7 @@ impl Agent {
         };
         // Redacted like everything else this chat writes.
         let entries: Vec<_> = self
+            .log
             .unwritten
             .iter()
             .filter_map(|e| match e.redacted(&self.redactor) {
@@ -149,23 +150,25 @@ impl Agent {
                 Err(_) => None,
             })
             .collect();
-        let mut header =
-            vec![("model", Value::from(self.model.full())), ("contextTokens", Value::from(self.context_tokens))];
-        if let Some(key) = &self.key {
+        let mut header = vec![
+            ("model", Value::from(self.binding.model.full())),
+            ("contextTokens", Value::from(self.context.tokens)),
+        ];
+        if let Some(key) = &self.log.key {
             header.push(("key", Value::from(key.as_str())));
         }
-        let recovery = self.store.write_recovery(&self.id, &self.cwd, &header, &entries);
+        let recovery = self.log.store.write_recovery(&self.log.id, &self.log.cwd, &header, &entries);
         if recovery.is_ok() {
             // They are safe there; the agent must not write them twice.
-            self.unwritten.clear();
+            self.log.unwritten.clear();
         }
-        Err(Unsaved { id: self.id.clone(), count: entries.len(), error, recovery })
+        Err(Unsaved { id: self.log.id.clone(), count: entries.len(), error, recovery })
     }
 
     /// Save only what is not on disk yet (compaction must see it all): the
     /// failure, or `Ok` with a warning to show.
     pub fn save_pending(&mut self) -> Result<Option<String>, WriteFailed> {
-        if self.unwritten.is_empty() && self.is_saved() {
+        if self.log.unwritten.is_empty() && self.is_saved() {
             return Ok(None);
         }
         self.save().map_err(|e| self.report_failure(e))

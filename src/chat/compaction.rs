@@ -199,10 +199,10 @@ impl Chat {
     /// `softThresholdTokens` of the trigger, once per compaction cycle.
     pub fn flush_due(&self) -> bool {
         flush::due(
-            self.config(),
-            &self.trigger(),
-            self.context_tokens(),
-            (self.compactions(), self.flushed_cycle()),
+            self.agent().config(),
+            &self.agent().trigger(),
+            self.agent().context_tokens(),
+            (self.agent().compactions(), self.agent().flushed_cycle()),
             self.automatic.overflowed,
         )
     }

@@ -15,7 +15,7 @@ const SHOWN: usize = 6;
 /// Print the end of `chat`'s transcript. Only the messages are picked out
 /// of the file (by a streaming scan), and only the last few parsed.
 pub fn show(chat: &Chat, color: bool) {
-    let Some(at) = chat.store().locate(chat.id()) else { return };
+    let Some(at) = chat.agent().store().locate(chat.agent().id()) else { return };
     // Enough messages back that the shown part's first user message is
     // among them, whatever the turn's length.
     let start = |hits: &[crate::store::recent::Hit]| {
@@ -25,10 +25,10 @@ pub fn show(chat: &Chat, color: bool) {
         let from = hits.len().saturating_sub(SHOWN);
         hits[..(from + 1).min(hits.len())].iter().rev().find(is_user).map_or(0, |h| h.index)
     };
-    let Ok(recent) = chat.store().read_recent(&at, &["user", "assistant"], start) else { return };
+    let Ok(recent) = chat.agent().store().read_recent(&at, &["user", "assistant"], start) else { return };
     let entries: Vec<Parsed> = recent.lines.entries().into_iter().map(Parsed::from_text).collect();
     let width = crossterm::terminal::size().map_or(80, |(w, _)| w as usize);
-    print!("{}", transcript_from(&entries, recent.first, width, color, chat.id().as_str()));
+    print!("{}", transcript_from(&entries, recent.first, width, color, chat.agent().id().as_str()));
 }
 
 /// The text [`show`] prints for these entries.

@@ -6,8 +6,13 @@
 //! compaction runs when a request overflows or the context passes the line
 //! (`compaction`).
 //!
-//! A `Chat` derefs to its `Agent`: what a session is and does is the
-//! agent's; what is here is only the chat's.
+//! What a session is and does is the agent's; what is here is only the
+//! chat's. A `Chat` shows its agent read-only ([`Chat::agent`]) and changes
+//! it only through the few things a person at the keyboard can do (the
+//! methods below: a turn, `/model`, `/thinking`, `/sandbox`, `/clear`,
+//! `/rewind`, quitting); everything set up before the first line (keys,
+//! permissions, tools, servers) is done on the `Agent` before it becomes a
+//! chat.
 
 /// `println!` that never panics: the terminal may be gone (closed
 /// mid-turn), and the chat must still save and leave.
@@ -66,19 +71,6 @@ pub struct Chat {
     automatic: Automatic,
 }
 
-impl std::ops::Deref for Chat {
-    type Target = Agent;
-    fn deref(&self) -> &Agent {
-        &self.agent
-    }
-}
-
-impl std::ops::DerefMut for Chat {
-    fn deref_mut(&mut self) -> &mut Agent {
-        &mut self.agent
-    }
-}
-
 impl From<Agent> for Chat {
     fn from(agent: Agent) -> Chat {
         Chat { agent, automatic: Automatic::default() }
@@ -86,6 +78,56 @@ impl From<Agent> for Chat {
 }
 
 impl Chat {
+    /// The agent, to read what the session is (its id, model, store,
+    /// context) without changing it.
+    pub fn agent(&self) -> &Agent {
+        &self.agent
+    }
+
+    /// `/model`: switch models for the next turns.
+    pub fn set_model(&mut self, model: crate::provider::select::ModelRef) -> anyhow::Result<()> {
+        self.agent.set_model(model)
+    }
+
+    /// `/thinking`: the thinking level of the next turns.
+    pub fn set_thinking(&mut self, level: crate::provider::cache::Thinking) {
+        self.agent.set_thinking(level);
+    }
+
+    /// `/sandbox MODE`: the sandbox mode of the next calls.
+    pub fn set_sandbox_mode(&mut self, mode: crate::sandbox::Mode) {
+        self.agent.set_sandbox_mode(mode);
+    }
+
+    /// `/clear`: the model starts from nothing; the transcript stays.
+    pub fn clear(&mut self) -> Option<crate::agent::WriteNote> {
+        self.agent.clear()
+    }
+
+    /// Whether the session is due for its daily or idle reset (SPEC 16),
+    /// and why.
+    pub fn reset_due(&mut self, now: &jiff::Zoned) -> Option<String> {
+        self.agent.reset_due(now)
+    }
+
+    /// The workspace's checkpoints (`/rewind`).
+    pub fn checkpoints(&mut self) -> &mut crate::checkpoint::Tracker {
+        self.agent.checkpoints()
+    }
+
+    /// `/rewind`: put the workspace's files back as they were at `target`.
+    pub async fn rewind_files(
+        &mut self,
+        target: &crate::rewind::Point,
+    ) -> Result<(Vec<crate::checkpoint::Change>, usize), String> {
+        self.agent.rewind_files(target).await
+    }
+
+    /// Quitting: write what is unwritten and let the session go.
+    pub fn leave(&mut self) -> Result<(), crate::agent::Unsaved> {
+        self.agent.leave()
+    }
+
     /// Run one turn for `text`. `steers` is asked before each model call for
     /// lines the user typed meanwhile; they join the turn as `steer` user
     /// messages (a `/compact` among them starts a compaction in the

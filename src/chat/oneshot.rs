@@ -99,10 +99,10 @@ pub fn adopt_progress_pipe(fd: i32) -> Option<std::fs::File> {
 /// Ctrl-C, 143 by SIGTERM, 129 by SIGHUP (what arrived is kept and saved).
 pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool, progress: Option<std::fs::File>) -> Result<i32> {
     // What a repository's AGENTS.md tried and was refused (issue 20).
-    for problem in &chat.instructions().problems {
+    for problem in &chat.agent().instructions().problems {
         eprintln!("glrs-chat: warning: {}", crate::output::terminal_safe(problem));
     }
-    if let Err(warning) = chat.remember_prompt(prompt) {
+    if let Err(warning) = chat.agent().remember_prompt(prompt) {
         crate::output::to_stderr(format_args!("glrs-chat: warning: {warning:#}"));
     }
     let cancel = Cancel::default();
@@ -145,7 +145,8 @@ pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool, progress: Opt
         }
     }
     // A stdout that cannot be written must not keep the turn from its save.
-    let printed = if json_output { print_json(chat.id().as_str(), &outcome.reply, &outcome.usage) } else { Ok(()) };
+    let printed =
+        if json_output { print_json(chat.agent().id().as_str(), &outcome.reply, &outcome.usage) } else { Ok(()) };
     let mut code = match &outcome.error {
         None => 0,
         Some(_) if outcome.stopped() => {
@@ -161,7 +162,7 @@ pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool, progress: Opt
         }
         Some(e) => {
             // Named with the model: behind a gateway, which one refused matters.
-            crate::output::to_stderr(format_args!("glrs-chat: error: {}: {e}", chat.model().full()));
+            crate::output::to_stderr(format_args!("glrs-chat: error: {}: {e}", chat.agent().model().full()));
             1
         }
     };
@@ -178,8 +179,8 @@ pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool, progress: Opt
         crate::output::to_stderr(format_args!("glrs-chat: error: {unsaved}"));
         code = 1;
     }
-    if chat.is_saved() {
-        crate::output::to_stderr(format_args!("{}", chat.id()));
+    if chat.agent().is_saved() {
+        crate::output::to_stderr(format_args!("{}", chat.agent().id()));
     }
     Ok(code)
 }

@@ -139,12 +139,12 @@ fn show_instructions(found: &crate::agent::system::Instructions, cwd: &Path, dim
 /// The line editor for `chat`, its history from `prompts.json`.
 fn line_editor(chat: &Chat, color: bool) -> Result<LineEditor> {
     let mut editor: Editor<ReplHelper, rustyline::history::DefaultHistory> = Editor::new()?;
-    let models = crate::provider::select::configured_models(chat.config());
-    editor.set_helper(Some(ReplHelper { store: chat.store().clone(), models, color }));
+    let models = crate::provider::select::configured_models(chat.agent().config());
+    editor.set_helper(Some(ReplHelper { store: chat.agent().store().clone(), models, color }));
     for enter in [KeyEvent::new('\r', rustyline::Modifiers::NONE), KeyEvent::ctrl('M'), KeyEvent::ctrl('J')] {
         editor.bind_sequence(enter, EventHandler::Conditional(Box::new(ContinueLine)));
     }
-    for prompt in chat.store().prompts().unwrap_or_default() {
+    for prompt in chat.agent().store().prompts().unwrap_or_default() {
         let _ = editor.add_history_entry(prompt.text);
     }
     Ok(LineEditor::start(editor)?)
@@ -188,23 +188,16 @@ async fn next_input(
 pub async fn run(mut chat: Chat, resumed: bool) -> Result<i32> {
     let color = crate::output::color_enabled();
     let editor = line_editor(&chat, color)?;
-    let style = crate::output::Style::on_terminal(color);
-    let dim = |t: &str| style.dim(t);
-    say!("{}", dim(&format!("glrs-chat · session {} · {} · /help for commands", chat.id(), chat.model().full())));
-    show_instructions(chat.instructions(), Path::new(chat.cwd()), &dim);
-    if resumed {
-        super::history::show(&chat, color);
-    }
+    greet(&chat, color, resumed);
     // SIGTERM or SIGHUP at the prompt wakes it and the loop leaves like
     // Ctrl-D (below); during a turn they stop it first.
     let signals = Watcher::start()?;
-    let mut code = 0;
     let mut initial = String::new();
     // Lines typed during an idle compaction: they run once it lands.
     let mut queued: std::collections::VecDeque<String> = Default::default();
     loop {
         // MCP servers that failed to start or stopped since: said once.
-        for line in chat.tools().servers().map(|s| s.news()).unwrap_or_default() {
+        for line in chat.agent().tools().servers().map(|s| s.news()).unwrap_or_default() {
             warn!("glrs-chat: warning: {}", crate::output::terminal_safe(&line));
         }
         let prompt = prompt_text(&chat);
@@ -229,37 +222,15 @@ pub async fn run(mut chat: Chat, resumed: bool) -> Result<i32> {
             continue;
         }
         if trimmed.starts_with('/') {
-            if Command::named(Command::split(trimmed).0) == Some(Command::Mcp)
-                && let Some(servers) = chat.tools().servers()
-            {
-                servers.ready().await;
+            match slash_command(&mut chat, trimmed, color).await {
+                Action::Continue => {}
+                Action::Input(text) => initial = text,
+                Action::Quit => break,
             }
-            // Slash commands run child programs and read the store.
-            match crate::runtime::blocking(|| super::slash::run(&mut chat, trimmed, color)) {
-                Ok(Action::Continue) => continue,
-                Ok(Action::Input(text)) => {
-                    initial = text;
-                    continue;
-                }
-                Ok(Action::Quit) => break,
-                Err(e) => {
-                    warn!("glrs-chat: error: {e:#}");
-                    continue;
-                }
-            }
+            continue;
         }
-        // SPEC 16: the key's reset rule, checked before every message.
-        if let Some(why) = chat.reset_due(&jiff::Zoned::now()) {
-            match chat.reset_for(&why) {
-                Ok((next, line)) => {
-                    leave_loudly(&mut chat);
-                    chat = Chat::from(next);
-                    say!("{}", dim(&format!("({line})")));
-                }
-                Err(e) => warn!("glrs-chat: error: cannot start the key's new session: {e:#}"),
-            }
-        }
-        if let Err(warning) = chat.remember_prompt(&text) {
+        reset_if_due(&mut chat, color);
+        if let Err(warning) = chat.agent().remember_prompt(&text) {
             warn!("glrs-chat: warning: {warning:#}");
         }
         let (typed, stopped_at_line) = run_turn(&mut chat, &text, color, &signals).await;
@@ -272,6 +243,56 @@ pub async fn run(mut chat: Chat, resumed: bool) -> Result<i32> {
             }
         }
     }
+    Ok(goodbye(&mut chat, &signals).await)
+}
+
+/// The first lines: the session, its model, the `AGENTS.md` files in the
+/// prompt, and (resumed) what the session holds.
+fn greet(chat: &Chat, color: bool, resumed: bool) {
+    let style = crate::output::Style::on_terminal(color);
+    let dim = |t: &str| style.dim(t);
+    let agent = chat.agent();
+    say!("{}", dim(&format!("glrs-chat · session {} · {} · /help for commands", agent.id(), agent.model().full())));
+    show_instructions(agent.instructions(), Path::new(agent.cwd()), &dim);
+    if resumed {
+        super::history::show(chat, color);
+    }
+}
+
+/// Run a slash command; an error is told and the REPL goes on.
+async fn slash_command(chat: &mut Chat, line: &str, color: bool) -> Action {
+    if Command::named(Command::split(line).0) == Some(Command::Mcp)
+        && let Some(servers) = chat.agent().tools().servers()
+    {
+        servers.ready().await;
+    }
+    // Slash commands run child programs and read the store.
+    match crate::runtime::blocking(|| super::slash::run(chat, line, color)) {
+        Ok(action) => action,
+        Err(e) => {
+            warn!("glrs-chat: error: {e:#}");
+            Action::Continue
+        }
+    }
+}
+
+/// SPEC 16: the key's reset rule, checked before every message.
+fn reset_if_due(chat: &mut Chat, color: bool) {
+    let Some(why) = chat.reset_due(&jiff::Zoned::now()) else { return };
+    match chat.agent().reset_for(&why) {
+        Ok((next, line)) => {
+            leave_loudly(chat);
+            *chat = Chat::from(next);
+            say!("{}", crate::output::Style::on_terminal(color).dim(&format!("({line})")));
+        }
+        Err(e) => warn!("glrs-chat: error: cannot start the key's new session: {e:#}"),
+    }
+}
+
+/// Leaving: why (a signal), one more attempt at a failed write point, the
+/// `session_end` hook, and how to come back. Returns the exit code.
+async fn goodbye(chat: &mut Chat, signals: &Watcher) -> i32 {
+    let mut code = 0;
     if let Some(stop) = signals.received() {
         // Stopped the turn like Ctrl-C, or woke the prompt; now leave.
         warn!("glrs-chat: stopped by {}: what arrived is kept", stop.name());
@@ -282,23 +303,23 @@ pub async fn run(mut chat: Chat, resumed: bool) -> Result<i32> {
         warn!("glrs-chat: error: {unsaved}");
         code = 1;
     }
-    let ended = chat.hook(crate::hooks::Event::SessionEnd, Default::default(), None).await;
+    let ended = chat.agent().hook(crate::hooks::Event::SessionEnd, Default::default(), None).await;
     for problem in ended.problems {
         warn!("glrs-chat: warning: {problem}");
     }
-    if chat.is_saved() {
-        say!("to come back: glrs-chat --resume {}", chat.id());
+    if chat.agent().is_saved() {
+        say!("to come back: glrs-chat --resume {}", chat.agent().id());
     }
-    Ok(code)
+    code
 }
 
 /// `ID MODEL [thinking:LEVEL] FILL% > `: the level only when not off.
 fn prompt_text(chat: &Chat) -> String {
-    let thinking = match chat.thinking() {
+    let thinking = match chat.agent().thinking() {
         crate::provider::cache::Thinking::Off => String::new(),
         level => format!(" thinking:{level}"),
     };
-    format!("{} {}{thinking} {}% > ", chat.id(), chat.model().model, chat.fill_percent())
+    format!("{} {}{thinking} {}% > ", chat.agent().id(), chat.agent().model().model, chat.agent().fill_percent())
 }
 
 /// What runs at idle.
@@ -375,8 +396,8 @@ async fn run_turn(chat: &mut Chat, text: &str, color: bool, signals: &Watcher) -
     let mut ui = term_ui(color);
     let started: Arc<Mutex<Vec<crate::process::Background>>> = Arc::default();
     // `/compact` during a turn needs the session on disk to act on.
-    let compact = chat.is_saved().then(|| BackgroundCompact {
-        id: chat.id().clone(),
+    let compact = chat.agent().is_saved().then(|| BackgroundCompact {
+        id: chat.agent().id().clone(),
         started: started.clone(),
         lock: ui.lock.clone(),
     });
@@ -405,7 +426,7 @@ async fn run_turn(chat: &mut Chat, text: &str, color: bool, signals: &Watcher) -
         None => {}
         Some(e) if outcome.stopped() => say!("{}", ui.dim(&format!("({e}: what arrived is kept)"))),
         // Named with the model: behind a gateway, which one refused matters.
-        Some(e) => warn!("glrs-chat: error: {}: {e}", chat.model().full()),
+        Some(e) => warn!("glrs-chat: error: {}: {e}", chat.agent().model().full()),
     }
     let mut next = late.join("\n");
     if !leftover.is_empty() {

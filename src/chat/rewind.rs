@@ -28,11 +28,11 @@ pub fn run(chat: &mut Chat) -> Result<Option<String>> {
     // Run by the REPL outside the runtime's workers (crate::runtime::blocking).
     let runtime = tokio::runtime::Handle::current();
     let runtime = &runtime;
-    let Some(at) = chat.store().locate(chat.id()).filter(|_| chat.is_saved()) else {
-        println!("nothing to rewind yet: session {} has nothing saved", chat.id());
+    let Some(at) = chat.agent().store().locate(chat.agent().id()).filter(|_| chat.agent().is_saved()) else {
+        println!("nothing to rewind yet: session {} has nothing saved", chat.agent().id());
         return Ok(None);
     };
-    let file = chat.store().read(&at)?.file;
+    let file = chat.agent().store().read(&at)?.file;
     let (points, messages) = rewind::scan(&file.events);
     if messages.is_empty() {
         println!("no message to rewind to");
@@ -129,17 +129,20 @@ fn rewind_files(chat: &mut Chat, runtime: &tokio::runtime::Handle, target: Optio
         println!("  {} {}", c.status.letter(), crate::output::terminal_safe(&c.path));
     }
     let count = crate::output::count(changed.len() as u64, "file", "files");
-    println!("files: {count} put back as they were (undo: glrs-sessions rewind {} {undo} --files-only)", chat.id());
+    println!(
+        "files: {count} put back as they were (undo: glrs-sessions rewind {} {undo} --files-only)",
+        chat.agent().id()
+    );
     Ok(())
 }
 
 /// Fork the session to just before `message` and continue in the fork.
 fn continue_in_fork(chat: &mut Chat, at: &crate::store::Located, message: &Message) -> Result<()> {
-    let forked = crate::fork::fork_before(chat.store(), at, message.entry)?;
-    let current = chat.model().clone();
-    let (store, config) = (chat.store().clone(), chat.config().clone());
+    let forked = crate::fork::fork_before(chat.agent().store(), at, message.entry)?;
+    let current = chat.agent().model().clone();
+    let (store, config) = (chat.agent().store().clone(), chat.agent().config().clone());
     let located = store.resolve(forked.id.as_str())?;
-    let mut next = Chat::from(crate::agent::Agent::resume(
+    let mut next = crate::agent::Agent::resume(
         store,
         config,
         &located,
@@ -147,14 +150,15 @@ fn continue_in_fork(chat: &mut Chat, at: &crate::store::Located, message: &Messa
         Some(current.clone()),
         || Ok(current),
         None,
-    )?);
-    chat.carry_tools_to(&mut next);
+    )?;
+    chat.agent().carry_tools_to(&mut next);
+    let next = Chat::from(next);
     super::repl::leave_loudly(chat);
-    let old = chat.id().clone();
+    let old = chat.agent().id().clone();
     *chat = next;
     println!(
         "continuing in {} (entries 1-{} of {old}; {old} stays as it was: /resume {old})",
-        chat.id(),
+        chat.agent().id(),
         message.entry - 1
     );
     Ok(())

@@ -159,7 +159,7 @@ pub fn run(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
         }
         Command::Mcp => mcp_listing(chat, color),
         Command::Artifacts => {
-            crate::programs::run_program("glrs-artifacts", &["ls", chat.id().as_str()])?;
+            crate::programs::run_program("glrs-artifacts", &["ls", chat.agent().id().as_str()])?;
         }
         Command::Export => export(chat, arg)?,
         Command::Sessions => {
@@ -170,7 +170,7 @@ pub fn run(chat: &mut Chat, line: &str, color: bool) -> Result<Action> {
             if !arg.is_empty() {
                 chat.set_sandbox_mode(crate::sandbox::Mode::parse(arg).map_err(anyhow::Error::msg)?);
             }
-            say!("sandbox {}", chat.sandbox().describe());
+            say!("sandbox {}", chat.agent().sandbox().describe());
         }
         Command::Thinking => thinking(chat, arg)?,
         Command::Resume => resume(chat, arg, color)?,
@@ -191,35 +191,35 @@ fn help() {
 }
 
 fn status(chat: &Chat) -> Result<()> {
-    let trigger = chat.trigger();
+    let trigger = chat.agent().trigger();
     let line = trigger.threshold().map_or("off".to_string(), |t| format!("{t} tokens"));
     say!(
         "model {} · thinking {} · window {} tokens · trigger {line} · context {} tokens ({}%) · compactions {} · last memory flush: {}",
-        chat.model().full(),
-        chat.thinking(),
+        chat.agent().model().full(),
+        chat.agent().thinking(),
         trigger.window,
-        chat.context_tokens(),
-        chat.fill_percent(),
-        chat.compactions(),
-        chat.flushed_cycle().map_or("none this session".to_string(), |c| format!("after compaction {c}"))
+        chat.agent().context_tokens(),
+        chat.agent().fill_percent(),
+        chat.agent().compactions(),
+        chat.agent().flushed_cycle().map_or("none this session".to_string(), |c| format!("after compaction {c}"))
     );
-    say!("{}", chat.pruning_status());
-    say!("sandbox {}", chat.sandbox().describe());
-    if chat.is_saved() {
-        crate::programs::run_program("glrs-sessions", &["status", chat.id().as_str()])?;
+    say!("{}", chat.agent().pruning_status());
+    say!("sandbox {}", chat.agent().sandbox().describe());
+    if chat.agent().is_saved() {
+        crate::programs::run_program("glrs-sessions", &["status", chat.agent().id().as_str()])?;
     } else {
-        say!("session {} has nothing saved yet", chat.id());
+        say!("session {} has nothing saved yet", chat.agent().id());
     }
     Ok(())
 }
 
 fn export(chat: &Chat, arg: &str) -> Result<()> {
-    if !chat.is_saved() {
-        say!("nothing to export yet: session {} has nothing saved", chat.id());
+    if !chat.agent().is_saved() {
+        say!("nothing to export yet: session {} has nothing saved", chat.agent().id());
         return Ok(());
     }
-    let file = if arg.is_empty() { format!("{}.md", chat.id()) } else { arg.to_string() };
-    let status = crate::programs::run_program("glrs-sessions", &["export", chat.id().as_str(), "-o", &file])?;
+    let file = if arg.is_empty() { format!("{}.md", chat.agent().id()) } else { arg.to_string() };
+    let status = crate::programs::run_program("glrs-sessions", &["export", chat.agent().id().as_str(), "-o", &file])?;
     if status.success() {
         say!("exported to {file}");
     }
@@ -229,18 +229,18 @@ fn export(chat: &Chat, arg: &str) -> Result<()> {
 fn model(chat: &mut Chat, arg: &str) -> Result<()> {
     if !arg.is_empty() {
         chat.set_model(crate::provider::select::ModelRef::parse(arg)?)?;
-        say!("model {} for the next turns", chat.model().full());
+        say!("model {} for the next turns", chat.agent().model().full());
         return Ok(());
     }
-    say!("{} (window {} tokens)", chat.model().full(), chat.window());
-    let mut models = crate::provider::select::configured_models(chat.config());
-    if !models.contains(&chat.model().full()) {
-        models.push(chat.model().full());
+    say!("{} (window {} tokens)", chat.agent().model().full(), chat.agent().window());
+    let mut models = crate::provider::select::configured_models(chat.agent().config());
+    if !models.contains(&chat.agent().model().full()) {
+        models.push(chat.agent().model().full());
         models.sort();
     }
     say!("configured models (/model NAME switches; Tab completes):");
     for m in models {
-        let mark = if m == chat.model().full() { "*" } else { " " };
+        let mark = if m == chat.agent().model().full() { "*" } else { " " };
         say!("  {mark} {m}");
     }
     Ok(())
@@ -248,52 +248,46 @@ fn model(chat: &mut Chat, arg: &str) -> Result<()> {
 
 fn thinking(chat: &mut Chat, arg: &str) -> Result<()> {
     if arg.is_empty() {
-        say!("thinking {} ({})", chat.thinking(), Thinking::choices());
+        say!("thinking {} ({})", chat.agent().thinking(), Thinking::choices());
     } else {
         chat.set_thinking(Thinking::parse(arg).map_err(anyhow::Error::msg)?);
-        say!("thinking {} for the next turns", chat.thinking());
+        say!("thinking {} for the next turns", chat.agent().thinking());
     }
     Ok(())
 }
 
 fn resume(chat: &mut Chat, arg: &str, color: bool) -> Result<()> {
     let at = if arg.is_empty() {
-        match super::picker::pick_session(chat.store())? {
+        match super::picker::pick_session(chat.agent().store())? {
             super::picker::Pick::Open(at) => at,
             _ => return Ok(()),
         }
     } else {
-        chat.store().resolve(arg)?
+        chat.agent().store().resolve(arg)?
     };
-    if &at.id == chat.id() {
-        say!("session {} is the one open", chat.id());
+    if &at.id == chat.agent().id() {
+        say!("session {} is the one open", chat.agent().id());
         return Ok(());
     }
-    let current = chat.model().clone();
+    let current = chat.agent().model().clone();
     // The other session keeps the system prompt it was started with.
-    let (store, config) = (chat.store().clone(), chat.config().clone());
-    let mut next = Chat::from(crate::agent::Agent::resume(
-        store,
-        config,
-        &at,
-        crate::store::lock::Holder::Chat,
-        None,
-        || Ok(current),
-        None,
-    )?);
-    chat.carry_tools_to(&mut next);
+    let (store, config) = (chat.agent().store().clone(), chat.agent().config().clone());
+    let mut next =
+        crate::agent::Agent::resume(store, config, &at, crate::store::lock::Holder::Chat, None, || Ok(current), None)?;
+    chat.agent().carry_tools_to(&mut next);
+    let next = Chat::from(next);
     switch_to(chat, next);
-    say!("session {} · {}", chat.id(), chat.model().full());
+    say!("session {} · {}", chat.agent().id(), chat.agent().model().full());
     super::history::show(chat, color);
     Ok(())
 }
 
 fn new_session(chat: &mut Chat) -> Result<()> {
-    let next = Chat::from(chat.successor()?);
+    let next = Chat::from(chat.agent().successor()?);
     switch_to(chat, next);
-    match &chat.key() {
-        Some(key) => say!("new session {} for key {key}", chat.id()),
-        None => say!("new session {}", chat.id()),
+    match &chat.agent().key() {
+        Some(key) => say!("new session {} for key {key}", chat.agent().id()),
+        None => say!("new session {}", chat.agent().id()),
     }
     Ok(())
 }
@@ -301,18 +295,18 @@ fn new_session(chat: &mut Chat) -> Result<()> {
 /// Leave this session (saying how to come back to it) for `next`.
 fn switch_to(chat: &mut Chat, next: Chat) {
     super::repl::leave_loudly(chat);
-    if chat.is_saved() {
-        say!("left {} (glrs-chat --resume {})", chat.id(), chat.id());
+    if chat.agent().is_saved() {
+        say!("left {} (glrs-chat --resume {})", chat.agent().id(), chat.agent().id());
     }
     *chat = next;
 }
 
 fn fork(chat: &Chat, arg: &str) -> Result<()> {
-    if !chat.is_saved() {
-        say!("nothing to fork yet: session {} has nothing saved", chat.id());
+    if !chat.agent().is_saved() {
+        say!("nothing to fork yet: session {} has nothing saved", chat.agent().id());
         return Ok(());
     }
-    let mut args = vec![chat.id().to_string()];
+    let mut args = vec![chat.agent().id().to_string()];
     if !arg.is_empty() {
         args.push(arg.to_string());
     }
@@ -329,9 +323,9 @@ fn fork(chat: &Chat, arg: &str) -> Result<()> {
 /// `/mcp`: each server, its state, and its tools (SPEC 15).
 fn mcp_listing(chat: &Chat, color: bool) {
     // Ready: awaited before the command runs.
-    let listing = chat.tools().servers().map(|s| s.listing()).unwrap_or_default();
+    let listing = chat.agent().tools().servers().map(|s| s.listing()).unwrap_or_default();
     if listing.is_empty() {
-        match chat.config().mcp_servers.is_empty() {
+        match chat.agent().config().mcp_servers.is_empty() {
             true => say!("no MCP servers: add them under \"mcpServers\" in config.json (the README shows how)"),
             false => say!("no MCP servers were started: --no-tools starts none"),
         }

@@ -118,17 +118,20 @@ fn run_on(args: Args, runtime: &tokio::runtime::Runtime, progress: Option<std::f
     crate::process::escaped::adopt_orphans();
     let prompt = checked_arguments(&args, &config)?;
     let mut notices: Vec<String> = Vec::new();
-    let (mut chat, resumed) = match open_chat(&args, store, config, runtime, prompt.is_some(), &mut notices)? {
+    // Set up as an agent (key, tools, modes, the session's start); a chat
+    // from the first line on.
+    let (mut agent, resumed) = match open_agent(&args, store, config, runtime, prompt.is_some(), &mut notices)? {
         ControlFlow::Continue(opened) => opened,
         ControlFlow::Break(code) => return Ok(code),
     };
-    let _servers = set_up_tools(&mut chat, &args, runtime)?;
-    set_modes(&mut chat, &args)?;
-    start_session(&mut chat, runtime, notices);
+    let _servers = set_up_tools(&mut agent, &args, runtime)?;
+    set_modes(&mut agent, &args)?;
+    start_session(&mut agent, runtime, notices);
+    let mut chat = Chat::from(agent);
     match prompt {
         Some(prompt) => {
             let code = runtime.block_on(chat::oneshot::run(&mut chat, &prompt, args.json, progress));
-            let ended = runtime.block_on(chat.hook(crate::hooks::Event::SessionEnd, Default::default(), None));
+            let ended = runtime.block_on(chat.agent().hook(crate::hooks::Event::SessionEnd, Default::default(), None));
             warn_all(ended.problems);
             code
         }
@@ -155,18 +158,18 @@ fn checked_arguments(args: &Args, config: &Config) -> Result<Option<String>> {
     Ok(prompt)
 }
 
-/// The chat the arguments name (a key's session, one resumed, picked or
+/// The agent the arguments name (a key's session, one resumed, picked or
 /// continued, or a new one) and whether it was resumed; or the exit code
-/// when the picker chose nothing. A keyed chat's new session is saved, so
+/// when the picker chose nothing. A keyed session, when new, is saved, so
 /// the next chat for the key finds it.
-fn open_chat(
+fn open_agent(
     args: &Args,
     store: Store,
     config: Config,
     runtime: &tokio::runtime::Runtime,
     one_shot: bool,
     notices: &mut Vec<String>,
-) -> Result<ControlFlow<i32, (Chat, bool)>> {
+) -> Result<ControlFlow<i32, (Agent, bool)>> {
     let explicit = args.model.as_deref().map(ModelRef::parse).transpose()?;
     // A resumed session keeps the system prompt in its header unless --system is given.
     let system = args.system.clone();
@@ -187,25 +190,25 @@ fn open_chat(
         },
     };
     let resumed = target.is_some();
-    let mut chat = match target {
-        Some(at) => Chat::from(Agent::resume(store, config, &at, Holder::Chat, explicit, choose_default, system)?),
+    let mut agent = match target {
+        Some(at) => Agent::resume(store, config, &at, Holder::Chat, explicit, choose_default, system)?,
         None => {
             let model = match explicit {
                 Some(m) => m,
                 None => choose_default()?,
             };
-            Chat::from(Agent::start(store, config, model, system, cwd)?)
+            Agent::start(store, config, model, system, cwd)?
         }
     };
     if let Some(key) = &args.key {
-        chat.set_key(key.clone());
+        agent.set_key(key.clone());
         if !resumed {
-            // On disk and in keys.json before the next chat for this key looks.
-            chat.save()?;
+            // On disk and in keys.json before the next agent for this key looks.
+            agent.save()?;
         }
     }
     drop(key_lock);
-    Ok(ControlFlow::Continue((chat, resumed)))
+    Ok(ControlFlow::Continue((agent, resumed)))
 }
 
 /// The session `key` goes on with, else `None` for a new one (begun as a
@@ -263,31 +266,31 @@ fn named_session(store: &Store, args: &Args, one_shot: bool, cwd: &str) -> Resul
     }))
 }
 
-/// The chat's permissions and tools: the arguments' allowances and a
+/// The agent's permissions and tools: the arguments' allowances and a
 /// parent's grants, the MCP servers (started now, in the background, and
 /// stopped when what this returns is dropped: SPEC 15) and the executable
 /// tools; or no tools at all.
-fn set_up_tools(chat: &mut Chat, args: &Args, runtime: &tokio::runtime::Runtime) -> Result<Option<StopOnExit>> {
-    chat.set_permissions(&args.allow, args.allow_all).map_err(|e| crate::cli::UsageError(format!("{e:#}")))?;
-    chat.inherit(&args.grant, &args.tools).map_err(|e| crate::cli::UsageError(format!("{e:#}")))?;
+fn set_up_tools(agent: &mut Agent, args: &Args, runtime: &tokio::runtime::Runtime) -> Result<Option<StopOnExit>> {
+    agent.set_permissions(&args.allow, args.allow_all).map_err(|e| crate::cli::UsageError(format!("{e:#}")))?;
+    agent.inherit(&args.grant, &args.tools).map_err(|e| crate::cli::UsageError(format!("{e:#}")))?;
     // The first model call waits for the servers still starting.
     let mut stop_servers = None;
-    let servers = crate::config::mcp::check_all(&chat.config().mcp_servers)?;
+    let servers = crate::config::mcp::check_all(&agent.config().mcp_servers)?;
     if !args.no_tools && !servers.is_empty() {
-        let started = crate::mcp::Servers::start(servers, std::path::PathBuf::from(chat.cwd()))
+        let started = crate::mcp::Servers::start(servers, std::path::PathBuf::from(agent.cwd()))
             .context("cannot start the MCP servers")?;
-        chat.attach_servers(started.clone());
+        agent.attach_servers(started.clone());
         stop_servers = Some(StopOnExit(started));
     }
     if args.no_tools {
-        chat.no_tools();
+        agent.no_tools();
     } else if let Some(home) = crate::agent::system::config_home() {
         // SPEC 15: executable tools, described in parallel; a broken one is
         // named once and left out.
         let dir = crate::tools::exec::tools_dir(&home);
-        let (tools, problems) = runtime.block_on(crate::tools::exec::load(&dir, &chat.tool_names()));
+        let (tools, problems) = runtime.block_on(crate::tools::exec::load(&dir, &agent.tool_names()));
         for tool in tools {
-            chat.add_tool(tool);
+            agent.add_tool(tool);
         }
         warn_all(problems);
     }
@@ -295,14 +298,14 @@ fn set_up_tools(chat: &mut Chat, args: &Args, runtime: &tokio::runtime::Runtime)
 }
 
 /// `--thinking` and `--sandbox`; a sandbox the kernel cannot give is said.
-fn set_modes(chat: &mut Chat, args: &Args) -> Result<()> {
+fn set_modes(agent: &mut Agent, args: &Args) -> Result<()> {
     if let Some(level) = args.thinking {
-        chat.set_thinking(level);
+        agent.set_thinking(level);
     }
     if let Some(mode) = &args.sandbox {
-        chat.set_sandbox_mode(crate::sandbox::Mode::parse(mode).map_err(crate::cli::UsageError)?);
+        agent.set_sandbox_mode(crate::sandbox::Mode::parse(mode).map_err(crate::cli::UsageError)?);
     }
-    let sandbox = chat.sandbox();
+    let sandbox = agent.sandbox();
     if let (crate::sandbox::Support::Unavailable(why), false) =
         (sandbox.support(), sandbox.mode() == crate::sandbox::Mode::Off)
     {
@@ -311,21 +314,21 @@ fn set_modes(chat: &mut Chat, args: &Args) -> Result<()> {
     Ok(())
 }
 
-/// What happens once the chat is set up, before its first turn: the
+/// What happens once the agent is set up, before its first turn: the
 /// maintenance run by itself (SPEC 16), the notices (said and recorded)
 /// and the `SessionStart` hooks.
-fn start_session(chat: &mut Chat, runtime: &tokio::runtime::Runtime, notices: Vec<String>) {
-    // With this chat's session already open (so it is never removed).
-    match crate::maintenance::auto::at_chat_start(chat.store(), chat.config(), std::time::SystemTime::now()) {
+fn start_session(agent: &mut Agent, runtime: &tokio::runtime::Runtime, notices: Vec<String>) {
+    // With this agent's session already open (so it is never removed).
+    match crate::maintenance::auto::at_chat_start(agent.store(), agent.config(), std::time::SystemTime::now()) {
         Ok(Some(line)) => crate::output::to_stderr(format_args!("{PROGRAM_NAME}: {line}")),
         Ok(None) => {}
         Err(e) => crate::output::to_stderr(format_args!("{PROGRAM_NAME}: warning: maintenance did not run: {e:#}")),
     }
     for notice in notices {
         crate::output::to_stderr(format_args!("{PROGRAM_NAME}: {notice}"));
-        chat.record(crate::store::Entry::Notice { at: crate::time::now(), text: notice });
+        agent.record(crate::store::Entry::Notice { at: crate::time::now(), text: notice });
     }
-    let started = runtime.block_on(chat.hook(crate::hooks::Event::SessionStart, Default::default(), None));
+    let started = runtime.block_on(agent.hook(crate::hooks::Event::SessionStart, Default::default(), None));
     warn_all(started.problems);
 }
 
