@@ -27,6 +27,7 @@ const INJECTED: &[&str] = &[
     "<INSTRUCTIONS>",
     "<user_shell_command>",
     "<turn_aborted>",
+    "<subagent_notification>",
 ];
 
 /// What the reader knows as it walks the file.
@@ -97,6 +98,8 @@ impl State {
                 self.b.keep(&at, kind, line.clone());
             }
             "turn_context" => {
+                // A turn of its own begins: no answer goes on across it.
+                self.current = None;
                 if let Some(model) = text_of(payload, "model") {
                     self.model = model;
                 }
@@ -131,7 +134,11 @@ impl State {
         if let Some(provider) = text_of(meta, "model_provider") {
             self.provider = provider;
         }
+        // The thread's own start (its line is written a little later).
         if let Some(at) = time_of(meta.get("timestamp")) {
+            if self.b.first_at.as_ref().is_none_or(|first| at < *first) {
+                self.b.first_at = Some(at.clone());
+            }
             self.b.saw(&at);
         }
         // A spawned thread (`source: {subagent: {thread_spawn: {parent_thread_id}}}`,
@@ -252,6 +259,11 @@ impl State {
     fn event(&mut self, payload: &Value, line: &Value) {
         let at = self.at.clone();
         let kind = payload.get("type").and_then(Value::as_str).unwrap_or("");
+        // A new turn (a compaction's, say, whose summary Codex records as an
+        // answer before the `compacted` line): no answer goes on across it.
+        if matches!(kind, "task_started" | "turn_started") {
+            self.current = None;
+        }
         let usage = payload.pointer("/info/last_token_usage");
         match (kind, usage) {
             ("token_count", Some(usage)) => {

@@ -154,6 +154,7 @@ const FIXTURES: &[(&str, &str)] = &[
     ("claude", "branch/claude"),
     ("claude", "recorded/claude"),
     ("codex", "codex"),
+    ("codex", "recorded/codex"),
     ("pi", "pi"),
     ("pi", "recorded/pi"),
 ];

@@ -39,6 +39,7 @@ mod import;
 mod import_bad;
 mod import_branches;
 mod import_lossless;
+mod import_recorded;
 mod kept_scans;
 mod layering;
 mod lifecycle;
