@@ -376,48 +376,46 @@ async fn wait_for_background(agent: &mut Agent, chat: &mut Automatic, cancel: &C
     let mut waiting = std::mem::take(&mut chat.background);
     let mut landed = agent.compactions();
     while !waiting.is_empty() {
-        let mut still = Vec::new();
-        for mut child in waiting {
-            match child.finished() {
-                Ok(Some(status)) => {
-                    // It has exited: its pipes hold all it wrote.
-                    let mut out = Vec::new();
-                    let mut err = Vec::new();
-                    if let Some(mut pipe) = child.child().stdout.take() {
-                        let _ = std::io::Read::read_to_end(&mut pipe, &mut out);
-                    }
-                    if let Some(mut pipe) = child.child().stderr.take() {
-                        let _ = std::io::Read::read_to_end(&mut pipe, &mut err);
-                    }
-                    if status.success() {
-                        relay_warnings(&err, ui);
-                    }
-                    match outcome_of(status.success(), &out, &err) {
-                        CompactOutcome::Landed(line) => {
-                            landed += 1;
-                            ui.notice(&format!("(compaction #{landed}: {line})"))
-                        }
-                        CompactOutcome::Nothing => ui.notice("(nothing to compact)"),
-                        CompactOutcome::Failed(why) => ui.notice(&format!("(compaction failed: {why})")),
-                        // Only an automatic compaction can be cancelled.
-                        CompactOutcome::Abandoned | CompactOutcome::Cancelled(_) => {}
-                    }
-                }
-                Ok(None) => still.push(child),
-                Err(e) => ui.notice(&format!("(compaction failed: {e})")),
+        // The first to exit, seen on its pidfd ([`Background::exit`]).
+        let first = {
+            let exits = waiting.iter_mut().map(|child| Box::pin(child.exit()));
+            tokio::select! {
+                (exited, index, _) = futures_util::future::select_all(exits) => Some((exited, index)),
+                () = cancel.cancelled() => None,
             }
-        }
-        waiting = still;
-        if waiting.is_empty() {
+        };
+        let Some((exited, index)) = first else {
+            ui.notice("(the compaction goes on; its brief lands before the next model call)");
+            chat.background = waiting;
             break;
-        }
-        tokio::select! {
-            () = tokio::time::sleep(std::time::Duration::from_millis(20)) => {}
-            () = cancel.cancelled() => {
-                ui.notice("(the compaction goes on; its brief lands before the next model call)");
-                chat.background = waiting;
-                break;
+        };
+        let mut child = waiting.remove(index);
+        match exited {
+            Ok(status) => {
+                // It has exited: its pipes hold all it wrote.
+                let mut out = Vec::new();
+                let mut err = Vec::new();
+                if let Some(mut pipe) = child.child().stdout.take() {
+                    let _ = std::io::Read::read_to_end(&mut pipe, &mut out);
+                }
+                if let Some(mut pipe) = child.child().stderr.take() {
+                    let _ = std::io::Read::read_to_end(&mut pipe, &mut err);
+                }
+                if status.success() {
+                    relay_warnings(&err, ui);
+                }
+                match outcome_of(status.success(), &out, &err) {
+                    CompactOutcome::Landed(line) => {
+                        landed += 1;
+                        ui.notice(&format!("(compaction #{landed}: {line})"))
+                    }
+                    CompactOutcome::Nothing => ui.notice("(nothing to compact)"),
+                    CompactOutcome::Failed(why) => ui.notice(&format!("(compaction failed: {why})")),
+                    // Only an automatic compaction can be cancelled.
+                    CompactOutcome::Abandoned | CompactOutcome::Cancelled(_) => {}
+                }
             }
+            Err(e) => ui.notice(&format!("(compaction failed: {e})")),
         }
     }
     let _ = agent.sync_from_disk();

@@ -64,12 +64,33 @@ impl Background {
 
     /// Its exit status once it has exited, released from the watchdog just
     /// before it is reaped (see the module doc); `None` while it runs.
-    pub fn finished(&mut self) -> std::io::Result<Option<ExitStatus>> {
+    fn finished(&mut self) -> std::io::Result<Option<ExitStatus>> {
         if !self.exited()? {
             return Ok(None);
         }
         self.release();
         self.child.try_wait()
+    }
+
+    /// Wait until it has exited, then its status as [`Self::finished`]
+    /// gives it (released, then reaped). The wait is on its pidfd, which
+    /// turns readable when it exits: no polling, and dropping the wait
+    /// leaves the child as it was.
+    pub async fn exit(&mut self) -> std::io::Result<ExitStatus> {
+        let pid = rustix::process::Pid::from_child(&self.child);
+        let pidfd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty())?;
+        // SAFETY: an OwnedFd is open for as long as it lives, and always
+        // the same descriptor.
+        let pidfd = unsafe { tokio::io::unix::AsyncFd::register_with_interest(pidfd, tokio::io::Interest::READABLE) }
+            .map_err(std::io::Error::from)?;
+        loop {
+            let mut ready = pidfd.readable().await?;
+            if let Some(status) = self.finished()? {
+                return Ok(status);
+            }
+            // Readable but not yet seen to exit by waitid: wait again.
+            ready.clear_ready();
+        }
     }
 
     fn release(&mut self) {
@@ -94,24 +115,41 @@ impl Drop for Background {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     #[test]
-    fn finished_sees_the_exit_and_releases_before_the_reap() {
+    fn exit_waits_for_the_exit_and_releases_before_the_reap() {
         let mut cmd = Command::new("sh");
         cmd.args(["-c", "exit 3"]);
         let mut child = Background::start(cmd, false).unwrap();
         let pid = child.child().id();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let status = loop {
-            if let Some(status) = child.finished().unwrap() {
-                break status;
-            }
-            assert!(Instant::now() < deadline, "sh -c 'exit 3' did not end within 10 s");
-            std::thread::sleep(Duration::from_millis(10));
-        };
+        let runtime = crate::runtime::build().unwrap();
+        let status = runtime
+            .block_on(async { tokio::time::timeout(Duration::from_secs(10), child.exit()).await })
+            .expect("sh -c 'exit 3' ends within 10 s")
+            .unwrap();
+        crate::runtime::shut_down(runtime);
         assert_eq!(status.code(), Some(3));
         assert_eq!(child.pgid, 0, "released once seen to exit");
         assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists(), "reaped after the release");
+    }
+
+    #[test]
+    fn a_dropped_wait_leaves_the_child_running_and_guarded() {
+        let mut cmd = Command::new("sleep");
+        cmd.arg("30");
+        let mut child = Background::start(cmd, false).unwrap();
+        let runtime = crate::runtime::build().unwrap();
+        let waited = runtime.block_on(async { tokio::time::timeout(Duration::from_millis(50), child.exit()).await });
+        assert!(waited.is_err(), "still running");
+        assert!(child.pgid > 0, "still guarded");
+        assert!(child.finished().unwrap().is_none());
+        child.child().kill().unwrap();
+        let status = runtime
+            .block_on(async { tokio::time::timeout(Duration::from_secs(10), child.exit()).await })
+            .expect("a killed sleep ends within 10 s")
+            .unwrap();
+        crate::runtime::shut_down(runtime);
+        assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(libc::SIGKILL));
     }
 }
