@@ -5,11 +5,18 @@
 //! work is a task on it: the MCP servers, the signal listener, the REPL's
 //! key reader and spinner. The runtime has worker threads of its own, so
 //! those tasks keep running while the main future waits on something, and a
-//! blocking call that cannot be avoided (an fsync, a lock wait, a child
-//! program the REPL runs) goes through [`blocking`], which hands the
-//! worker's other tasks to another thread first: Esc and signals always
-//! get through.
+//! blocking call that cannot be avoided goes through one of the two
+//! helpers here, so Esc and signals always get through:
+//! - [`blocking`]: work that borrows what it works on (an fsync of the
+//!   session, a lock wait, a child program the REPL runs) runs in place,
+//!   after the worker's other tasks are handed to another thread;
+//! - [`off_thread`]: work that owns what it needs (a file tool's I/O, a
+//!   walk of a huge tree) runs on the blocking pool, and the await can be
+//!   dropped (Esc) without waiting for it; the work is told, so loops stop
+//!   early.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// How many worker threads run the tasks beside the main future.
@@ -34,6 +41,38 @@ pub fn blocking<T>(work: impl FnOnce() -> T) -> T {
     }
 }
 
+/// Sets its flag when dropped: the work stops when its await is dropped.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Work run by [`off_thread`] that panicked.
+#[derive(Debug)]
+pub struct Panicked(String);
+
+impl std::fmt::Display for Panicked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Panicked {}
+
+/// Run `work`, which may block, on the runtime's blocking pool; it gets a
+/// flag that is set when the await is dropped (then its result is
+/// thrown away), for loops to stop early.
+pub async fn off_thread<T: Send + 'static>(
+    work: impl FnOnce(&AtomicBool) -> T + Send + 'static,
+) -> Result<T, Panicked> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let _guard = StopOnDrop(stop.clone());
+    tokio::task::spawn_blocking(move || work(&stop)).await.map_err(|e| Panicked(e.to_string()))
+}
+
 /// End the runtime: what is still running gets [`SHUTDOWN_GRACE`] to stop.
 /// Dropping a runtime would wait without bound for its blocking threads.
 pub fn shut_down(runtime: tokio::runtime::Runtime) {
@@ -56,6 +95,35 @@ mod tests {
             (blocked, beside.await.unwrap())
         });
         assert_eq!(out, (1, 2));
+        super::shut_down(runtime);
+    }
+
+    #[test]
+    fn work_off_the_thread_is_told_when_its_await_is_dropped() {
+        use std::sync::atomic::Ordering;
+        let runtime = super::build().unwrap();
+        let (told, saw) = std::sync::mpsc::channel();
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        runtime.block_on(async {
+            assert_eq!(super::off_thread(|_| 1).await.unwrap(), 1);
+            let (started, running) = tokio::sync::oneshot::channel();
+            let work = super::off_thread(move |stop| {
+                let _ = started.send(());
+                // Until the test has dropped the await (bounded: the test
+                // fails rather than hangs).
+                let _ = released.recv_timeout(std::time::Duration::from_secs(10));
+                let _ = told.send(stop.load(Ordering::SeqCst));
+            });
+            tokio::select! {
+                _ = work => panic!("the work ended by itself"),
+                _ = running => {}
+            }
+            let _ = release.send(());
+            let panicked = super::off_thread(|_| -> u8 { panic!("boom") }).await;
+            assert!(panicked.is_err());
+        });
+        let told = saw.recv_timeout(std::time::Duration::from_secs(20)).expect("the work ended");
+        assert!(told, "the work saw its flag set");
         super::shut_down(runtime);
     }
 }

@@ -10,7 +10,6 @@
 //! interruption is an error result for the model, never a crash.
 
 pub mod bash;
-pub mod blocking;
 pub mod exec;
 pub mod fs;
 pub mod guard;
@@ -39,6 +38,13 @@ pub struct ToolOutput {
     pub content: String,
     /// Whether the tool failed.
     pub is_error: bool,
+}
+
+/// A tool whose work off the runtime panicked fails with an error result.
+impl From<crate::runtime::Panicked> for ToolOutput {
+    fn from(e: crate::runtime::Panicked) -> ToolOutput {
+        ToolOutput::error(format!("the tool failed: {e}"))
+    }
 }
 
 impl ToolOutput {
@@ -633,7 +639,7 @@ impl Registry {
         // Built only for someone who is asked, and off the runtime
         // (it reads the file).
         let (for_preview, input, cwd) = (tool.clone(), call.input.clone(), ctx.cwd.to_path_buf());
-        let preview = tokio::task::spawn_blocking(move || for_preview.preview(&input, &cwd)).await;
+        let preview = crate::runtime::off_thread(move |_| for_preview.preview(&input, &cwd)).await;
         let question = permissions::Question {
             tool: tool.name(),
             summary: tool.summary(&call.input),

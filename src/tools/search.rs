@@ -21,12 +21,12 @@ use globset::{GlobBuilder, GlobMatcher};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::blocking::blocking;
 use super::fs::real::{Target, real_path};
 use super::fs::{checked_target, open};
 use super::{Judged, Origin, Tool, ToolContext, ToolFuture, ToolOutput, parse_input};
 use crate::limits::MAX_BYTES;
 use crate::provider::ToolSpec;
+use crate::runtime::off_thread;
 
 /// Longest line shown in a `grep` result.
 const LINE_CHARS: usize = 300;
@@ -318,7 +318,7 @@ impl Tool for Grep {
                 Err(e) => return e,
             };
             let (cwd, judged) = (ctx.cwd.to_path_buf(), ctx.judged.clone());
-            blocking(move |stop| {
+            off_thread(move |stop| {
                 let query = GrepQuery {
                     pattern: &input.pattern,
                     path: input.path.as_deref(),
@@ -330,6 +330,7 @@ impl Tool for Grep {
                 grep(&cwd, &query, &judged, stop)
             })
             .await
+            .unwrap_or_else(ToolOutput::from)
         })
     }
 }
@@ -453,7 +454,7 @@ impl Tool for Find {
                 Err(e) => return e,
             };
             let (cwd, judged) = (ctx.cwd.to_path_buf(), ctx.judged.clone());
-            blocking(move |stop| {
+            off_thread(move |stop| {
                 let query = FindQuery {
                     pattern: &input.pattern,
                     path: input.path.as_deref(),
@@ -462,6 +463,7 @@ impl Tool for Find {
                 find(&cwd, &query, &judged, stop)
             })
             .await
+            .unwrap_or_else(ToolOutput::from)
         })
     }
 }

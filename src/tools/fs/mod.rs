@@ -21,9 +21,9 @@ use serde_json::{Value, json};
 
 use self::open::OpenError;
 use self::real::Target;
-use super::blocking::blocking;
 use super::{Judged, Origin, Tool, ToolContext, ToolFuture, ToolOutput, parse_input};
 use crate::provider::ToolSpec;
+use crate::runtime::off_thread;
 pub use read::{Read, read_file};
 pub use write::{Edit, Write, short_diff};
 
@@ -152,7 +152,7 @@ impl Tool for Ls {
                 Err(e) => return e,
             };
             let (cwd, judged) = (ctx.cwd.to_path_buf(), ctx.judged.clone());
-            blocking(move |_| {
+            off_thread(move |_| {
                 let shown = input.path.as_deref().unwrap_or(".");
                 let limit = input.limit.unwrap_or(500).max(1);
                 match checked_target(&cwd, &judged, "ls", shown, true) {
@@ -161,6 +161,7 @@ impl Tool for Ls {
                 }
             })
             .await
+            .unwrap_or_else(ToolOutput::from)
         })
     }
 }

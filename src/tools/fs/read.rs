@@ -11,9 +11,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Judged, Origin, Tool, ToolContext, ToolFuture, ToolOutput, parse_input};
-use super::{binary_kind, blocking, checked_target, io_error, open, open_error, path_of, real, spec};
+use super::{binary_kind, checked_target, io_error, open, open_error, path_of, real, spec};
 use crate::limits::{MAX_BYTES, MAX_LINES};
 use crate::provider::ToolSpec;
+use crate::runtime::off_thread;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -67,7 +68,9 @@ impl Tool for Read {
                 Err(e) => return e,
             };
             let (cwd, judged) = (ctx.cwd.to_path_buf(), ctx.judged.clone());
-            blocking(move |_| read_file(&cwd, &input.path, input.offset.unwrap_or(1), input.limit, &judged)).await
+            off_thread(move |_| read_file(&cwd, &input.path, input.offset.unwrap_or(1), input.limit, &judged))
+                .await
+                .unwrap_or_else(ToolOutput::from)
         })
     }
 }

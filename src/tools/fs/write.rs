@@ -12,8 +12,9 @@ use serde_json::{Value, json};
 
 use super::open::{OpenError, Replaced};
 use super::{Origin, Tool, ToolContext, ToolFuture, ToolOutput, parse_input};
-use super::{binary_kind, blocking, checked_target, open, open_error, path_of, real, spec};
+use super::{binary_kind, checked_target, open, open_error, path_of, real, spec};
 use crate::provider::ToolSpec;
+use crate::runtime::off_thread;
 use crate::tools::{Sandboxing, resolve_path};
 
 /// The most of a file a permission prompt's diff reads.
@@ -108,7 +109,7 @@ impl Tool for Write {
                 Err(e) => return e,
             };
             let (cwd, judged) = (ctx.cwd.to_path_buf(), ctx.judged.clone());
-            blocking(move |_| {
+            off_thread(move |_| {
                 let target = match checked_target(&cwd, &judged, "write", &input.path, false) {
                     Ok(t) => t,
                     Err(refused) => return refused,
@@ -121,6 +122,7 @@ impl Tool for Write {
                 }
             })
             .await
+            .unwrap_or_else(ToolOutput::from)
         })
     }
 }
@@ -232,7 +234,7 @@ impl Tool for Edit {
                 Err(e) => return e,
             };
             let (cwd, judged) = (ctx.cwd.to_path_buf(), ctx.judged.clone());
-            blocking(move |_| edit_file(&cwd, &judged, &input)).await
+            off_thread(move |_| edit_file(&cwd, &judged, &input)).await.unwrap_or_else(ToolOutput::from)
         })
     }
 }
