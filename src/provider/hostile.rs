@@ -132,17 +132,21 @@ async fn a_trickled_line_still_times_out() {
 
 #[tokio::test]
 async fn a_silent_stream_says_no_data() {
+    // Each script holds its connection silent until the test ends (and
+    // drops the senders), bounded should it not.
+    let (end_first, first_ended) = std::sync::mpsc::channel::<()>();
+    let (end_second, second_ended) = std::sync::mpsc::channel::<()>();
     let url = serve(vec![
-        Box::new(|s| {
+        Box::new(move |s| {
             s.write_all(SSE_HEAD.as_bytes())?;
             s.write_all(openai_text("partial").split("\n\n").next().unwrap_or("").as_bytes())?;
             s.write_all(b"\n\n")?;
-            std::thread::sleep(Duration::from_secs(3));
+            let _ = first_ended.recv_timeout(Duration::from_secs(60));
             Ok(())
         }),
         // No answer at all, not even headers.
-        Box::new(|_| {
-            std::thread::sleep(Duration::from_secs(3));
+        Box::new(move |_| {
+            let _ = second_ended.recv_timeout(Duration::from_secs(60));
             Ok(())
         }),
     ]);
@@ -160,6 +164,8 @@ async fn a_silent_stream_says_no_data() {
         }
         other => panic!("{other:?}"),
     }
+    // The scripts end: the server thread goes.
+    drop((end_first, end_second));
 }
 
 #[tokio::test]

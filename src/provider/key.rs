@@ -97,6 +97,20 @@ fn run_key_command(command: &str, timeout: Duration) -> Result<Vec<u8>> {
 mod tests {
     use super::*;
 
+    /// Wait (at most 20 s) until process `pid` has ended (a zombie has);
+    /// fails the test naming `what` it is.
+    fn wait_until_gone(pid: i32, what: &str) {
+        let gone = || {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .map_or(true, |s| s.rsplit(')').next().is_some_and(|r| r.trim_start().starts_with('Z')))
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while !gone() {
+            assert!(std::time::Instant::now() < deadline, "{what} ({pid}) did not end within 20 s");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     #[test]
     fn a_key_command_is_done_when_its_shell_exits_and_its_background_child_dies() {
         let dir = tempfile::tempdir().unwrap();
@@ -110,15 +124,7 @@ mod tests {
         let out = got.recv_timeout(Duration::from_secs(20)).expect("the key command returned when its shell exited");
         assert_eq!(out.unwrap(), b"sk-bg\n");
         let pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
-        let gone = || {
-            std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .map_or(true, |s| s.rsplit(')').next().is_some_and(|r| r.trim_start().starts_with('Z')))
-        };
-        let deadline = std::time::Instant::now() + Duration::from_secs(20);
-        while !gone() {
-            assert!(std::time::Instant::now() < deadline, "the background sleep {pid} outlived the key command");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_until_gone(pid, "the background sleep, which outlived the key command");
         let big = run_key_command("yes sk | head -c 200000", Duration::from_secs(20)).unwrap();
         assert_eq!(big.len() as u64, MAX_KEY_BYTES, "the first 64 KB are kept, the rest read and dropped");
         let err = run_key_command("echo sk-secret-value; exit 1", Duration::from_secs(20)).unwrap_err();
@@ -129,13 +135,22 @@ mod tests {
     fn a_hanging_key_command_is_killed_with_what_it_started() {
         let dir = tempfile::tempdir().unwrap();
         let marker = dir.path().join("alive");
-        // A child of the shell that would outlive it, touching a file late.
-        let command = format!("sleep 1 && touch {}; echo sk-late", marker.display());
+        let pid_file = dir.path().join("child.pid");
+        // A child of the shell that would outlive it, touching a file late;
+        // the shell waits for it, past the timeout.
+        let command = format!(
+            "sh -c 'sleep 2 && touch {}' & echo $! > {}; wait; echo sk-late",
+            marker.display(),
+            pid_file.display()
+        );
         let start = std::time::Instant::now();
         let err = run_key_command(&command, Duration::from_millis(300)).unwrap_err();
         assert!(err.to_string().contains("did not finish within 0.3 s"), "{err}");
         assert!(start.elapsed() < Duration::from_secs(2), "{:?}", start.elapsed());
-        std::thread::sleep(Duration::from_millis(1500));
+        // Killed with the shell, it is gone without touching the file; left
+        // running, it would touch it within two seconds and then end.
+        let pid = std::fs::read_to_string(&pid_file).expect("the shell started its child").trim().parse().unwrap();
+        wait_until_gone(pid, "the key command's own child");
         assert!(!marker.exists(), "the command's own child was left running");
         assert_eq!(run_key_command("printf ' sk-x\\n'", Duration::from_secs(5)).unwrap(), b" sk-x\n");
         assert!(run_key_command("exit 3", Duration::from_secs(5)).unwrap_err().to_string().contains("failed"));

@@ -300,12 +300,31 @@ fn the_readme_mcp_example_is_a_valid_config() {
 #[test]
 fn the_first_request_waits_for_a_slow_server_and_says_so() {
     let exe = mcp_test_server();
-    let slow = format!("sleep 2; exec '{}'", exe.display());
+    let dir = tempfile::tempdir().unwrap();
+    let said = dir.path().join("chat.stderr");
+    // Slow until the chat says it waits for it (bounded: 20 s), so the
+    // first request is sure to find it still starting.
+    let slow = format!(
+        "i=0; while ! grep -qs 'waiting for MCP servers' '{}' && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done; \
+         exec '{}'",
+        said.display(),
+        exe.display()
+    );
     let (ts, server) = setup(json!({"slow": {"command": "sh", "args": ["-c", slow]}}));
     server.push(Reply::sse(openai_text(&["ready"], 10, 1, 0)));
-    let out = one_shot(&ts, &["-p", "hi"]);
-    assert!(out.status.success(), "{}", stderr_of(&out));
-    assert!(stderr_of(&out).contains("(waiting for MCP servers to start)"), "{}", stderr_of(&out));
+    // The chat's stderr goes to the file the server watches.
+    let mut cmd = ts.std_cmd("sh");
+    cmd.env("OPENAI_API_KEY", OPENAI_KEY).args(["-c", "exec \"$@\" 2> \"$0\""]).arg(&said).args([
+        env!("CARGO_BIN_EXE_glrs-chat"),
+        "-m",
+        "openai/gpt-4.1",
+        "-p",
+        "hi",
+    ]);
+    let out = run_bounded(&mut cmd, Duration::from_secs(60), "glrs-chat with a slow MCP server");
+    let stderr = std::fs::read_to_string(&said).unwrap_or_default();
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("(waiting for MCP servers to start)"), "{stderr}");
     assert_eq!(offered(&server, 0), ["mcp__slow__echo", "mcp__slow__fail"], "its tools, once it started");
 }
 
