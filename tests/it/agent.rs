@@ -19,27 +19,6 @@ fn sandbox_off() -> Value {
     json!({"sandbox": {"mode": "off"}})
 }
 
-/// A store, the mock server, a config with the agent's tools on, and a
-/// project folder to work in.
-pub(crate) fn setup(extra: Value) -> (TestStore, MockServer, PathBuf) {
-    let ts = TestStore::new();
-    let server = MockServer::start();
-    let mut config = json!({
-        "memoryFlush": {"enabled": false},
-        "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}, "anthropic": {"baseUrl": server.url()}},
-        "retry": {"attempts": 1},
-    });
-    if let (Some(c), Some(e)) = (config.as_object_mut(), extra.as_object()) {
-        for (k, v) in e {
-            c.insert(k.clone(), v.clone());
-        }
-    }
-    ts.config(config);
-    let proj = ts.dir.path().join("proj");
-    std::fs::create_dir_all(&proj).unwrap();
-    (ts, server, proj)
-}
-
 pub(crate) fn call(server: &MockServer, n: usize, name: &str, input: Value) {
     server.push(Reply::sse(openai_tool_call(&format!("call_{n}"), name, &[&input.to_string()])));
 }
@@ -74,7 +53,7 @@ pub(crate) fn write(proj: &Path, path: &str, text: &[u8]) {
 
 #[test]
 fn every_tool_runs_through_the_registry_with_its_errors() {
-    let (ts, server, proj) = setup(json!({}));
+    let (ts, server, proj) = agent_setup(json!({}));
     write(&proj, ".gitignore", b"target/\n");
     write(&proj, "src/main.rs", b"fn main() {\n    println!(\"hello\");\n}\n");
     write(&proj, "src/twice.txt", b"same\nsame\n");
@@ -157,7 +136,7 @@ fn every_tool_runs_through_the_registry_with_its_errors() {
 
 #[test]
 fn one_shot_write_is_denied_without_allow_and_deny_beats_allow() {
-    let (ts, server, proj) = setup(sandbox_off());
+    let (ts, server, proj) = agent_setup(sandbox_off());
     let write_call = json!({"path": "notes.txt", "content": "hello"});
     call(&server, 1, "write", write_call.clone());
     server.push(Reply::sse(openai_text(&["I could not write it."], 10, 2, 0)));
@@ -178,7 +157,7 @@ fn one_shot_write_is_denied_without_allow_and_deny_beats_allow() {
     assert!(tools[0].2 && tools[0].1 == reason);
 
     // With --allow write it happens.
-    let (ts, server, proj) = setup(sandbox_off());
+    let (ts, server, proj) = agent_setup(sandbox_off());
     call(&server, 1, "write", write_call.clone());
     server.push(Reply::sse(openai_text(&["Written."], 10, 2, 0)));
     let out = agent(&ts, &proj, &["--allow", "write", "-p", "write notes"]);
@@ -186,7 +165,8 @@ fn one_shot_write_is_denied_without_allow_and_deny_beats_allow() {
     assert_eq!(std::fs::read_to_string(proj.join("notes.txt")).unwrap(), "hello");
 
     // permissions.deny beats --allow (and --allow-all).
-    let (ts, server, proj) = setup(json!({"permissions": {"deny": ["write:notes*"]}, "sandbox": {"mode": "off"}}));
+    let (ts, server, proj) =
+        agent_setup(json!({"permissions": {"deny": ["write:notes*"]}, "sandbox": {"mode": "off"}}));
     call(&server, 1, "write", write_call);
     call(&server, 2, "bash", json!({"command": "rm -rf ."}));
     server.push(Reply::sse(openai_text(&["Denied."], 10, 2, 0)));
@@ -205,7 +185,7 @@ fn one_shot_write_is_denied_without_allow_and_deny_beats_allow() {
 
 #[test]
 fn no_tools_offers_none_and_disabled_globs_remove_tools() {
-    let (ts, server, proj) = setup(json!({"tools": {"disabled": ["bash", "w*"]}}));
+    let (ts, server, proj) = agent_setup(json!({"tools": {"disabled": ["bash", "w*"]}}));
     server.push(Reply::sse(openai_text(&["ok"], 10, 2, 0)));
     server.push(Reply::sse(openai_text(&["ok"], 10, 2, 0)));
     assert!(agent(&ts, &proj, &["-p", "one"]).status.success());
@@ -219,7 +199,7 @@ fn no_tools_offers_none_and_disabled_globs_remove_tools() {
 
 #[test]
 fn agents_md_and_the_saved_system_prompt_on_resume() {
-    let (ts, server, proj) = setup(json!({}));
+    let (ts, server, proj) = agent_setup(json!({}));
     std::fs::create_dir_all(proj.join(".git")).unwrap();
     write(&proj, "AGENTS.md", b"Run cargo test before you say done.");
     write(ts.dir.path(), "config/glrs/AGENTS.md", b"Answer in English.");
@@ -253,7 +233,7 @@ fn agents_md_and_the_saved_system_prompt_on_resume() {
 fn redaction_leaves_no_trace_under_the_data_folder() {
     // The key is passed to commands on purpose (children get none by
     // default), so a command can print it.
-    let (ts, server, proj) = setup(json!({"keepRecentTokens": 10, "childEnv": {"pass": ["OPENAI_API_KEY"]}}));
+    let (ts, server, proj) = agent_setup(json!({"keepRecentTokens": 10, "childEnv": {"pass": ["OPENAI_API_KEY"]}}));
     let anthropic = format!("sk-ant-api03-{}", "Zq9".repeat(30));
     let prompt = format!("my keys are {anthropic} and {OPENAI_KEY}; check them");
     call(&server, 1, "bash", json!({"command": format!("echo {anthropic}; echo \"key=$OPENAI_API_KEY\"")}));
@@ -285,7 +265,7 @@ fn redaction_leaves_no_trace_under_the_data_folder() {
 /// and inside escaped JSON, and calls a tool with a secret as an input key.
 #[test]
 fn redaction_gaps_replayed_leave_no_secret_in_the_file_or_any_export() {
-    let (ts, server, proj) = setup(json!({}));
+    let (ts, server, proj) = agent_setup(json!({}));
     let body = [
         "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ",
         "AAAAAAABAAABlwAAAAdzc2gtcnNhAAAAAwEAAQ",
@@ -339,7 +319,7 @@ fn redaction_gaps_replayed_leave_no_secret_in_the_file_or_any_export() {
 /// and cleanup removes output files older than `outputRetention`.
 #[test]
 fn a_huge_output_is_kept_capped_and_redacted_and_cleanup_removes_old_ones() {
-    let (ts, server, proj) = setup(json!({}));
+    let (ts, server, proj) = agent_setup(json!({}));
     let ant = format!("sk-ant-api03-{}", "Pk2".repeat(20));
     let command = format!("echo {ant}; head -c 40000000 /dev/zero | tr '\\0' y; echo; echo {ant}");
     call(&server, 1, "bash", json!({"command": command}));
@@ -385,7 +365,7 @@ fn a_huge_output_is_kept_capped_and_redacted_and_cleanup_removes_old_ones() {
 
 #[test]
 fn compaction_over_tool_calls_keeps_commands_and_paths() {
-    let (ts, server, proj) = setup(json!({"keepRecentTokens": 10}));
+    let (ts, server, proj) = agent_setup(json!({"keepRecentTokens": 10}));
     write(&proj, "src/auth/redirect.ts", b"export const next = '/home';\n");
     call(&server, 1, "read", json!({"path": "src/auth/redirect.ts"}));
     call(&server, 2, "bash", json!({"command": "echo 3 tests failed; exit 1"}));
@@ -432,7 +412,7 @@ fn compaction_over_tool_calls_keeps_commands_and_paths() {
 /// `a` (the same command is not asked again), then `n` with a reason.
 #[test]
 fn the_repl_asks_and_takes_y_a_and_n() {
-    let (ts, server, _) = setup(sandbox_off());
+    let (ts, server, _) = agent_setup(sandbox_off());
     let cwd = ts.dir.path();
     call(&server, 1, "bash", json!({"command": "echo one"}));
     call(&server, 2, "bash", json!({"command": "echo two"}));
@@ -471,7 +451,7 @@ fn the_repl_asks_and_takes_y_a_and_n() {
 /// with `&` does not survive, and the turn ends with an interrupted result.
 #[test]
 fn esc_during_bash_leaves_no_process_behind() {
-    let (ts, server, _) = setup(json!({}));
+    let (ts, server, _) = agent_setup(json!({}));
     let cwd = ts.dir.path();
     call(&server, 1, "bash", json!({"command": "sleep 300 & echo $! > bg.pid; echo $$ > sh.pid; sleep 300"}));
     let mut p = support::pty::chat(&ts, &["-m", "openai/gpt-4.1", "--allow-all"], &[], false);
@@ -501,7 +481,7 @@ fn esc_during_bash_leaves_no_process_behind() {
 /// hand edit) is redacted from the artifact and brief compaction writes.
 #[test]
 fn compaction_redacts_what_it_copies() {
-    let (ts, server, proj) = setup(json!({"keepRecentTokens": 10}));
+    let (ts, server, proj) = agent_setup(json!({"keepRecentTokens": 10}));
     let token = format!("ghp_{}", "Q7w".repeat(12));
     let cwd = proj.display().to_string();
     // The replaced message is longer than the brief: a compaction never
@@ -531,7 +511,7 @@ fn compaction_redacts_what_it_copies() {
 /// `system`.
 #[test]
 fn anthropic_gets_tools_results_and_the_system_prompt() {
-    let (ts, server, proj) = setup(sandbox_off());
+    let (ts, server, proj) = agent_setup(sandbox_off());
     write(&proj, "a.txt", b"alpha\n");
     server.push(Reply::sse(anthropic_tool_use("toolu_1", "read", &[r#"{"path": "a.txt"}"#])));
     server.push(Reply::sse(anthropic_tool_use("toolu_2", "bash", &[r#"{"command": "rm a.txt"}"#])));
@@ -562,7 +542,7 @@ fn anthropic_gets_tools_results_and_the_system_prompt() {
 /// and the turn ends.
 #[test]
 fn esc_at_the_permission_prompt_ends_the_turn() {
-    let (ts, server, _) = setup(sandbox_off());
+    let (ts, server, _) = agent_setup(sandbox_off());
     call(&server, 1, "write", json!({"path": "notes.txt", "content": "hello"}));
     let mut p = support::pty::chat(&ts, &["-m", "openai/gpt-4.1"], &[], false);
     support::pty::prompt(&mut p);

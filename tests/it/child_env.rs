@@ -12,18 +12,33 @@ use crate::support::sse::*;
 use crate::support::*;
 use serde_json::json;
 
-/// Write an executable shell script.
-fn script(path: &std::path::Path, body: &str) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
-
 /// The variables in an `env` dump, as NAME=VALUE lines.
 fn dump(path: &std::path::Path, who: &str) -> Vec<String> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{who} wrote no env dump: {e}"));
     text.lines().map(str::to_string).collect()
+}
+
+/// The hostile model: a one-shot chat, given `env` on top of the test's,
+/// whose model has `bash` dump the environment to `file`, where it could
+/// read it back.
+fn hostile_env_dump(
+    ts: &TestStore,
+    server: &crate::support::mock::MockServer,
+    file: &std::path::Path,
+    env: &[(&str, &str)],
+) {
+    let command = format!("env > '{}'", file.display());
+    server.push(Reply::sse(openai_tool_call("call_0", "bash", &[&json!({"command": command}).to_string()])));
+    server.push(Reply::sse(openai_text(&["done"], 10, 1, 0)));
+    let run = ts
+        .chat()
+        .envs(env.iter().copied())
+        .env("XDG_CACHE_HOME", ts.dir.path().join("cache"))
+        .args(["-m", "openai/gpt-4.1", "--allow-all", "-p", "go"])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", stderr_of(&run));
 }
 
 #[test]
@@ -48,29 +63,20 @@ fn no_child_inherits_a_provider_key_unless_the_config_passes_it() {
             "env": {"GIVEN_TOKEN": "${MY_TOKEN}"},
         }},
     }));
-    script(
+    shell_script(
         &ts.dir.path().join("config/glrs/tools/probe"),
         &format!(
             "env > '{}'\necho '{{\"name\": \"probe\", \"description\": \"p\", \"parameters\": {{\"type\": \"object\"}}}}'",
             at("tool")
         ),
     );
-    // The hostile model: dump the environment where it can read it back.
-    let command = format!("env > '{}'", at("bash"));
-    server.push(Reply::sse(openai_tool_call("call_0", "bash", &[&json!({"command": command}).to_string()])));
-    server.push(Reply::sse(openai_text(&["done"], 10, 1, 0)));
-    let run = ts
-        .chat()
-        .env("LOCAL_KEY", "sk-local-SECRET")
-        .env("PASSED_KEY", "passed-value")
-        .env("MY_TOKEN", "tok-SECRET-123")
-        .env("HARMLESS", "visible")
-        .env("XDG_CACHE_HOME", ts.dir.path().join("cache"))
-        .args(["-m", "openai/gpt-4.1", "--allow-all", "-p", "go"])
-        .timeout(std::time::Duration::from_secs(60))
-        .output()
-        .unwrap();
-    assert!(run.status.success(), "{}", stderr_of(&run));
+    let env = [
+        ("LOCAL_KEY", "sk-local-SECRET"),
+        ("PASSED_KEY", "passed-value"),
+        ("MY_TOKEN", "tok-SECRET-123"),
+        ("HARMLESS", "visible"),
+    ];
+    hostile_env_dump(&ts, &server, &out.join("bash"), &env);
     let secrets = [OPENAI_KEY, ANTHROPIC_KEY, "sk-local-SECRET", "tok-SECRET-123"];
     for who in ["bash", "hook", "tool"] {
         let vars = dump(&out.join(who), who);
@@ -105,19 +111,12 @@ fn the_readme_child_env_example_withholds_the_token_and_passes_the_key() {
     config["memoryFlush"] = json!({"enabled": false});
     config["providers"] = json!({"openai": {"baseUrl": format!("{}/v1", server.url())}});
     ts.config(config);
-    let command = format!("env > '{}'", dump_file.display());
-    server.push(Reply::sse(openai_tool_call("call_0", "bash", &[&json!({"command": command}).to_string()])));
-    server.push(Reply::sse(openai_text(&["done"], 10, 1, 0)));
-    let run = ts
-        .chat()
-        .env("GITHUB_TOKEN", "ghp-SECRET-1")
-        .env("OPENROUTER_API_KEY", "or-passed")
-        .env("XDG_CACHE_HOME", ts.dir.path().join("cache"))
-        .args(["-m", "openai/gpt-4.1", "--allow-all", "-p", "go"])
-        .timeout(std::time::Duration::from_secs(60))
-        .output()
-        .unwrap();
-    assert!(run.status.success(), "{}", stderr_of(&run));
+    hostile_env_dump(
+        &ts,
+        &server,
+        &dump_file,
+        &[("GITHUB_TOKEN", "ghp-SECRET-1"), ("OPENROUTER_API_KEY", "or-passed")],
+    );
     let vars = dump(&dump_file, "bash");
     assert!(!vars.iter().any(|v| v.contains("ghp-SECRET-1") || v.contains(OPENAI_KEY)), "{vars:?}");
     assert!(vars.contains(&"OPENROUTER_API_KEY=or-passed".to_string()), "{vars:?}");

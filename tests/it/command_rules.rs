@@ -4,34 +4,17 @@
 //! leaves its file untouched (created or deleted), and plain lines of
 //! allowed commands still run.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::support::mock::{MockServer, Reply};
 use crate::support::sse::*;
 use crate::support::*;
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// Flags that keep these tests about rules alone (no sandbox deciding in
 /// their place, SPEC 17): with the sandbox on, a sandboxed `bash` call
 /// needs no rule at all.
 const RULES_ONLY: &[&str] = &["--sandbox", "off"];
-
-fn setup(config: Value) -> (TestStore, MockServer, PathBuf) {
-    let ts = TestStore::new();
-    let server = MockServer::start();
-    let mut base = json!({
-        "memoryFlush": {"enabled": false},
-        "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}},
-        "retry": {"attempts": 1},
-    });
-    if let (Some(b), Some(c)) = (base.as_object_mut(), config.as_object()) {
-        b.extend(c.clone());
-    }
-    ts.config(base);
-    let proj = ts.dir.path().join("proj");
-    std::fs::create_dir_all(&proj).unwrap();
-    (ts, server, proj)
-}
 
 /// Script the model to run each line with `bash`, one call a step, then
 /// run glrs-chat one-shot with `args`; the results the model got.
@@ -83,7 +66,7 @@ fn allow_rules_do_not_stretch_over_a_second_command() {
         ("bash:ls*", &["lsof; touch PWN", "ls\ntouch PWN"]),
     ];
     for (rule, lines) in cases {
-        let (ts, server, proj) = setup(json!({}));
+        let (ts, server, proj) = agent_setup(json!({}));
         let results = run_lines(&ts, &server, &proj, lines, &["--allow", rule]);
         for (line, result) in lines.iter().zip(&results) {
             assert!(result.starts_with("permission denied"), "{rule} ran {line:?}: {result}");
@@ -91,7 +74,7 @@ fn allow_rules_do_not_stretch_over_a_second_command() {
         assert!(!proj.join("PWN").exists(), "{rule}: PWN was created");
     }
     // Why no rule can cover a substitution.
-    let (ts, server, proj) = setup(json!({}));
+    let (ts, server, proj) = agent_setup(json!({}));
     let results = run_lines(&ts, &server, &proj, &["git $(touch PWN)"], &["--allow", "bash:git *"]);
     assert!(results[0].contains("No bash:GLOB rule can allow this call, because it has a command substitution"));
     assert!(!proj.join("PWN").exists());
@@ -99,7 +82,7 @@ fn allow_rules_do_not_stretch_over_a_second_command() {
 
 #[test]
 fn allow_rules_still_allow_lines_of_allowed_commands() {
-    let (ts, server, proj) = setup(json!({}));
+    let (ts, server, proj) = agent_setup(json!({}));
     let lines = ["git log --oneline && git status", "echo one; echo two 2>/dev/null"];
     let results = run_lines(&ts, &server, &proj, &lines, &["--allow", "bash:git *", "--allow", "bash:echo *"]);
     for (line, result) in lines.iter().zip(&results) {
@@ -107,7 +90,7 @@ fn allow_rules_still_allow_lines_of_allowed_commands() {
     }
     assert!(results[1].starts_with("one\ntwo\n"), "{}", results[1]);
     // A line of two commands names a rule for each.
-    let (ts, server, proj) = setup(json!({}));
+    let (ts, server, proj) = agent_setup(json!({}));
     let results = run_lines(&ts, &server, &proj, &["git status; touch PWN"], &["--allow", "bash:git *"]);
     assert!(results[0].contains("--allow 'bash:git status' --allow 'bash:touch PWN'"), "{}", results[0]);
 }
@@ -127,7 +110,7 @@ fn deny_rules_hold_against_every_spelling_of_the_command() {
         "echo VICTIM | xargs rm",
         "x=rm; $x VICTIM",
     ];
-    let (ts, server, proj) = setup(json!({"permissions": {"deny": ["bash:rm *"]}}));
+    let (ts, server, proj) = agent_setup(json!({"permissions": {"deny": ["bash:rm *"]}}));
     std::fs::write(proj.join("VICTIM"), "precious").unwrap();
     let results = run_lines(&ts, &server, &proj, &lines, &["--allow-all"]);
     for (line, result) in lines.iter().zip(&results) {

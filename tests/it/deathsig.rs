@@ -11,7 +11,7 @@
 use std::time::{Duration, Instant};
 
 use crate::support::mock::{MockServer, Reply};
-use crate::support::procs::{alive, mcp_test_server, wait_for_pids, wait_until_gone};
+use crate::support::procs::{Reap, alive, mcp_test_server, wait_for_pids, wait_until_gone};
 use crate::support::sse::*;
 use crate::support::*;
 use serde_json::json;
@@ -36,20 +36,6 @@ fn watchdog_of(parent: u32) -> i32 {
         }
         assert!(Instant::now() < deadline, "glrs-chat {parent} started no glrs-reaper child within 30 s");
         std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Kills whatever is left at the end, pass or fail.
-struct Reap(Vec<i32>);
-
-impl Drop for Reap {
-    fn drop(&mut self) {
-        for pid in &self.0 {
-            // SAFETY: a plain kill(2) of a pid this test learned.
-            unsafe {
-                libc::kill(*pid, libc::SIGKILL);
-            }
-        }
     }
 }
 

@@ -138,14 +138,6 @@ fn append_racing_a_live_chat_turn_keeps_both_in_a_valid_order() {
     assert_eq!(session["events"][types.len() - 3]["text"].as_str().map(str::trim_end), Some(streamed.trim_end()));
 }
 
-/// Write an executable shell script.
-fn script(path: &std::path::Path, body: &str) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
-
 #[test]
 fn executable_tools_are_described_called_with_stdin_and_env_and_fail_as_error_results() {
     let (ts, server) = store_and_server();
@@ -153,7 +145,7 @@ fn executable_tools_are_described_called_with_stdin_and_env_and_fail_as_error_re
     let proj = ts.dir.path().join("proj");
     std::fs::create_dir_all(&proj).unwrap();
     // A tool that reports what it was given: stdin, its cwd and its environment.
-    script(
+    shell_script(
         &tools.join("probe"),
         r#"if [ "$1" = --describe ]; then
   echo '{"name": "probe", "description": "reports its input", "parameters": {"type": "object", "properties": {"x": {"type": "integer"}}}}'
@@ -163,7 +155,7 @@ input=$(cat)
 echo "stdin=$input cwd=$(pwd) id=$GLRS_SESSION_ID file=$GLRS_SESSION_FILE"
 echo "only on stderr" >&2"#,
     );
-    script(
+    shell_script(
         &tools.join("failing"),
         r#"if [ "$1" = --describe ]; then
   echo '{"name": "failing", "description": "always fails", "parameters": {"type": "object"}}'
@@ -171,7 +163,7 @@ echo "only on stderr" >&2"#,
 fi
 echo partial; echo "disk on fire" >&2; exit 7"#,
     );
-    script(&tools.join("broken"), "echo 'not json at all'");
+    shell_script(&tools.join("broken"), "echo 'not json at all'");
 
     server.push(Reply::sse(openai_tool_call("call_1", "probe", &[r#"{"x": 5}"#])));
     server.push(Reply::sse(openai_tool_call("call_2", "failing", &["{}"])));

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::agent::{call, setup, tool_entries, write};
+use crate::agent::{call, tool_entries, write};
 use crate::support::mock::{MockServer, Reply};
 use crate::support::sse::*;
 use crate::support::*;
@@ -53,7 +53,7 @@ fn a_symlink_in_the_repository_does_not_carry_an_allowed_edit_or_write_out_of_it
 }
 
 fn symlinked_edit_and_write_stay_inside(mode: &str) {
-    let (ts, server, proj) = setup(json!({}));
+    let (ts, server, proj) = agent_setup(json!({}));
     let home = home(&ts);
     std::fs::write(home.join(".bashrc"), "alias ll='ls -l'\n").unwrap();
     write(&proj, "src/main.rs", b"fn main() {}\n");
@@ -96,7 +96,7 @@ fn symlinked_edit_and_write_stay_inside(mode: &str) {
 #[test]
 fn proc_self_paths_are_judged_where_they_lead() {
     let (ts, server, proj) =
-        setup(json!({"permissions": {"deny": ["read:secret/**", "read:~/.ssh/**", "write:.env"]}}));
+        agent_setup(json!({"permissions": {"deny": ["read:secret/**", "read:~/.ssh/**", "write:.env"]}}));
     let home = home(&ts);
     std::fs::write(home.join(".ssh/id_rsa"), "PRIVATE-RSA-KEY-MATERIAL\n").unwrap();
     write(&proj, "secret/k", b"API-KEY-IN-SECRET\n");
@@ -128,7 +128,7 @@ fn proc_self_paths_are_judged_where_they_lead() {
 
 #[test]
 fn read_deny_rules_keep_files_out_of_grep_find_ls_and_edit() {
-    let (ts, server, proj) = setup(json!({"permissions": {"deny": ["read:~/.ssh/**", "read:secret/**"]}}));
+    let (ts, server, proj) = agent_setup(json!({"permissions": {"deny": ["read:~/.ssh/**", "read:secret/**"]}}));
     let home = home(&ts);
     std::fs::write(home.join(".ssh/id_rsa"), "PASSWORD=in-the-ssh-key\n").unwrap();
     write(&proj, "secret/db.txt", b"PASSWORD=hunter2\n");
@@ -170,7 +170,7 @@ fn read_deny_rules_keep_files_out_of_grep_find_ls_and_edit() {
 
 #[test]
 fn a_fifo_is_refused_at_once_by_read_write_and_edit() {
-    let (ts, server, proj) = setup(json!({}));
+    let (ts, server, proj) = agent_setup(json!({}));
     let fifo = proj.join("pipe");
     let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
     assert!(made.success());
@@ -192,7 +192,7 @@ fn a_fifo_is_refused_at_once_by_read_write_and_edit() {
     assert!(!tools[3].1.contains("pipe:"), "{:?}", tools[3]);
     // Without permission (denied in one-shot mode), no preview opens it
     // either (with the sandbox off: on, a write in the cwd needs none).
-    let (ts, server, proj) = setup(json!({}));
+    let (ts, server, proj) = agent_setup(json!({}));
     std::process::Command::new("mkfifo").arg(proj.join("pipe")).status().unwrap();
     script(
         &server,
@@ -208,7 +208,7 @@ fn a_fifo_is_refused_at_once_by_read_write_and_edit() {
 /// the device.
 #[test]
 fn the_prompt_preview_of_a_device_or_a_huge_file_is_bounded() {
-    let (ts, server, _) = setup(json!({}));
+    let (ts, server, _) = agent_setup(json!({}));
     let cwd = ts.dir.path();
     std::fs::File::create(cwd.join("huge.txt")).unwrap().set_len(4 << 30).unwrap();
     call(&server, 1, "write", json!({"path": "/dev/zero", "content": "x"}));
@@ -237,7 +237,7 @@ fn the_prompt_preview_of_a_device_or_a_huge_file_is_bounded() {
 
 #[test]
 fn an_agents_md_linked_to_a_secret_never_reaches_a_request() {
-    let (ts, server, proj) = setup(json!({}));
+    let (ts, server, proj) = agent_setup(json!({}));
     let home = home(&ts);
     std::fs::write(home.join(".ssh/id_ed25519"), "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n")
         .unwrap();
@@ -256,7 +256,7 @@ fn an_agents_md_linked_to_a_secret_never_reaches_a_request() {
 /// and no temporary file is left.
 #[test]
 fn a_full_disk_leaves_the_original_file_whole() {
-    let (ts, server, proj) = setup(json!({}));
+    let (ts, server, proj) = agent_setup(json!({}));
     let Some(disk) = crate::reliability::Tmpfs::mount(&proj, "2m") else { return };
     let original: String = (0..8_000).map(|i| format!("line {i:05} of the original file\n")).collect();
     write(&proj, "data.txt", original.as_bytes());

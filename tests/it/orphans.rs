@@ -8,24 +8,11 @@
 use std::time::Duration;
 
 use crate::support::mock::{MockServer, Reply};
+use crate::support::procs::Reap;
 use crate::support::procs::{alive, mcp_test_server, wait_for_pids, wait_until_gone};
 use crate::support::sse::*;
 use crate::support::*;
 use serde_json::json;
-
-/// Kills whatever is left at the end, pass or fail.
-struct Reap(Vec<i32>);
-
-impl Drop for Reap {
-    fn drop(&mut self) {
-        for pid in &self.0 {
-            // SAFETY: a plain kill(2) of a pid this test learned.
-            unsafe {
-                libc::kill(*pid, libc::SIGKILL);
-            }
-        }
-    }
-}
 
 /// A command that starts `setsid sleep 1000` in the background, writing
 /// its pid to `file`, and returns only once it has escaped. The wait is the

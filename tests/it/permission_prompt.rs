@@ -5,38 +5,15 @@
 //! scripted as hostile; everything runs in a pseudo-terminal.
 
 use crate::support;
-use crate::support::mock::{MockServer, Reply};
+use crate::support::mock::Reply;
 use crate::support::sse::*;
 use crate::support::*;
-use serde_json::{Value, json};
-
-fn setup(extra: Value) -> (TestStore, MockServer) {
-    let ts = TestStore::new();
-    let server = MockServer::start();
-    let mut config = json!({
-        "memoryFlush": {"enabled": false},
-        "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}},
-        "retry": {"attempts": 1},
-    });
-    if let (Some(c), Some(e)) = (config.as_object_mut(), extra.as_object()) {
-        c.extend(e.clone());
-    }
-    ts.config(config);
-    (ts, server)
-}
-
-/// Write an executable shell script.
-fn script(path: &std::path::Path, body: &str) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
+use serde_json::json;
 
 #[test]
 fn the_prompt_shows_every_line_and_every_argument() {
-    let (ts, server) = setup(json!({}));
-    script(
+    let (ts, server) = agent_store(json!({}));
+    shell_script(
         &ts.dir.path().join("config/glrs/tools/note"),
         r#"if [ "$1" = --describe ]; then
   echo '{"name": "note", "description": "takes a note", "parameters": {"type": "object"}}'
@@ -93,8 +70,8 @@ fn assert_harmless(out: &str) {
 
 #[test]
 fn hook_and_tool_stderr_reach_the_terminal_sanitised() {
-    let (ts, server) = setup(json!({"hooks": {"session_start": [{"command": format!("{HOSTILE}; exit 1")}]}}));
-    script(&ts.dir.path().join("config/glrs/tools/evil"), &format!("{HOSTILE}\nexit 3"));
+    let (ts, server) = agent_store(json!({"hooks": {"session_start": [{"command": format!("{HOSTILE}; exit 1")}]}}));
+    shell_script(&ts.dir.path().join("config/glrs/tools/evil"), &format!("{HOSTILE}\nexit 3"));
     // The REPL's start-up warnings.
     let mut p = support::pty::chat(&ts, &["-m", "openai/gpt-4.1"], &[], true);
     let (start, _) = p.exp_regex(r"[0-9a-f]{8} gpt-4\.1 \d+% > ").expect("the prompt");

@@ -7,29 +7,12 @@
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::support::mock::{MockServer, Reply};
 use crate::support::sse::*;
 use crate::support::*;
 use serde_json::{Value, json};
-
-fn setup(extra: Value) -> (TestStore, MockServer, PathBuf) {
-    let ts = TestStore::new();
-    let server = MockServer::start();
-    let mut config = json!({
-        "memoryFlush": {"enabled": false},
-        "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}},
-        "retry": {"attempts": 1},
-    });
-    if let (Some(c), Some(e)) = (config.as_object_mut(), extra.as_object()) {
-        c.extend(e.clone());
-    }
-    ts.config(config);
-    let proj = ts.dir.path().join("proj");
-    std::fs::create_dir_all(&proj).unwrap();
-    (ts, server, proj)
-}
 
 /// One one-shot turn: the model calls `tool` once, then says "done".
 fn turn(
@@ -189,7 +172,7 @@ fn dry_run(ts: &TestStore, id: &str, n: usize) -> Vec<String> {
 }
 
 fn the_whole_story(in_git: bool) {
-    let (ts, server, proj) = setup(json!({}));
+    let (ts, server, proj) = agent_setup(json!({}));
     if in_git {
         git(&proj, &["init", "-q"]);
         std::fs::write(proj.join("README"), "tracked by the user\n").unwrap();
@@ -279,7 +262,7 @@ fn three_turns_in_a_plain_folder_rewind() {
 
 #[test]
 fn the_conversation_part_forks_to_before_the_message() {
-    let (ts, server, proj) = setup(json!({}));
+    let (ts, server, proj) = agent_setup(json!({}));
     let (id, users, _) = three_turns(&ts, &server, &proj);
     let out = rewind(&ts, &[&id, &users[2].to_string(), "--json"]);
     assert!(out.status.success(), "{}", stderr_of(&out));
@@ -294,7 +277,7 @@ fn the_conversation_part_forks_to_before_the_message() {
 
 #[test]
 fn a_file_over_max_file_bytes_is_left_out_and_named() {
-    let (ts, server, proj) = setup(json!({"checkpoints": {"maxFileBytes": 100}}));
+    let (ts, server, proj) = agent_setup(json!({"checkpoints": {"maxFileBytes": 100}}));
     std::fs::write(proj.join("big.bin"), vec![b'x'; 500]).unwrap();
     let id =
         turn(&ts, &server, &proj, None, 1, ("bash", json!({"command": "echo y >> big.bin; echo s > small.txt"})), &[]);
@@ -313,7 +296,7 @@ fn a_file_over_max_file_bytes_is_left_out_and_named() {
 
 #[test]
 fn checkpoints_off_records_none() {
-    let (ts, server, proj) = setup(json!({"checkpoints": {"enabled": false}}));
+    let (ts, server, proj) = agent_setup(json!({"checkpoints": {"enabled": false}}));
     let id = turn(&ts, &server, &proj, None, 1, ("write", json!({"path": "a.txt", "content": "a"})), &[]);
     assert!(numbers(&session(&ts, &id), "checkpoint").is_empty());
     assert!(!ts.data_home().join("glrs/checkpoints").exists());
@@ -324,7 +307,7 @@ fn checkpoints_off_records_none() {
 
 #[test]
 fn without_git_on_path_it_says_so_once_and_works() {
-    let (ts, server, proj) = setup(json!({}));
+    let (ts, server, proj) = agent_setup(json!({}));
     let empty = ts.dir.path().join("no-git-bin");
     std::fs::create_dir_all(&empty).unwrap();
     let path = empty.as_os_str();
@@ -344,7 +327,7 @@ fn without_git_on_path_it_says_so_once_and_works() {
 
 #[test]
 fn an_open_session_is_refused_for_the_files_part() {
-    let (ts, server, proj) = setup(json!({}));
+    let (ts, server, proj) = agent_setup(json!({}));
     let (id, users, _) = three_turns(&ts, &server, &proj);
     let before = files(&proj);
     let sid = glrs::SessionId::parse(&id).unwrap();
@@ -369,7 +352,7 @@ fn an_open_session_is_refused_for_the_files_part() {
 /// back as they were.
 #[test]
 fn a_planted_gitattributes_changes_no_byte_and_runs_no_filter() {
-    let (ts, server, proj) = setup(json!({}));
+    let (ts, server, proj) = agent_setup(json!({}));
     let marker = ts.dir.path().join("filter-ran");
     let global = ts.dir.path().join("user.gitconfig");
     let clean = format!("sh -c 'touch {}; cat'", marker.display());

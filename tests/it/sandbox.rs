@@ -25,20 +25,7 @@ pub(crate) fn setup(extra: Value) -> (TestStore, MockServer, PathBuf) {
         "these tests need a kernel that can sandbox (Landlock ABI 3+, user namespaces): {:?}",
         glrs::sandbox::support()
     );
-    let ts = TestStore::new();
-    let server = MockServer::start();
-    let mut config = json!({
-        "memoryFlush": {"enabled": false},
-        "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}},
-        "retry": {"attempts": 1},
-    });
-    if let (Some(c), Some(e)) = (config.as_object_mut(), extra.as_object()) {
-        for (k, v) in e {
-            c.insert(k.clone(), v.clone());
-        }
-    }
-    ts.config(config);
-    let proj = ts.dir.path().join("proj");
+    let (ts, server, proj) = agent_setup(extra);
     std::fs::create_dir_all(proj.join(".git/hooks")).unwrap();
     std::fs::write(proj.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
     let home = ts.dir.path().join("home");

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::agent::{agent, setup};
+use crate::agent::agent;
 use crate::support::mock::{Captured, MockServer, Reply, first_user_text};
 use crate::support::sse::*;
 use crate::support::*;
@@ -68,7 +68,7 @@ fn tool_names(request: &Captured) -> Vec<String> {
 
 #[test]
 fn a_child_works_in_a_session_of_its_own_and_its_answer_comes_back_with_its_id() {
-    let (ts, server, proj) = setup(json!({}));
+    let (ts, server, proj) = agent_setup(json!({}));
     std::fs::write(proj.join("a.txt"), "x").unwrap();
     task_call(&server, "parent:", "call_t", json!({"description": "list files", "prompt": "child: list the files"}));
     call_for(&server, "child:", "call_ls", "ls", json!({}));
@@ -129,7 +129,7 @@ fn a_child_works_in_a_session_of_its_own_and_its_answer_comes_back_with_its_id()
 
 #[test]
 fn a_compaction_of_the_parent_keeps_the_childs_session_among_the_exact_references() {
-    let (ts, server, proj) = setup(json!({"keepRecentTokens": 10}));
+    let (ts, server, proj) = agent_setup(json!({"keepRecentTokens": 10}));
     task_call(&server, "parent:", "call_t", json!({"description": "look", "prompt": "child: look"}));
     text_for(&server, "child:", "the child looked");
     text_for(&server, "parent:", "first done");
@@ -155,7 +155,7 @@ fn a_compaction_of_the_parent_keeps_the_childs_session_among_the_exact_reference
 
 #[test]
 fn three_children_run_at_once_and_their_results_come_back_in_call_order() {
-    let (ts, server, proj) = setup(json!({}));
+    let (ts, server, proj) = agent_setup(json!({}));
     let calls: Vec<(String, String)> = ["a", "b", "c"]
         .iter()
         .map(|n| {
@@ -196,7 +196,7 @@ fn three_children_run_at_once_and_their_results_come_back_in_call_order() {
 
 #[test]
 fn a_child_gets_the_parents_permissions_never_more() {
-    let (ts, server, proj) = setup(json!({}));
+    let (ts, server, proj) = agent_setup(json!({}));
     // A hostile child: it tries to write two files and to start a child.
     task_call(&server, "parent:", "call_t", json!({"description": "write", "prompt": "child: write things"}));
     call_for(&server, "child:", "w1", "write", json!({"path": "allowed.txt", "content": "ok"}));
@@ -221,7 +221,7 @@ fn a_child_gets_the_parents_permissions_never_more() {
 
 #[test]
 fn a_named_agent_runs_with_its_own_system_prompt_model_and_tools() {
-    let (ts, server, proj) = setup(json!({}));
+    let (ts, server, proj) = agent_setup(json!({}));
     let agents = ts.dir.path().join("config/glrs/agents");
     std::fs::create_dir_all(&agents).unwrap();
     std::fs::write(
@@ -263,7 +263,7 @@ fn sleeping_child(server: &MockServer, pids: &Path) {
 
 #[test]
 fn sigkill_of_a_one_shot_parent_leaves_no_child_and_the_session_goes_on() {
-    let (ts, server, proj) = setup(json!({}));
+    let (ts, server, proj) = agent_setup(json!({}));
     // In the cwd: inside the writable roots of the default sandbox.
     let pids = proj.join("pids");
     sleeping_child(&server, &pids);
@@ -291,7 +291,7 @@ fn sigkill_of_a_one_shot_parent_leaves_no_child_and_the_session_goes_on() {
 
 #[test]
 fn esc_in_the_repl_stops_the_child_and_the_next_request_pairs_its_call() {
-    let (ts, server, _proj) = setup(json!({}));
+    let (ts, server, _proj) = agent_setup(json!({}));
     let pids = ts.dir.path().join("pids");
     sleeping_child(&server, &pids);
     // A terminal 100 columns wide, so the live line is shown whole.

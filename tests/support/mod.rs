@@ -345,6 +345,41 @@ pub fn long(text: &str) -> String {
     format!("{text} {}", "lorem ipsum ".repeat(50))
 }
 
+/// A store and the mock server, with the config the agent's tests share:
+/// OpenAI and Anthropic at the mock, one attempt, no memory flush, the
+/// agent's tools on (the default); each key of `extra` replaces the
+/// config's at the top level.
+pub fn agent_store(extra: serde_json::Value) -> (TestStore, mock::MockServer) {
+    let ts = TestStore::new();
+    let server = mock::MockServer::start();
+    let mut config = serde_json::json!({
+        "memoryFlush": {"enabled": false},
+        "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}, "anthropic": {"baseUrl": server.url()}},
+        "retry": {"attempts": 1},
+    });
+    if let (Some(c), Some(e)) = (config.as_object_mut(), extra.as_object()) {
+        c.extend(e.clone());
+    }
+    ts.config(config);
+    (ts, server)
+}
+
+/// [`agent_store`], and a project folder to work in (`proj`, made).
+pub fn agent_setup(extra: serde_json::Value) -> (TestStore, mock::MockServer, PathBuf) {
+    let (ts, server) = agent_store(extra);
+    let proj = ts.dir.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    (ts, server, proj)
+}
+
+/// Write an executable shell script (its folders made).
+pub fn shell_script(path: &Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
 /// A fresh store whose config points at a fresh mock server (`config_for`),
 /// and the server.
 pub fn store_and_server() -> (TestStore, mock::MockServer) {

@@ -6,6 +6,21 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+/// Kills the processes it names when dropped: whatever a test started is
+/// left at the end, pass or fail.
+pub struct Reap(pub Vec<i32>);
+
+impl Drop for Reap {
+    fn drop(&mut self) {
+        for pid in &self.0 {
+            // SAFETY: a plain kill(2) of a pid the test learned.
+            unsafe {
+                libc::kill(*pid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
 /// Whether `pid` is a live process (a zombie, which runs nothing and only
 /// waits to be reaped, is not).
 pub fn alive(pid: i32) -> bool {
