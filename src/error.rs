@@ -97,16 +97,6 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    /// The exit code the programs use for this error (SPEC section 11):
-    /// 4 when busy, 2 for an argument that is not an id, 1 otherwise.
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            StoreError::Busy { .. } => 4,
-            StoreError::InvalidId { .. } => 2,
-            _ => 1,
-        }
-    }
-
     pub(crate) fn io(path: impl Into<PathBuf>, action: &'static str, source: std::io::Error) -> Self {
         StoreError::Io { path: path.into(), action, source }
     }

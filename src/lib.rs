@@ -16,6 +16,7 @@ pub mod compact;
 pub mod config;
 pub mod context;
 pub mod error;
+pub mod exit;
 pub mod export;
 pub mod fork;
 #[cfg(test)]

@@ -11,6 +11,7 @@ use serde::Serialize;
 use super::signals::{Signals, Stop};
 use super::{Chat, TurnUi};
 use crate::agent::turn::Reply;
+use crate::exit::ExitCode;
 use crate::provider::{Cancel, Delta, Usage};
 
 /// What `--json` prints.
@@ -97,7 +98,12 @@ pub fn adopt_progress_pipe(fd: i32) -> Option<std::fs::File> {
 /// Run one turn and print it. Returns the exit code: 0; 1 when the turn
 /// failed or the session could not be saved; 130 when it was stopped with
 /// Ctrl-C, 143 by SIGTERM, 129 by SIGHUP (what arrived is kept and saved).
-pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool, progress: Option<std::fs::File>) -> Result<i32> {
+pub async fn run(
+    chat: &mut Chat,
+    prompt: &str,
+    json_output: bool,
+    progress: Option<std::fs::File>,
+) -> Result<ExitCode> {
     // What a repository's AGENTS.md tried and was refused (issue 20).
     for problem in &chat.agent().instructions().problems {
         eprintln!("glrs-chat: warning: {}", crate::output::terminal_safe(problem));
@@ -148,7 +154,7 @@ pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool, progress: Opt
     let printed =
         if json_output { print_json(chat.agent().id().as_str(), &outcome.reply, &outcome.usage) } else { Ok(()) };
     let mut code = match &outcome.error {
-        None => 0,
+        None => ExitCode::Success,
         Some(_) if outcome.stopped() => {
             match stop {
                 Some(signal) => crate::output::to_stderr(format_args!(
@@ -158,12 +164,12 @@ pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool, progress: Opt
                 // Said as a signal's stop is (issue 24): what stopped it, and what is kept.
                 None => crate::output::to_stderr(format_args!("glrs-chat: stopped by Ctrl-C: what arrived is kept")),
             }
-            130
+            ExitCode::Signal(libc::SIGINT)
         }
         Some(e) => {
             // Named with the model: behind a gateway, which one refused matters.
             crate::output::to_stderr(format_args!("glrs-chat: error: {}: {e}", chat.agent().model().full()));
-            1
+            ExitCode::Failure
         }
     };
     if let Some(signal) = stop {
@@ -171,13 +177,13 @@ pub async fn run(chat: &mut Chat, prompt: &str, json_output: bool, progress: Opt
     }
     if let Err(e) = printed {
         crate::output::to_stderr(format_args!("glrs-chat: error: could not print the reply: {e}"));
-        code = code.max(1);
+        code = code.max(ExitCode::Failure);
     }
     // A failed write point is retried once more; the turn is never dropped
     // without a word.
     if let Err(unsaved) = chat.leave() {
         crate::output::to_stderr(format_args!("glrs-chat: error: {unsaved}"));
-        code = 1;
+        code = ExitCode::Failure;
     }
     if chat.agent().is_saved() {
         crate::output::to_stderr(format_args!("{}", chat.agent().id()));

@@ -25,6 +25,7 @@ use super::editor::LineEditor;
 use super::signals::Watcher;
 use super::slash::{Action, Command};
 use super::terminal::{BackgroundCompact, KeyWatch, WatchParts, term_ui};
+use crate::exit::ExitCode;
 use crate::provider::Cancel;
 
 /// What starts each continuation line (bash's PS2, Python's `... `).
@@ -185,7 +186,7 @@ async fn next_input(
 
 /// Run the REPL until the user leaves (inside the runtime). Returns the
 /// exit code.
-pub async fn run(mut chat: Chat, resumed: bool) -> Result<i32> {
+pub async fn run(mut chat: Chat, resumed: bool) -> Result<ExitCode> {
     let color = crate::output::color_enabled();
     let editor = line_editor(&chat, color)?;
     greet(&chat, color, resumed);
@@ -291,8 +292,8 @@ fn reset_if_due(chat: &mut Chat, color: bool) {
 
 /// Leaving: why (a signal), one more attempt at a failed write point, the
 /// `session_end` hook, and how to come back. Returns the exit code.
-async fn goodbye(chat: &mut Chat, signals: &Watcher) -> i32 {
-    let mut code = 0;
+async fn goodbye(chat: &mut Chat, signals: &Watcher) -> ExitCode {
+    let mut code = ExitCode::Success;
     if let Some(stop) = signals.received() {
         // Stopped the turn like Ctrl-C, or woke the prompt; now leave.
         warn!("glrs-chat: stopped by {}: what arrived is kept", stop.name());
@@ -301,7 +302,7 @@ async fn goodbye(chat: &mut Chat, signals: &Watcher) -> i32 {
     // A failed write point gets one more attempt before the chat ends.
     if let Err(unsaved) = crate::runtime::blocking(|| chat.leave()) {
         warn!("glrs-chat: error: {unsaved}");
-        code = 1;
+        code = ExitCode::Failure;
     }
     let ended = chat.agent().hook(crate::hooks::Event::SessionEnd, Default::default(), None).await;
     for problem in ended.problems {

@@ -28,14 +28,14 @@ pub enum Stop {
 
 impl Stop {
     /// The exit status a shell reports for this signal.
-    pub fn exit_code(self) -> i32 {
-        128 + self.number()
+    pub fn exit_code(self) -> crate::exit::ExitCode {
+        crate::exit::ExitCode::Signal(self.number())
     }
 
     fn number(self) -> i32 {
         match self {
-            Stop::Terminate => 15,
-            Stop::Hangup => 1,
+            Stop::Terminate => libc::SIGTERM,
+            Stop::Hangup => libc::SIGHUP,
         }
     }
 

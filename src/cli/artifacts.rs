@@ -7,6 +7,7 @@ use anyhow::{Result, bail};
 use clap::{Parser, Subcommand};
 
 use crate::compact::artifact::{self, ArtifactInfo};
+use crate::exit::ExitCode;
 use crate::output::field;
 use crate::store::Store;
 
@@ -78,7 +79,7 @@ pub enum Command {
 }
 
 /// Run `glrs-artifacts`; returns the exit code.
-pub fn run(args: Args) -> Result<i32> {
+pub fn run(args: Args) -> Result<ExitCode> {
     let store = Store::from_env()?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
@@ -166,7 +167,7 @@ pub fn run(args: Args) -> Result<i32> {
         }
     }
     out.flush()?;
-    Ok(0)
+    Ok(ExitCode::Success)
 }
 
 /// `FILE`, `ID` (newest) or `ID:N` (Nth, oldest first).

@@ -10,6 +10,7 @@ use crate::agent::Agent;
 use crate::chat::{self, Chat};
 use crate::cli::UsageError;
 use crate::config::{Config, Thinking};
+use crate::exit::ExitCode;
 use crate::provider::select::{self, ModelRef};
 use crate::store::lock::Holder;
 use crate::store::{Located, Store, listing};
@@ -94,7 +95,7 @@ pub struct Args {
 /// Run `glrs-chat` and return its exit code. The process's one runtime
 /// (`crate::runtime`) is built here; what the chat leaves running on it
 /// gets a bounded moment to stop when it returns.
-pub fn run(args: Args) -> Result<i32> {
+pub fn run(args: Args) -> Result<ExitCode> {
     // Whether the kernel can sandbox, tried once before the runtime runs
     // (it spawns and waits for a tiny sandboxed command).
     crate::sandbox::support();
@@ -109,7 +110,7 @@ pub fn run(args: Args) -> Result<i32> {
     code
 }
 
-fn run_on(args: Args, runtime: &tokio::runtime::Runtime, progress: Option<std::fs::File>) -> Result<i32> {
+fn run_on(args: Args, runtime: &tokio::runtime::Runtime, progress: Option<std::fs::File>) -> Result<ExitCode> {
     let store = Store::from_env()?;
     let config = Config::load_env(&store.paths)?;
     // Before any child starts: no command, hook or tool gets a provider key.
@@ -169,7 +170,7 @@ fn open_agent(
     runtime: &tokio::runtime::Runtime,
     one_shot: bool,
     notices: &mut Vec<String>,
-) -> Result<ControlFlow<i32, (Agent, bool)>> {
+) -> Result<ControlFlow<ExitCode, (Agent, bool)>> {
     let explicit = args.model.as_deref().map(ModelRef::parse).transpose()?;
     // A resumed session keeps the system prompt in its header unless --system is given.
     let system = args.system.clone();
@@ -248,7 +249,12 @@ fn key_session(
 
 /// The session `--resume` or `--continue` names (`None`: a new one), or
 /// the exit code when the picker of a bare `--resume` chose nothing.
-fn named_session(store: &Store, args: &Args, one_shot: bool, cwd: &str) -> Result<ControlFlow<i32, Option<Located>>> {
+fn named_session(
+    store: &Store,
+    args: &Args,
+    one_shot: bool,
+    cwd: &str,
+) -> Result<ControlFlow<ExitCode, Option<Located>>> {
     Ok(ControlFlow::Continue(match (&args.resume, args.continue_) {
         (Some(id), _) if !id.is_empty() => Some(store.resolve(id)?),
         (Some(_), _) => {
@@ -257,8 +263,8 @@ fn named_session(store: &Store, args: &Args, one_shot: bool, cwd: &str) -> Resul
             }
             match chat::picker::pick_session(store)? {
                 chat::picker::Pick::Open(at) => Some(at),
-                chat::picker::Pick::Nothing => return Ok(ControlFlow::Break(0)),
-                chat::picker::Pick::Interrupted => return Ok(ControlFlow::Break(130)),
+                chat::picker::Pick::Nothing => return Ok(ControlFlow::Break(ExitCode::Success)),
+                chat::picker::Pick::Interrupted => return Ok(ControlFlow::Break(ExitCode::Signal(libc::SIGINT))),
             }
         }
         (None, true) => Some(newest_in(store, cwd)?),

@@ -12,6 +12,7 @@ use crate::compact::report::Report;
 use crate::compact::run::{self, Landed, Options, Outcome};
 use crate::compact::{Trigger, flush};
 use crate::config::Config;
+use crate::exit::ExitCode;
 use crate::hooks::{self, Event};
 use crate::provider::Cancel;
 use crate::provider::select::ModelRef;
@@ -73,7 +74,7 @@ pub struct Args {
 }
 
 /// Run `glrs-compact`; returns the exit code.
-pub fn run(args: Args) -> Result<i32> {
+pub fn run(args: Args) -> Result<ExitCode> {
     let store = Store::from_env()?;
     let config = Config::load_env(&store.paths)?;
     // Before any child starts: no command, hook or tool gets a provider key.
@@ -108,14 +109,14 @@ pub fn run(args: Args) -> Result<i32> {
                     let report = Report::UnderTrigger { id: at.id.to_string(), tokens, trigger: trigger.threshold() };
                     print_report(&report, args.json)?;
                 }
-                return Ok(0);
+                return Ok(ExitCode::Success);
             }
         }
         let outcome = compact_one(&job, &at, file)?;
         if !args.quiet {
             report(&at, &outcome, args.json)?;
         }
-        return Ok(0);
+        return Ok(ExitCode::Success);
     }
     compact_all(&job, args.quiet, args.json)
 }
@@ -322,7 +323,7 @@ fn print_report(report: &Report, json: bool) -> Result<()> {
 }
 
 /// Every session over its trigger; open ones skipped, failures counted.
-fn compact_all(job: &Job<'_>, quiet: bool, json: bool) -> Result<i32> {
+fn compact_all(job: &Job<'_>, quiet: bool, json: bool) -> Result<ExitCode> {
     let (store, config) = (job.store, job.config);
     let listing = listing::list(store)?;
     for problem in listing.all_problems() {
@@ -390,5 +391,5 @@ fn compact_all(job: &Job<'_>, quiet: bool, json: bool) -> Result<i32> {
         let noun = if due.len() == 1 { "session" } else { "sessions" };
         bail!("{failures} of {} {noun} could not be compacted", due.len());
     }
-    Ok(0)
+    Ok(ExitCode::Success)
 }

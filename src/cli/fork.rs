@@ -3,6 +3,7 @@
 use anyhow::Result;
 use clap::Parser;
 
+use crate::exit::ExitCode;
 use crate::store::Store;
 
 /// The program's name, for messages.
@@ -35,7 +36,7 @@ pub struct Args {
 }
 
 /// Fork the session and print the new id.
-pub fn run(args: Args) -> Result<i32> {
+pub fn run(args: Args) -> Result<ExitCode> {
     let store = Store::from_env()?;
     let at = store.resolve(&args.id)?;
     let upto = args.n.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
@@ -52,7 +53,7 @@ pub fn run(args: Args) -> Result<i32> {
         return Err(e);
     }
     println!("{}", forked.id);
-    Ok(0)
+    Ok(ExitCode::Success)
 }
 
 /// The files part of `--files`: the workspace as it was at entry `n`.

@@ -2,11 +2,11 @@
 //! else (no arguments, flags first, or a prompt) is the chat. A few
 //! commands are its own: `man`, `completions`, `config`, `models`, `help`.
 
+use super::ExitCode;
 use std::ffi::OsString;
 use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::{FromArgMatches, Subcommand};
 
@@ -113,16 +113,16 @@ pub fn completion_command() -> clap::Command {
 const BUILTINS: &[&str] = &["man", "completions", "config", "models", "help"];
 
 /// Run the program the arguments name; returns only on failure.
-pub fn dispatch(args: &[OsString]) -> ExitCode {
+pub fn dispatch(args: &[OsString]) -> std::process::ExitCode {
     let first = args.first().and_then(|a| a.to_str()).unwrap_or("");
     let (program, rest) = match first {
         "--help" | "-h" => {
             let _ = command().print_long_help();
-            return ExitCode::SUCCESS;
+            return ExitCode::Success.into();
         }
         "--version" | "-V" => {
             println!("glrs {}", env!("CARGO_PKG_VERSION"));
-            return ExitCode::SUCCESS;
+            return ExitCode::Success.into();
         }
         name if BUILTINS.contains(&name) => return builtin(args),
         "" => ("glrs-chat".to_string(), args),
@@ -140,14 +140,14 @@ fn is_program_name(name: &str) -> bool {
 
 /// Run `program` with `rest`; `typed` is everything after `glrs`, for the
 /// advice when there is no such program.
-fn exec(program: &str, rest: &[OsString], typed: &[OsString]) -> ExitCode {
+fn exec(program: &str, rest: &[OsString], typed: &[OsString]) -> std::process::ExitCode {
     let error = std::process::Command::new(program_path(program)).args(rest).exec();
     if error.kind() == std::io::ErrorKind::NotFound {
         eprintln!("glrs: error: no program {program} (looked beside glrs and on PATH); {}", not_found_advice(typed));
-        return ExitCode::from(2);
+        return ExitCode::Usage.into();
     }
     eprintln!("glrs: error: cannot run {program}: {error}");
-    ExitCode::from(1)
+    ExitCode::Failure.into()
 }
 
 /// What to say after "no program glrs-NAME": the name meant, when one is
@@ -179,23 +179,23 @@ fn shell_quoted(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
 
-fn builtin(args: &[OsString]) -> ExitCode {
+fn builtin(args: &[OsString]) -> std::process::ExitCode {
     let argv = std::iter::once(OsString::from("glrs")).chain(args.iter().cloned());
     let parsed = command().try_get_matches_from(argv).and_then(|m| Builtin::from_arg_matches(&m));
     match parsed {
         Ok(Builtin::Help { program: Some(name) }) if !BUILTINS.contains(&name.as_str()) => {
             if !is_program_name(&name) {
                 eprintln!("glrs: error: {name:?} is not a glrs program");
-                return ExitCode::from(2);
+                return ExitCode::Usage.into();
             }
             exec(&format!("glrs-{name}"), &[OsString::from("--help")], &[OsString::from(&name)])
         }
         Ok(cmd) => super::finish("glrs", run_builtin(cmd)),
-        Err(e) => ExitCode::from(super::usage_error("glrs", &e)),
+        Err(e) => super::usage_error("glrs", &e).into(),
     }
 }
 
-fn run_builtin(cmd: Builtin) -> anyhow::Result<i32> {
+fn run_builtin(cmd: Builtin) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     match cmd {
         Builtin::Man { dir: Some(dir), .. } => {
@@ -246,5 +246,5 @@ fn run_builtin(cmd: Builtin) -> anyhow::Result<i32> {
             }
         }
     }
-    Ok(0)
+    Ok(ExitCode::Success)
 }

@@ -14,9 +14,8 @@ mod manual;
 pub mod sessions;
 pub mod settings;
 
-use std::process::ExitCode;
-
 use crate::error::StoreError;
+pub use crate::exit::ExitCode;
 pub use crate::programs::{program_path, run_program};
 
 /// Parse the arguments of `program`: a usage error is printed as every
@@ -32,27 +31,27 @@ pub fn parse_args<A: clap::Parser>(program: &str) -> A {
 /// Print clap's error `e` (or its help or version) for `program`, with the
 /// programs' `NAME: error:` prefix: the exit status to end with (0 for
 /// help and version, else 2).
-pub fn usage_error(program: &str, e: &clap::Error) -> u8 {
+pub fn usage_error(program: &str, e: &clap::Error) -> ExitCode {
     if !e.use_stderr() {
         let _ = e.print();
-        return 0;
+        return ExitCode::Success;
     }
     let text = e.render().to_string();
     let text = text.strip_prefix("error: ").unwrap_or(&text);
     eprint!("{program}: error: {text}");
-    2
+    ExitCode::Usage
 }
 
 /// Turn a program's result into its exit status (SPEC section 11): errors
 /// go to stderr as `NAME: error: …` and exit 1, or 4 when a session is busy,
 /// or 2 for an argument that is not an id. A closed pipe (`| head`) is not
 /// an error.
-pub fn finish(program: &str, result: anyhow::Result<i32>) -> ExitCode {
+pub fn finish(program: &str, result: anyhow::Result<ExitCode>) -> std::process::ExitCode {
     match result {
-        Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        Ok(code) => code.into(),
         Err(err) => {
             if is_broken_pipe(&err) {
-                return ExitCode::SUCCESS;
+                return ExitCode::Success.into();
             }
             let advice = err.chain().find_map(|e| e.downcast_ref::<StoreError>()).and_then(advice);
             crate::output::to_stderr(format_args!(
@@ -61,11 +60,11 @@ pub fn finish(program: &str, result: anyhow::Result<i32>) -> ExitCode {
                 advice.unwrap_or_default()
             ));
             let code = if err.chain().any(|e| e.is::<UsageError>()) {
-                2
+                ExitCode::Usage
             } else {
-                err.chain().find_map(|e| e.downcast_ref::<StoreError>()).map_or(1, StoreError::exit_code)
+                err.chain().find_map(|e| e.downcast_ref::<StoreError>()).map_or(ExitCode::Failure, exit_code_of)
             };
-            ExitCode::from(u8::try_from(code).unwrap_or(1))
+            code.into()
         }
     }
 }
@@ -86,6 +85,16 @@ pub fn describe(err: &anyhow::Error) -> String {
         text.push_str(&part);
     }
     text
+}
+
+/// The exit status of a program that ends on a store error (SPEC 11): busy
+/// when a session is open elsewhere, usage for an argument that is no id.
+pub fn exit_code_of(err: &StoreError) -> ExitCode {
+    match err {
+        StoreError::Busy { .. } => ExitCode::Busy,
+        StoreError::InvalidId { .. } => ExitCode::Usage,
+        _ => ExitCode::Failure,
+    }
 }
 
 /// What the user can do about a store error, for the programs' messages

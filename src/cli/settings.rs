@@ -10,6 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::config::Config;
+use crate::exit::ExitCode;
 use crate::output::{field, stdout_is_terminal};
 use crate::paths::Paths;
 use crate::provider::{BUILTIN, catalogue};
@@ -30,7 +31,7 @@ pub enum ConfigCommand {
 }
 
 /// `glrs config path | show`.
-pub fn config(cmd: ConfigCommand, out: &mut dyn Write) -> Result<i32> {
+pub fn config(cmd: ConfigCommand, out: &mut dyn Write) -> Result<ExitCode> {
     let paths = Paths::from_env()?;
     match cmd {
         ConfigCommand::Path => writeln!(out, "{}", paths.config.display())?,
@@ -70,7 +71,7 @@ pub fn config(cmd: ConfigCommand, out: &mut dyn Write) -> Result<i32> {
             writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
         }
     }
-    Ok(0)
+    Ok(ExitCode::Success)
 }
 
 /// Replace every secret-bearing string with `***`: keys, tokens,
@@ -114,7 +115,7 @@ struct ModelRow {
 }
 
 /// `glrs models`: the configured providers and models, their windows and keys.
-pub fn models(json: bool, out: &mut dyn Write) -> Result<i32> {
+pub fn models(json: bool, out: &mut dyn Write) -> Result<ExitCode> {
     let paths = Paths::from_env()?;
     let config = Config::load_env(&paths)?;
     let mut providers: Vec<String> = BUILTIN.iter().map(|s| s.to_string()).collect();
@@ -170,7 +171,7 @@ pub fn models(json: bool, out: &mut dyn Write) -> Result<i32> {
     }
     if json {
         writeln!(out, "{}", serde_json::to_string_pretty(&rows)?)?;
-        return Ok(0);
+        return Ok(ExitCode::Success);
     }
     let lines: Vec<[String; 4]> = rows
         .iter()
@@ -193,7 +194,7 @@ pub fn models(json: bool, out: &mut dyn Write) -> Result<i32> {
             writeln!(out, "{}", line.join("\t"))?;
         }
     }
-    Ok(0)
+    Ok(ExitCode::Success)
 }
 
 #[cfg(test)]

@@ -14,8 +14,8 @@ use scan::{Named, named};
 /// The layers, lowest first, and why each sits where it does.
 const LAYERS: &[(&[&str], &str)] = &[
     (
-        &["alloc_probe", "error", "fuzz", "message", "output", "programs", "redact", "runtime", "time"],
-        "leaves: shared types (messages, store errors), terminal output, redaction, the clock, the runtime",
+        &["alloc_probe", "error", "exit", "fuzz", "message", "output", "programs", "redact", "runtime", "time"],
+        "leaves: shared types (messages, store errors, exit statuses), terminal output, redaction, the clock, the runtime",
     ),
     (&["id"], "session ids"),
     (&["paths"], "the XDG paths of the store"),

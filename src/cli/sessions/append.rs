@@ -10,11 +10,12 @@ use serde_json::Value;
 
 use super::AppendArgs;
 use crate::config::Config;
+use crate::exit::ExitCode;
 use crate::store::{Append, Entry, Store};
 
 /// Run `append`: resolve the id, build the entry, redact it, append it.
 /// Silent on success, like `cp`.
-pub fn run(store: &Store, args: &AppendArgs) -> Result<i32> {
+pub fn run(store: &Store, args: &AppendArgs) -> Result<ExitCode> {
     let at = store.resolve(&args.id)?;
     let entry = match (&args.custom, &args.notice) {
         (Some(name), None) => {
@@ -44,7 +45,7 @@ pub fn run(store: &Store, args: &AppendArgs) -> Result<i32> {
     if let Err(e) = store.checkpoint(&at.id) {
         eprintln!("{}: warning: {e}", super::PROGRAM);
     }
-    Ok(0)
+    Ok(ExitCode::Success)
 }
 
 /// The custom entry's `data`: the JSON argument, stdin for `-`, else `null`.

@@ -7,10 +7,11 @@ use std::os::unix::fs::OpenOptionsExt;
 use anyhow::{Context, Result};
 
 use super::ExportArgs;
+use crate::exit::ExitCode;
 use crate::export::{self, Format};
 use crate::store::Store;
 
-pub fn run(store: &Store, args: &ExportArgs, out: &mut dyn Write) -> Result<i32> {
+pub fn run(store: &Store, args: &ExportArgs, out: &mut dyn Write) -> Result<ExitCode> {
     let at = store.resolve(&args.id)?;
     let loaded = store.read(&at)?;
     let format = args.format.or_else(|| args.output.as_deref().and_then(Format::from_path)).unwrap_or(Format::Md);
@@ -29,5 +30,5 @@ pub fn run(store: &Store, args: &ExportArgs, out: &mut dyn Write) -> Result<i32>
             file.write_all(text.as_bytes()).with_context(|| format!("cannot write {}", path.display()))?;
         }
     }
-    Ok(0)
+    Ok(ExitCode::Success)
 }

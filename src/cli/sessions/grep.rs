@@ -8,6 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{GrepArgs, PROGRAM};
+use crate::exit::ExitCode;
 use crate::output::{field, shown, stdout_is_terminal};
 use crate::store::listing;
 use crate::store::{Entry, Located, Parsed, Store};
@@ -25,7 +26,7 @@ struct Hit {
 /// Longest line shown, in characters: a minified file can be one huge line.
 const MAX_LINE: usize = 300;
 
-pub fn run(store: &Store, args: &GrepArgs, out: &mut dyn Write) -> Result<i32> {
+pub fn run(store: &Store, args: &GrepArgs, out: &mut dyn Write) -> Result<ExitCode> {
     let regex = RegexBuilder::new(&args.pattern)
         .case_insensitive(args.ignore_case)
         .build()
@@ -89,7 +90,7 @@ pub fn run(store: &Store, args: &GrepArgs, out: &mut dyn Write) -> Result<i32> {
         crate::output::write_table(out, &["ID", "ENTRY", "TYPE", "LINE"], &table)?;
     }
     // Like grep(1): 1 when nothing matched, so scripts can test for it.
-    Ok(if hits.is_empty() { 1 } else { 0 })
+    Ok(if hits.is_empty() { ExitCode::NothingMatched } else { ExitCode::Success })
 }
 
 fn clip(line: &str) -> String {

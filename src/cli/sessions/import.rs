@@ -13,15 +13,16 @@ use anyhow::Result;
 
 use super::{ImportArgs, PROGRAM};
 use crate::config::Config;
+use crate::exit::ExitCode;
 use crate::import::{Existing, FileError, Imported, Job, Outcome, Status, Tool};
 use crate::output::field;
 use crate::store::Store;
 
 /// Run `import`.
-pub fn run(store: &Store, args: &ImportArgs, out: &mut dyn Write) -> Result<i32> {
+pub fn run(store: &Store, args: &ImportArgs, out: &mut dyn Write) -> Result<ExitCode> {
     let Some(tool) = args.from else { return recovery(store, &args.paths, out) };
     let roots = if args.paths.is_empty() { vec![crate::import::default_root(tool)?] } else { args.paths.clone() };
-    let mut code = 0;
+    let mut code = ExitCode::Success;
     let mut files = Vec::new();
     for root in &roots {
         match crate::import::sources_under(root) {
@@ -35,7 +36,7 @@ pub fn run(store: &Store, args: &ImportArgs, out: &mut dyn Write) -> Result<i32>
             Ok(found) => files.extend(found),
             Err(e) => {
                 eprintln!("{PROGRAM}: error: cannot read {}: {e}", root.display());
-                code = 1;
+                code = ExitCode::Failure;
             }
         }
     }
@@ -76,7 +77,7 @@ struct Run<'a> {
     out: &'a mut dyn Write,
     json: bool,
     progress: Progress,
-    code: i32,
+    code: ExitCode,
     unchanged: usize,
 }
 
@@ -88,7 +89,7 @@ impl Run<'_> {
             Ok(outcome) => outcome,
             Err(e @ (FileError::WrongTool { .. } | FileError::NotATranscript { .. } | FileError::Failed(_))) => {
                 eprintln!("{}{PROGRAM}: error: {e}", self.progress.clear());
-                self.code = 1;
+                self.code = ExitCode::Failure;
                 return Ok(None);
             }
         };
@@ -98,7 +99,7 @@ impl Run<'_> {
         }
         for line in &skipped {
             eprintln!("{}{PROGRAM}: {}:{}: skipped: {}", self.progress.clear(), file.display(), line.line, line.why);
-            self.code = 1;
+            self.code = ExitCode::Failure;
         }
         if unchanged {
             self.unchanged += 1;
@@ -181,7 +182,7 @@ impl Progress {
 }
 
 /// `import FILE`: a chat's recovery file back into its session.
-fn recovery(store: &Store, paths: &[PathBuf], out: &mut dyn Write) -> Result<i32> {
+fn recovery(store: &Store, paths: &[PathBuf], out: &mut dyn Write) -> Result<ExitCode> {
     let [file] = paths else {
         let hint = "give one recovery FILE, or --from claude|codex|pi [PATH...] to import another agent's sessions";
         return Err(crate::cli::UsageError(hint.into()).into());
@@ -189,5 +190,5 @@ fn recovery(store: &Store, paths: &[PathBuf], out: &mut dyn Write) -> Result<i32
     let (id, count) = store.import_recovery(file)?;
     let entries = crate::output::count(count as u64, "entry", "entries");
     writeln!(out, "{id}: {entries} imported from {}", file.display())?;
-    Ok(0)
+    Ok(ExitCode::Success)
 }

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::{CleanupArgs, KeysArgs, PROGRAM};
 use crate::config::Config;
+use crate::exit::ExitCode;
 use crate::keys::ResetRule;
 use crate::maintenance::{self, Action, Policy};
 use crate::output::{field, shown, stdout_is_terminal};
@@ -23,7 +24,7 @@ struct KeyRow {
     next_reset: String,
 }
 
-pub fn keys(store: &Store, args: &KeysArgs, out: &mut dyn Write) -> Result<i32> {
+pub fn keys(store: &Store, args: &KeysArgs, out: &mut dyn Write) -> Result<ExitCode> {
     let config = Config::load_env(&store.paths)?;
     let rule = ResetRule::from_config(&config);
     let mut rows = Vec::new();
@@ -70,10 +71,10 @@ pub fn keys(store: &Store, args: &KeysArgs, out: &mut dyn Write) -> Result<i32> 
             }
         }
     }
-    Ok(0)
+    Ok(ExitCode::Success)
 }
 
-pub fn cleanup(store: &Store, args: &CleanupArgs, out: &mut dyn Write) -> Result<i32> {
+pub fn cleanup(store: &Store, args: &CleanupArgs, out: &mut dyn Write) -> Result<ExitCode> {
     let config = Config::load_env(&store.paths)?;
     let policy = Policy::from_config(&config)?;
     let enforce = args.enforce || (policy.enforce && !args.dry_run);
@@ -108,7 +109,7 @@ pub fn cleanup(store: &Store, args: &CleanupArgs, out: &mut dyn Write) -> Result
                 crate::output::count(bytes, "byte", "bytes")
             );
         }
-        return Ok(0);
+        return Ok(ExitCode::Success);
     }
     let failed = maintenance::enforce(store, &rows);
     // What the removed sessions alone reached in shared shadows (SPEC 19).
@@ -127,5 +128,5 @@ pub fn cleanup(store: &Store, args: &CleanupArgs, out: &mut dyn Write) -> Result
     }
     let removed = count.saturating_sub(failed.len() as u64);
     eprintln!("{PROGRAM}: removed {removed} of {}", crate::output::count(count, "item", "items"));
-    Ok(if failed.is_empty() { 0 } else { 1 })
+    Ok(if failed.is_empty() { ExitCode::Success } else { ExitCode::Failure })
 }

@@ -7,6 +7,7 @@ use std::io::Write;
 use anyhow::{Context, Result};
 
 use super::{LsArgs, PROGRAM};
+use crate::exit::ExitCode;
 use crate::output::{field, stdout_is_terminal, terminal_safe, write_table};
 use crate::store::Store;
 use crate::store::listing::{self, Summary};
@@ -142,7 +143,7 @@ pub fn parse_format(text: &str) -> Result<Columns, String> {
 }
 
 /// `glrs-sessions ls`.
-pub fn run(store: &Store, args: &LsArgs, out: &mut dyn Write) -> Result<i32> {
+pub fn run(store: &Store, args: &LsArgs, out: &mut dyn Write) -> Result<ExitCode> {
     let listing = listing::list(store)?;
     for problem in listing.all_problems() {
         crate::cli::warn(PROGRAM, problem);
@@ -217,7 +218,7 @@ pub fn run(store: &Store, args: &LsArgs, out: &mut dyn Write) -> Result<i32> {
     // The program exits right after: freeing every summary one by one
     // would cost a listing of 10,000 sessions several percent of its time.
     std::mem::forget(listing);
-    Ok(0)
+    Ok(ExitCode::Success)
 }
 
 /// The title as listed: a fork in a tree indented under its parent (the

@@ -18,6 +18,7 @@ use clap::{Args as ClapArgs, Parser, Subcommand};
 use serde_json::Value;
 
 use crate::error::StoreError;
+use crate::exit::ExitCode;
 use crate::store::Store;
 
 /// The program's name, for messages.
@@ -288,7 +289,7 @@ pub struct IdArg {
 }
 
 /// Run `glrs-sessions` and return its exit code.
-pub fn run(args: Args) -> Result<i32> {
+pub fn run(args: Args) -> Result<ExitCode> {
     let store = Store::from_env()?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
@@ -313,20 +314,20 @@ pub fn run(args: Args) -> Result<i32> {
     Ok(code)
 }
 
-fn path(store: &Store, args: &PathArgs, out: &mut dyn Write) -> Result<i32> {
+fn path(store: &Store, args: &PathArgs, out: &mut dyn Write) -> Result<ExitCode> {
     let path = match &args.id {
         None => store.paths.sessions.clone(),
         Some(id) => store.resolve(id)?.path,
     };
     writeln!(out, "{}", path.display())?;
-    Ok(0)
+    Ok(ExitCode::Success)
 }
 
 /// Remove each session; one that cannot be removed is reported and the
 /// rest still go. Exit 4 when any was open, else 2 for an invalid id,
 /// else 1 when any failed.
-fn rm(store: &Store, args: &RmArgs) -> i32 {
-    let mut code = 0;
+fn rm(store: &Store, args: &RmArgs) -> ExitCode {
+    let mut code = ExitCode::Success;
     let terminal = crate::output::stdout_is_terminal();
     for text in &args.ids {
         let removed = store.resolve(text).and_then(|at| {
@@ -345,7 +346,7 @@ fn rm(store: &Store, args: &RmArgs) -> i32 {
             Ok(_) => {}
             Err(err) => {
                 eprintln!("{PROGRAM}: error: {err}{}", crate::cli::advice(&err).unwrap_or_default());
-                code = code.max(err.exit_code());
+                code = code.max(crate::cli::exit_code_of(&err));
             }
         }
     }
@@ -364,7 +365,7 @@ pub(crate) fn forget_checkpoints(store: &Store, id: &crate::SessionId) {
     }
 }
 
-fn pin(store: &Store, text: &str, pinned: bool) -> Result<i32> {
+fn pin(store: &Store, text: &str, pinned: bool) -> Result<ExitCode> {
     let at = store.resolve(text)?;
     let written = store.update(&at.id, |file| {
         if pinned {
@@ -382,5 +383,5 @@ fn pin(store: &Store, text: &str, pinned: bool) -> Result<i32> {
             &format!("{}: {} applied, but {warning}", at.id, if pinned { "pin" } else { "unpin" }),
         );
     }
-    Ok(0)
+    Ok(ExitCode::Success)
 }

@@ -8,19 +8,20 @@ use serde::Serialize;
 use super::{CheckpointsArgs, PROGRAM, RewindArgs};
 use crate::checkpoint::Settings;
 use crate::config::Config;
+use crate::exit::ExitCode;
 use crate::output::{field, shown, stdout_is_terminal};
 use crate::rewind::{self, FilesRewound, short};
 use crate::store::{Entry, Parsed, Store};
 
 /// `checkpoints ID`: entry, at, commit, files changed since the previous, workspace.
-pub fn list(store: &Store, args: &CheckpointsArgs, out: &mut dyn Write) -> Result<i32> {
+pub fn list(store: &Store, args: &CheckpointsArgs, out: &mut dyn Write) -> Result<ExitCode> {
     let at = store.resolve(&args.id)?;
     let file = store.read(&at)?.file;
     let (points, _) = rewind::scan(&file.events);
     if args.json {
         serde_json::to_writer_pretty(&mut *out, &points)?;
         writeln!(out)?;
-        return Ok(0);
+        return Ok(ExitCode::Success);
     }
     let terminal = stdout_is_terminal();
     for p in points {
@@ -35,7 +36,7 @@ pub fn list(store: &Store, args: &CheckpointsArgs, out: &mut dyn Write) -> Resul
         let cells: Vec<String> = cells.iter().map(|c| shown(&field(c), terminal).into_owned()).collect();
         writeln!(out, "{}", cells.join("\t"))?;
     }
-    Ok(0)
+    Ok(ExitCode::Success)
 }
 
 /// What `rewind` did, for `--json`.
@@ -52,7 +53,7 @@ struct Report {
 }
 
 /// `rewind ID N [--files-only] [--dry-run] [--json]`.
-pub fn run(store: &Store, args: &RewindArgs, out: &mut dyn Write) -> Result<i32> {
+pub fn run(store: &Store, args: &RewindArgs, out: &mut dyn Write) -> Result<ExitCode> {
     let at = store.resolve(&args.id)?;
     let file = store.read(&at)?.file;
     let total = file.events.len();
@@ -92,7 +93,7 @@ pub fn run(store: &Store, args: &RewindArgs, out: &mut dyn Write) -> Result<i32>
     } else {
         print_plain(&report, out)?;
     }
-    Ok(0)
+    Ok(ExitCode::Success)
 }
 
 /// The changed paths on stdout (`M\tpath`), what was done on stderr.

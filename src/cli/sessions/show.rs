@@ -9,16 +9,17 @@ use serde_json::Value;
 use super::ShowArgs;
 use std::ops::Range;
 
+use crate::exit::ExitCode;
 use crate::output::{Style, count};
 use crate::store::format::Doc;
 use crate::store::{Entry, Parsed, Store};
 
-pub fn run(store: &Store, args: &ShowArgs, out: &mut dyn Write) -> Result<i32> {
+pub fn run(store: &Store, args: &ShowArgs, out: &mut dyn Write) -> Result<ExitCode> {
     let at = store.resolve(&args.id)?;
     if args.json && args.from.is_none() && args.tail.is_none() {
         // The raw file, byte for byte as it is on disk now.
         out.write_all(&std::fs::read(&at.path)?)?;
-        return Ok(0);
+        return Ok(ExitCode::Success);
     }
     // Entries found as lines, and only those shown are read (with --tail
     // or --from, found from the end backwards) and parsed.
@@ -53,7 +54,7 @@ pub fn run(store: &Store, args: &ShowArgs, out: &mut dyn Write) -> Result<i32> {
             .collect();
         serde_json::to_writer_pretty(&mut *out, &rows)?;
         writeln!(out)?;
-        return Ok(0);
+        return Ok(ExitCode::Success);
     }
 
     let style = Style::detect();
@@ -62,7 +63,7 @@ pub fn run(store: &Store, args: &ShowArgs, out: &mut dyn Write) -> Result<i32> {
         writeln!(out)?;
         write_entry(out, n, &Parsed::from_text(raw), style)?;
     }
-    Ok(0)
+    Ok(ExitCode::Success)
 }
 
 fn write_header(

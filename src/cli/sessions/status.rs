@@ -7,6 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::StatusArgs;
+use crate::exit::ExitCode;
 use crate::output::{field, stdout_is_terminal, terminal_safe};
 use crate::store::{Entry, Parsed, Store};
 
@@ -133,7 +134,7 @@ pub struct Status {
     pub compacting: bool,
 }
 
-pub fn run(store: &Store, args: &StatusArgs, out: &mut dyn Write) -> Result<i32> {
+pub fn run(store: &Store, args: &StatusArgs, out: &mut dyn Write) -> Result<ExitCode> {
     let at = store.resolve(&args.id)?;
     // Only the header and the count are read, with the `compacted` and
     // `custom` entries and the `usage` totals of a scan (kept beside the
@@ -201,7 +202,7 @@ pub fn run(store: &Store, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
     } else {
         write_plain(out, &status)?;
     }
-    Ok(0)
+    Ok(ExitCode::Success)
 }
 
 /// One `name<TAB>value` line a fact (aligned on a terminal); absent facts
