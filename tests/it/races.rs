@@ -70,20 +70,9 @@ fn listed(ts: &TestStore, id: &SessionId) -> Vec<String> {
     names
 }
 
-fn strace_available() -> bool {
-    let ok = Command::new("strace").args(["-f", "-qq", "-o", "/dev/null", "true"]).output();
-    let ok = ok.is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("SKIPPED: strace cannot run here (not installed, or ptrace is not allowed)");
-    }
-    ok
-}
-
 #[test]
 fn a_compaction_killed_at_any_sync_or_rename_leaves_both_or_neither() {
-    if !strace_available() {
-        return;
-    }
+    crate::reliability::require_strace();
     let calls = "rename,renameat,renameat2,fsync,fdatasync";
     let mut outcomes = Vec::new();
     for when in 1..=6 {

@@ -1,9 +1,9 @@
 //! Reliability under attack (issue 14): a chat killed mid-turn, saves that
 //! fail on a full disk or under injected I/O errors. Each test reproduces
 //! the attack: a real SIGKILL/SIGTERM/SIGHUP of a running chat against the
-//! mock server, a small tmpfs filled to the last byte (when running as
-//! root; skipped with a message otherwise), and strace's `-e inject=`
-//! (skipped with a message where strace cannot run).
+//! mock server, a small tmpfs filled to the last byte (as root), and
+//! strace's `-e inject=`. Where either cannot run, the test fails rather
+//! than pass without running (`.ci/run` runs as root and installs strace).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus};
@@ -155,25 +155,22 @@ pub(crate) struct Tmpfs {
 }
 
 impl Tmpfs {
-    /// Mount a small tmpfs at `at`; `None` (with a message) unless this test
-    /// runs as root where mounting works.
-    pub(crate) fn mount(at: &Path, size: &str) -> Option<Tmpfs> {
+    /// Mount a small tmpfs at `at`. The test fails unless it runs where
+    /// mounting works (as root: `.ci/run` runs as root), rather than pass
+    /// without running its subject (issue 24.6).
+    pub(crate) fn mount(at: &Path, size: &str) -> Tmpfs {
         std::fs::create_dir_all(at).expect("mkdir mount point");
         let mounted = Command::new("mount")
             .args(["-t", "tmpfs", "-o", &format!("size={size},mode=0700"), "tmpfs"])
             .arg(at)
-            .output();
-        match mounted {
-            Ok(out) if out.status.success() => Some(Tmpfs { at: at.to_path_buf() }),
-            Ok(out) => {
-                eprintln!("SKIPPED: cannot mount a tmpfs (needs root): {}", String::from_utf8_lossy(&out.stderr));
-                None
-            }
-            Err(e) => {
-                eprintln!("SKIPPED: cannot run mount: {e}");
-                None
-            }
-        }
+            .output()
+            .unwrap_or_else(|e| panic!("this test mounts a tmpfs, and mount cannot run: {e}"));
+        assert!(
+            mounted.status.success(),
+            "this test mounts a tmpfs, which needs root: {}",
+            String::from_utf8_lossy(&mounted.stderr)
+        );
+        Tmpfs { at: at.to_path_buf() }
     }
 
     /// Fill the file system to the last byte; the filler is returned so it
@@ -195,16 +192,13 @@ impl Drop for Tmpfs {
     }
 }
 
-/// strace with a fault injected, when strace can trace here.
-fn strace_available() -> bool {
+/// Fail the test unless strace can trace here (it injects the faults):
+/// a test that cannot run its subject fails (issue 24.6); `.ci/run`
+/// installs strace.
+pub(crate) fn require_strace() {
     let ok = Command::new("strace").args(["-f", "-qq", "-o", "/dev/null", "true"]).output();
-    match ok {
-        Ok(out) if out.status.success() => true,
-        _ => {
-            eprintln!("SKIPPED: strace cannot run here (not installed, or ptrace is not allowed)");
-            false
-        }
-    }
+    let ok = ok.is_ok_and(|out| out.status.success());
+    assert!(ok, "this test drives strace, which cannot run here (not installed, or ptrace is not allowed)");
 }
 
 /// `glrs-chat ARGS` under strace with `inject` (e.g. `fdatasync:error=EIO`:
@@ -266,7 +260,7 @@ fn first_turn(ts: &TestStore, server: &MockServer) -> String {
 #[test]
 fn a_turn_on_a_full_disk_is_never_dropped_silently() {
     let (ts, server) = store_and_server();
-    let Some(disk) = Tmpfs::mount(&ts.data_home(), "2m") else { return };
+    let disk = Tmpfs::mount(&ts.data_home(), "2m");
     let id = first_turn(&ts, &server);
     let filler = disk.fill();
     server.push(Reply::sse(openai_text(&["Noted."], 10, 2, 0)));
@@ -279,9 +273,7 @@ fn a_turn_on_a_full_disk_is_never_dropped_silently() {
 #[test]
 fn a_turn_whose_fsync_fails_is_recovered() {
     let (ts, server) = store_and_server();
-    if !strace_available() {
-        return;
-    }
+    require_strace();
     let id = first_turn(&ts, &server);
     server.push(Reply::sse(openai_text(&["Noted."], 10, 2, 0)));
     let out =
@@ -292,9 +284,7 @@ fn a_turn_whose_fsync_fails_is_recovered() {
 #[test]
 fn a_turn_whose_rename_fails_is_recovered() {
     let (ts, server) = store_and_server();
-    if !strace_available() {
-        return;
-    }
+    require_strace();
     let id = first_turn(&ts, &server);
     server.push(Reply::sse(openai_text(&["Noted."], 10, 2, 0)));
     // Another model: its longer name grows the header, so this write is a
@@ -334,9 +324,7 @@ fn import_ok(ts: &TestStore, path: &str) {
 #[test]
 fn the_repl_saves_once_more_before_new_and_ctrl_d_and_says_where_the_turn_went() {
     let (ts, server) = store_and_server();
-    if !strace_available() {
-        return;
-    }
+    require_strace();
     server.push(Reply::sse(openai_text(&["Noted."], 10, 2, 0)));
     server.push(Reply::sse(openai_text(&["Also noted."], 10, 2, 0)));
     let mut p = repl_after_a_failed_save(&ts);
@@ -408,9 +396,7 @@ fn chat_pid(ts: &TestStore) -> String {
 /// more attempt, then the recovery file, said plainly, and exit 1.
 fn signal_at_the_prompt_after_a_failed_save(signal: &str) {
     let (ts, server) = store_and_server();
-    if !strace_available() {
-        return;
-    }
+    require_strace();
     server.push(Reply::sse(openai_text(&["Noted."], 10, 2, 0)));
     let mut p = repl_after_a_failed_save(&ts);
     let chat = chat_pid(&ts);

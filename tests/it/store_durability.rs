@@ -329,30 +329,26 @@ fn a_writer_tracking_its_mark_appends_in_place_and_notices_other_writers() {
 
 /// Run `args` under `strace`, failing every `fsync` with EIO. The store
 /// syncs file data with `fdatasync` and folders with `fsync`, so this fails
-/// exactly the folder syncs. `None` when strace cannot run here (not
-/// installed, or ptrace not permitted): the caller skips.
-fn with_folder_fsync_failing(ts: &TestStore, exe: &str, args: &[&str]) -> Option<std::process::Output> {
+/// exactly the folder syncs. The test fails where strace cannot inject
+/// faults (not installed, or ptrace not permitted), rather than pass
+/// without running its subject (issue 24.6; `.ci/run` installs strace).
+fn with_folder_fsync_failing(ts: &TestStore, exe: &str, args: &[&str]) -> std::process::Output {
     let probe = Command::new("strace")
         .args(["-f", "-qq", "-o", "/dev/null", "-e", "trace=fsync", "-e", "inject=fsync:error=EIO", "true"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status();
-    if !probe.is_ok_and(|s| s.success()) {
-        eprintln!("skipped: strace with fault injection is not available here");
-        return None;
-    }
+    assert!(probe.is_ok_and(|s| s.success()), "this test drives strace with fault injection, which cannot run here");
     let mut cmd = ts.std_cmd("strace");
     cmd.args(["-f", "-qq", "-o", "/dev/null", "-e", "trace=fsync", "-e", "inject=fsync:error=EIO", exe]).args(args);
-    Some(cmd.output().expect("run strace"))
+    cmd.output().expect("run strace")
 }
 
 #[test]
 fn pin_whose_folder_sync_fails_is_applied_and_exits_0() {
     let ts = TestStore::new();
     let id = ts.session("/w", &[user("keep me")]);
-    let Some(out) = with_folder_fsync_failing(&ts, env!("CARGO_BIN_EXE_glrs-sessions"), &["pin", id.as_str()]) else {
-        return;
-    };
+    let out = with_folder_fsync_failing(&ts, env!("CARGO_BIN_EXE_glrs-sessions"), &["pin", id.as_str()]);
     let err = stderr_of(&out);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(err.starts_with("glrs-sessions: warning: ") && err.contains("sync folder"), "{err}");
@@ -370,16 +366,14 @@ fn a_chat_whose_folder_sync_fails_writes_each_entry_once() {
     let chat = env!("CARGO_BIN_EXE_glrs-chat");
     let key = format!("OPENAI_API_KEY={OPENAI_KEY}");
     let args = ["env", &key, chat, "-p", "remember 4217", "--model", "openai/gpt-4.1"];
-    let Some(out) = with_folder_fsync_failing(&ts, "/usr/bin/env", &args[1..]) else {
-        return;
-    };
+    let out = with_folder_fsync_failing(&ts, "/usr/bin/env", &args[1..]);
     let err = stderr_of(&out);
     assert!(out.status.success(), "{err}");
     assert!(!err.contains("could not save"), "a write that took effect was reported failed: {err}");
     let (id, _) = ts.only_session();
     // A second turn, still failing every folder sync: nothing written twice.
     let args = ["env", &key, chat, "--resume", &id, "-p", "and now?"];
-    let out = with_folder_fsync_failing(&ts, "/usr/bin/env", &args[1..]).expect("strace ran before");
+    let out = with_folder_fsync_failing(&ts, "/usr/bin/env", &args[1..]);
     assert!(out.status.success(), "{}", stderr_of(&out));
     let (_, session) = ts.only_session();
     assert_eq!(entry_types(&session), ["user", "assistant", "usage", "turn", "user", "assistant", "usage", "turn"]);
