@@ -12,6 +12,8 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::import::{calls_answered_once, check_calls, copy_tree, events, fixtures, import, sessions};
+use crate::support::mock::Reply;
+use crate::support::sse::anthropic_text;
 use crate::support::*;
 
 /// What a source holds, read straight from its lines.
@@ -190,6 +192,7 @@ fn every_prompt_answer_call_and_line_of_each_fixture_is_in_the_store() {
 
 #[test]
 fn what_only_the_kept_lines_hold_never_reaches_the_model() {
+    let mut anthropic_calls = 0;
     for &(tool, folder) in FIXTURES {
         let (ts, server) = store_and_server();
         let src = ts.dir.path().join("sources");
@@ -205,17 +208,32 @@ fn what_only_the_kept_lines_hold_never_reaches_the_model() {
             }
             let cwd = session["cwd"].as_str().unwrap();
             only_kept.retain(|leaf| !sent.contains(escaped(leaf).as_str()) && !leaf.contains(cwd));
-            server.push(text_reply("continuing", 100));
-            let out = ts.chat().args(["--resume", &id, "-m", "openai/gpt-4.1", "-p", "continue"]).output().unwrap();
-            assert!(out.status.success(), "{folder} {id}: {}", stderr_of(&out));
-            let requests = server.model_requests();
-            let body = &requests.last().unwrap().body;
-            calls_answered_once(body);
-            let text = body.to_string();
-            for leaf in &only_kept {
-                let inner = escaped(leaf);
-                assert!(!text.contains(&inner), "{folder} {id}: a kept line's {leaf:?} reached the model");
+            // Both protocols: Anthropic's wants each tool_use answered in
+            // the very next message (the mock refuses a request that is not).
+            for model in ["openai/gpt-4.1", "anthropic/claude-sonnet-4-5"] {
+                if model.starts_with("openai") {
+                    server.push(text_reply("continuing", 100));
+                } else {
+                    server.push(Reply::sse(anthropic_text(&["continuing"])));
+                }
+                let out = ts.chat().args(["--resume", &id, "-m", model, "-p", "continue"]).output().unwrap();
+                assert!(out.status.success(), "{folder} {id} {model}: {}", stderr_of(&out));
+                let requests = server.model_requests();
+                let body = &requests.last().unwrap().body;
+                if model.starts_with("openai") {
+                    calls_answered_once(body);
+                } else {
+                    let blocks = |kind: &str| body.to_string().matches(&format!("\"type\":\"{kind}\"")).count();
+                    assert_eq!(blocks("tool_use"), blocks("tool_result"), "{folder} {id}: {body}");
+                    anthropic_calls += blocks("tool_use");
+                }
+                let text = body.to_string();
+                for leaf in &only_kept {
+                    let inner = escaped(leaf);
+                    assert!(!text.contains(&inner), "{folder} {id} {model}: a kept line's {leaf:?} reached the model");
+                }
             }
         }
     }
+    assert!(anthropic_calls > 10, "tool calls were sent to Anthropic: {anthropic_calls}");
 }

@@ -48,6 +48,13 @@ fn a_recorded_codex_rollout_and_its_spawned_subagent() {
     let spawner = &events(main)[at - 1];
     assert_eq!((spawner["type"].as_str(), spawner["name"].as_str()), (Some("tool"), Some("spawn_agent")));
     assert_eq!(child["title"], "SUBTASK: LIST the files in this folder");
+    // `ls --tree` shows it under its parent; `status` counts it as a subagent.
+    let tree = stdout_of(&ts.sessions().args(["ls", "--tree"]).output().unwrap());
+    let rows: Vec<&str> = tree.lines().collect();
+    assert!(rows.len() == 2 && rows[0].starts_with(main_id.as_str()), "{tree}");
+    assert!(rows[1].starts_with(child_id.as_str()) && rows[1].contains("└ SUBTASK"), "{tree}");
+    let status = stdout_of(&ts.sessions().args(["status", main_id.as_str()]).output().unwrap());
+    assert!(status.contains(&format!("subagents\t1, cost unknown ({child_id})")), "{status}");
     // Resumed, the session sends what its last compaction kept; the child its own.
     for (id, said, not) in [
         (main_id, &["Summary: the user asked to LIST", "What now?"][..], "Still two files"),
