@@ -475,6 +475,47 @@ fn the_install_line_installs_stripped_programs_and_glrs_says_how_to_set_up() {
     }
 }
 
+/// The README's release sizes (issue 24 items 14 and 2 of its follow-up):
+/// the set-up line's "stripped release builds of A to B MB each" is the
+/// size table's smallest and largest, its "Together N MB" the table's sum,
+/// and each program is in the table once. With `GLRS_RELEASE_DIR` naming a
+/// folder of release builds (`target/release` after `cargo build
+/// --release`), each size is also that file's, in MB of 10^6 bytes to one
+/// decimal: `GLRS_RELEASE_DIR=target/release cargo test --test it sizes`.
+#[test]
+fn the_readme_release_sizes_are_its_table() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README.md");
+    let mb = |text: &str| -> f64 { text.trim().trim_end_matches(" MB").parse().expect("a size in MB") };
+    let rows: Vec<(&str, f64)> = readme
+        .lines()
+        .skip_while(|l| !l.starts_with("| program | release size |"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            (cells[1].trim_matches('`'), mb(cells[2]))
+        })
+        .collect();
+    let mut named: Vec<&str> = rows.iter().map(|(name, _)| *name).collect();
+    named.sort_unstable();
+    let mut programs: Vec<&str> = PROGRAMS.iter().map(|(name, _)| *name).collect();
+    programs.sort_unstable();
+    assert_eq!(named, programs, "the size table names each program once");
+    let sizes: Vec<f64> = rows.iter().map(|(_, size)| *size).collect();
+    let (least, most) = sizes.iter().fold((f64::MAX, 0f64), |(lo, hi), s| (lo.min(*s), hi.max(*s)));
+    let claim = format!("stripped release builds of {least:.1} to {most:.1} MB each");
+    assert!(readme.replace('\n', " ").contains(&claim), "the set-up line says {claim:?}");
+    let together = format!("Together {:.1} MB", sizes.iter().sum::<f64>());
+    assert!(readme.contains(&together), "the sizes add up: {together:?}");
+    if let Some(dir) = std::env::var_os("GLRS_RELEASE_DIR") {
+        for (name, size) in &rows {
+            let path = Path::new(&dir).join(name);
+            let bytes = std::fs::metadata(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())).len();
+            assert_eq!(format!("{:.1}", bytes as f64 / 1e6), format!("{size:.1}"), "{name}: {bytes} bytes");
+        }
+    }
+}
+
 /// `.ci/run` runs exactly the README's test command (output plumbing
 /// aside), after the formatting and lint checks the README names.
 #[test]
