@@ -26,6 +26,7 @@
 //! - [`escaped`]: descendants that left their group (`setsid`): the chat
 //!   adopts orphans (a child subreaper) and tells the watchdog of each
 //!   escaped descendant it finds, so they die with the chat too.
+//! - [`exits`]: waiting, bounded, for processes to exit, on their pidfds.
 //! - [`env`]: the environment children get: no provider key unless the
 //!   config passes it; a minimal one for MCP servers.
 //!
@@ -36,6 +37,7 @@ pub mod capture;
 pub mod deathsig;
 pub mod env;
 pub mod escaped;
+pub mod exits;
 pub mod group;
 pub mod own;
 pub mod reaper;

@@ -68,17 +68,14 @@ fn run_key_command(command: &str, timeout: Duration) -> Result<Vec<u8>> {
         let _ = std::io::copy(&mut stdout, &mut std::io::sink());
         let _ = sent.send(kept.map(|_| out));
     });
-    let status = loop {
-        if let Some(status) = child.try_wait().context("could not be waited for")? {
-            break status;
-        }
-        if std::time::Instant::now() >= deadline {
-            drop(group);
-            let _ = child.kill();
-            let _ = child.wait();
-            bail!("did not finish within {} s (killed)", timeout.as_secs_f64());
-        }
-        std::thread::sleep(Duration::from_millis(10));
+    // On its pidfd: the wait ends when the shell exits, or at the deadline.
+    let pid = i32::try_from(child.id()).unwrap_or(0);
+    crate::process::exits::wait_for_exits(&[pid], deadline.saturating_duration_since(std::time::Instant::now()));
+    let Some(status) = child.try_wait().context("could not be waited for")? else {
+        drop(group);
+        let _ = child.kill();
+        let _ = child.wait();
+        bail!("did not finish within {} s (killed)", timeout.as_secs_f64());
     };
     // The pipe ends once all its writers are gone: kill those left behind.
     drop(group);
