@@ -168,6 +168,27 @@ fn a_429_is_retried_after_retry_after_and_a_500_with_backoff() {
 }
 
 #[test]
+fn a_down_server_is_retried_aloud() {
+    // Issue 24.8: a server that is down (nothing listens on its port) is
+    // retried with each wait said, not seconds of silence.
+    let (ts, _server) = store_and_server();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    ts.config(json!({
+        "providers": {"openai": {"baseUrl": format!("http://127.0.0.1:{port}/v1")}},
+        "retry": {"attempts": 3, "baseDelayMs": 10},
+    }));
+    let out = ts.chat().args(["-p", "hi", "-m", "openai/gpt-4.1"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    let err = stderr_of(&out);
+    for attempt in [2, 3] {
+        let said =
+            err.lines().filter(|l| l.starts_with("glrs-chat: (cannot reach openai") && l.contains(": retrying in "));
+        assert_eq!(said.filter(|l| l.ends_with(&format!("(attempt {attempt} of 3))"))).count(), 1, "{err}");
+    }
+    assert!(err.contains("(gave up after 3 attempts)"), "{err}");
+}
+
+#[test]
 fn one_attempt_is_said_in_the_singular() {
     let (ts, server) = store_and_server();
     let url = server.url();
