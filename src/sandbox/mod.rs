@@ -145,7 +145,8 @@ impl Confinement {
 /// question (glrs-chat asks at start).
 #[derive(Debug, Clone)]
 pub struct Sandbox {
-    policy: Policy,
+    /// Shared: every file tool's read guard holds it for its call.
+    policy: std::sync::Arc<Policy>,
 }
 
 impl Default for Sandbox {
@@ -158,19 +159,25 @@ impl Default for Sandbox {
 impl Sandbox {
     /// The sandbox of a session in `cwd` in `mode`.
     pub fn new(config: &SandboxConfig, mode: Mode, cwd: &std::path::Path, places: &Places) -> anyhow::Result<Sandbox> {
-        Ok(Sandbox { policy: Policy::new(config, mode, cwd, places)? })
+        Ok(Sandbox { policy: std::sync::Arc::new(Policy::new(config, mode, cwd, places)?) })
     }
 
     /// No sandbox at all (`off`, with no paths): for tests of other parts
     /// and programs that run no model commands.
     pub fn off() -> &'static Sandbox {
-        static OFF: std::sync::LazyLock<Sandbox> = std::sync::LazyLock::new(|| Sandbox { policy: Policy::none() });
+        static OFF: std::sync::LazyLock<Sandbox> =
+            std::sync::LazyLock::new(|| Sandbox { policy: std::sync::Arc::new(Policy::none()) });
         &OFF
     }
 
     /// What the mode means as paths.
     pub fn policy(&self) -> &Policy {
         &self.policy
+    }
+
+    /// The policy, shared rather than copied (its paths are many).
+    pub fn shared_policy(&self) -> std::sync::Arc<Policy> {
+        self.policy.clone()
     }
 
     /// The mode.
@@ -180,7 +187,7 @@ impl Sandbox {
 
     /// The same sandbox in another mode (`/sandbox MODE`).
     pub fn with_mode(&self, mode: Mode) -> Sandbox {
-        Sandbox { policy: self.policy.with_mode(mode) }
+        Sandbox { policy: std::sync::Arc::new(self.policy.with_mode(mode)) }
     }
 
     /// Whether the kernel can enforce it.

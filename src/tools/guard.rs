@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use super::fs::real::Target;
 use crate::permissions::Rule;
+
 use crate::sandbox::{Mode, Policy};
 
 /// The paths one call may not read.
@@ -21,7 +22,7 @@ pub struct ReadGuard {
     deny: Vec<Rule>,
     /// `sandbox.denyRead` (resolved), when the sandbox is on: the file
     /// tools obey the same roots as the commands (SPEC 17 "File tools").
-    sandbox: Option<Policy>,
+    sandbox: Option<Arc<Policy>>,
 }
 
 /// A name no file has: a folder is skipped whole when a rule denies this
@@ -35,8 +36,8 @@ impl ReadGuard {
     }
 
     /// This guard, keeping out `sandbox.denyRead` too unless the mode is `off`.
-    pub fn with_sandbox(self, policy: &Policy) -> ReadGuard {
-        let sandbox = (policy.mode() != Mode::Off).then(|| policy.clone());
+    pub fn with_sandbox(self, policy: Arc<Policy>) -> ReadGuard {
+        let sandbox = (policy.mode() != Mode::Off).then_some(policy);
         ReadGuard { sandbox, ..self }
     }
 

@@ -108,36 +108,67 @@ pub enum Sandboxing {
     Writes(PathBuf),
 }
 
-/// The permission decision with the sandbox taken into account: a deny
-/// rule always wins; a call leaving the sandbox always asks (but in `off`),
-/// and so does a write outside the writable roots, whatever the allow
-/// rules say; a sandboxed command, or a write inside the roots in
-/// `workspace-write`, needs no prompt.
-fn with_sandbox(decision: Decision, sandboxing: &Sandboxing, sandbox: &crate::sandbox::Sandbox) -> Decision {
-    use crate::sandbox::Mode;
-    match (decision, sandboxing) {
-        (Decision::Deny(why), _) => Decision::Deny(why),
-        (_, Sandboxing::Outside(_)) if sandbox.mode() != Mode::Off => Decision::Ask,
-        (Decision::Ask, Sandboxing::Inside) if sandbox.enforced() => Decision::Allow,
-        (decision, Sandboxing::Writes(path)) if sandbox.mode() != Mode::Off => {
-            match (sandbox.mode(), sandbox.policy().is_writable(&crate::sandbox::resolve(path))) {
-                (_, false) => Decision::Ask,
-                (Mode::WorkspaceWrite, true) => Decision::Allow,
-                (_, true) => decision,
-            }
-        }
-        (decision, _) => decision,
-    }
+/// How the sandbox sees one call, judged once per call. The permission
+/// decision with the sandbox taken into account: a deny rule always wins;
+/// a call leaving the sandbox always asks (but in `off`), and so does a
+/// write outside the writable roots, whatever the allow rules say; a
+/// sandboxed command, or a write inside the roots in `workspace-write`,
+/// needs no prompt.
+struct Standing<'a> {
+    sandboxing: &'a Sandboxing,
+    sandbox: &'a crate::sandbox::Sandbox,
+    /// A write's target, resolved (its links followed) once, and whether
+    /// it is inside the writable roots; `None` for anything else or with
+    /// the sandbox off.
+    write: Option<(std::path::PathBuf, bool)>,
 }
 
-/// Whether a call is asked about every time, whatever was answered before:
-/// it leaves the sandbox, or writes outside the writable roots.
-fn asks_every_time(sandboxing: &Sandboxing, sandbox: &crate::sandbox::Sandbox) -> bool {
-    match sandboxing {
-        _ if sandbox.mode() == crate::sandbox::Mode::Off => false,
-        Sandboxing::Outside(_) => true,
-        Sandboxing::Writes(path) => !sandbox.policy().is_writable(&crate::sandbox::resolve(path)),
-        Sandboxing::None | Sandboxing::Inside => false,
+impl<'a> Standing<'a> {
+    fn of(sandboxing: &'a Sandboxing, sandbox: &'a crate::sandbox::Sandbox) -> Self {
+        let write = match sandboxing {
+            Sandboxing::Writes(path) if sandbox.mode() != crate::sandbox::Mode::Off => {
+                let target = crate::sandbox::resolve(path);
+                let writable = sandbox.policy().is_writable(&target);
+                Some((target, writable))
+            }
+            _ => None,
+        };
+        Standing { sandboxing, sandbox, write }
+    }
+
+    /// The permission rules' decision, as the sandbox changes it.
+    fn decide(&self, decision: Decision) -> Decision {
+        use crate::sandbox::Mode;
+        match (decision, self.sandboxing, &self.write) {
+            (Decision::Deny(why), _, _) => Decision::Deny(why),
+            (_, Sandboxing::Outside(_), _) if self.sandbox.mode() != Mode::Off => Decision::Ask,
+            (Decision::Ask, Sandboxing::Inside, _) if self.sandbox.enforced() => Decision::Allow,
+            (_, _, Some((_, false))) => Decision::Ask,
+            (_, _, Some((_, true))) if self.sandbox.mode() == Mode::WorkspaceWrite => Decision::Allow,
+            (decision, _, _) => decision,
+        }
+    }
+
+    /// Whether the call is asked about every time, whatever was answered
+    /// before: it leaves the sandbox, or writes outside the writable roots.
+    fn every_time(&self) -> bool {
+        match self.sandboxing {
+            _ if self.sandbox.mode() == crate::sandbox::Mode::Off => false,
+            Sandboxing::Outside(_) => true,
+            Sandboxing::Writes(_) => matches!(self.write, Some((_, false))),
+            Sandboxing::None | Sandboxing::Inside => false,
+        }
+    }
+
+    /// The result of a call that would ask, with no one to ask: why it
+    /// asks (it leaves the sandbox, it writes outside the roots, or no rule
+    /// allows it) and what would let it run.
+    fn cannot_ask(&self, tool: &str, subject: Option<&str>, cwd: &std::path::Path) -> String {
+        match (self.sandboxing, &self.write) {
+            (Sandboxing::Outside(reason), _) if self.every_time() => crate::sandbox::outside_denied(reason),
+            (_, Some((target, false))) => crate::sandbox::write_outside_denied(tool, target, self.sandbox.mode()),
+            _ => permissions::no_terminal(tool, subject, cwd),
+        }
     }
 }
 
@@ -611,16 +642,17 @@ impl Registry {
         let subject = tool.subject(&call.input, ctx.cwd);
         let decision = self.permissions.decide(tool.name(), tool.needs_permission(), subject.as_deref(), ctx.cwd);
         let sandboxing = tool.sandboxing(&call.input, ctx.cwd);
-        let decision = with_sandbox(decision, &sandboxing, ctx.sandbox);
+        let standing = Standing::of(&sandboxing, ctx.sandbox);
+        let decision = standing.decide(decision);
         match decision {
             Decision::Allow => {}
             Decision::Deny(why) => return Err(ToolOutput::error(why)),
             Decision::Ask if !asker.can_ask() => {
-                return Err(ToolOutput::error(cannot_ask(tool.name(), subject.as_deref(), &sandboxing, ctx)));
+                return Err(ToolOutput::error(standing.cannot_ask(tool.name(), subject.as_deref(), ctx.cwd)));
             }
-            Decision::Ask => self.ask(&tool, call, subject.as_deref(), &sandboxing, ctx, asker).await?,
+            Decision::Ask => self.ask(&tool, call, subject.as_deref(), &standing, ctx, asker).await?,
         }
-        let reads = ReadGuard::new(self.permissions.deny_rules().to_vec()).with_sandbox(ctx.sandbox.policy());
+        let reads = ReadGuard::new(self.permissions.deny_rules().to_vec()).with_sandbox(ctx.sandbox.shared_policy());
         let judged =
             Judged { subject, reads: Arc::new(reads), permissions: Arc::new(self.permissions.clone()), progress: None };
         Ok(Cleared { tool, judged })
@@ -632,7 +664,7 @@ impl Registry {
         tool: &Arc<dyn Tool>,
         call: &ToolCall,
         subject: Option<&str>,
-        sandboxing: &Sandboxing,
+        standing: &Standing<'_>,
         ctx: &ToolContext<'_>,
         asker: &mut dyn Asker,
     ) -> Result<(), ToolOutput> {
@@ -658,13 +690,13 @@ impl Registry {
         match answer {
             Answer::Once => Ok(()),
             // Leaving the sandbox is asked about every time.
-            Answer::Always if asks_every_time(sandboxing, ctx.sandbox) => Ok(()),
+            Answer::Always if standing.every_time() => Ok(()),
             Answer::Always => {
                 self.permissions.allow_for_session(tool.name(), subject);
                 Ok(())
             }
             Answer::Deny(reason) => Err(ToolOutput::error(permissions::denied_by_user(reason.as_deref()))),
-            Answer::Cannot => Err(ToolOutput::error(cannot_ask(tool.name(), subject, sandboxing, ctx))),
+            Answer::Cannot => Err(ToolOutput::error(standing.cannot_ask(tool.name(), subject, ctx.cwd))),
             Answer::Interrupted => Err(ToolOutput::error("interrupted by the user before it ran")),
         }
     }
@@ -699,21 +731,6 @@ impl Cleared {
     }
 }
 
-/// The result of a call that would ask, with no one to ask: why it asks
-/// (it leaves the sandbox, it writes outside the roots, or no rule allows
-/// it) and what would let it run.
-fn cannot_ask(tool: &str, subject: Option<&str>, sandboxing: &Sandboxing, ctx: &ToolContext<'_>) -> String {
-    match sandboxing {
-        Sandboxing::Outside(reason) if asks_every_time(sandboxing, ctx.sandbox) => {
-            crate::sandbox::outside_denied(reason)
-        }
-        Sandboxing::Writes(path) if asks_every_time(sandboxing, ctx.sandbox) => {
-            crate::sandbox::write_outside_denied(tool, &crate::sandbox::resolve(path), ctx.sandbox.mode())
-        }
-        _ => permissions::no_terminal(tool, subject, ctx.cwd),
-    }
-}
-
 /// The seven built-in tools of SPEC 14.
 pub fn builtins() -> Vec<Arc<dyn Tool>> {
     vec![
@@ -742,6 +759,11 @@ pub fn describe_call(name: &str, input: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// The sandbox's view of a decision, as the registry takes it.
+    fn decide(decision: Decision, sandboxing: &Sandboxing, sandbox: &crate::sandbox::Sandbox) -> Decision {
+        Standing::of(sandboxing, sandbox).decide(decision)
+    }
+
     /// Test contexts redact nothing.
     static NO_REDACTION: std::sync::LazyLock<crate::redact::Redactor> =
         std::sync::LazyLock::new(crate::redact::Redactor::off);
@@ -835,16 +857,16 @@ mod tests {
         let ww = Sandbox::new(&SandboxConfig::default(), Mode::WorkspaceWrite, &root.join("work"), &places).unwrap();
         let deny = Decision::Deny("no".into());
         let outside = Sandboxing::Outside("why".into());
-        assert_eq!(with_sandbox(deny.clone(), &outside, &ww), deny, "a deny rule wins");
-        assert_eq!(with_sandbox(Decision::Allow, &outside, &ww), Decision::Ask, "leaving the sandbox asks");
-        assert_eq!(with_sandbox(Decision::Allow, &outside, &ww.with_mode(Mode::Off)), Decision::Allow);
+        assert_eq!(decide(deny.clone(), &outside, &ww), deny, "a deny rule wins");
+        assert_eq!(decide(Decision::Allow, &outside, &ww), Decision::Ask, "leaving the sandbox asks");
+        assert_eq!(decide(Decision::Allow, &outside, &ww.with_mode(Mode::Off)), Decision::Allow);
         let writes = |p: &str| Sandboxing::Writes(root.join(p));
-        assert_eq!(with_sandbox(Decision::Ask, &writes("work/src/a.rs"), &ww), Decision::Allow);
-        assert_eq!(with_sandbox(Decision::Ask, &writes("work/.git/config"), &ww), Decision::Ask);
-        assert_eq!(with_sandbox(Decision::Ask, &writes("home/.bashrc"), &ww), Decision::Ask);
-        assert_eq!(with_sandbox(Decision::Ask, &writes("work/a.rs"), &ww.with_mode(Mode::ReadOnly)), Decision::Ask);
-        assert_eq!(with_sandbox(Decision::Ask, &Sandboxing::Inside, &ww.with_mode(Mode::Off)), Decision::Ask);
-        assert_eq!(with_sandbox(Decision::Ask, &Sandboxing::None, &ww), Decision::Ask);
+        assert_eq!(decide(Decision::Ask, &writes("work/src/a.rs"), &ww), Decision::Allow);
+        assert_eq!(decide(Decision::Ask, &writes("work/.git/config"), &ww), Decision::Ask);
+        assert_eq!(decide(Decision::Ask, &writes("home/.bashrc"), &ww), Decision::Ask);
+        assert_eq!(decide(Decision::Ask, &writes("work/a.rs"), &ww.with_mode(Mode::ReadOnly)), Decision::Ask);
+        assert_eq!(decide(Decision::Ask, &Sandboxing::Inside, &ww.with_mode(Mode::Off)), Decision::Ask);
+        assert_eq!(decide(Decision::Ask, &Sandboxing::None, &ww), Decision::Ask);
     }
 
     #[test]

@@ -38,9 +38,6 @@ pub use agents::NamedAgent;
 /// The tool's name.
 pub const NAME: &str = "task";
 
-/// The default of `subagents.maxParallel` (the config's, which owns it).
-pub const DEFAULT_MAX_PARALLEL: usize = crate::config::DEFAULT_MAX_PARALLEL_SUBAGENTS;
-
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TaskInput {
