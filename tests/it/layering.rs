@@ -1,5 +1,5 @@
-//! The house rules on who may use whom (CONTRIBUTING.md, "Layers"),
-//! checked on the source. The library's top-level modules sit in ordered
+//! The house rules on who may use whom (CONTRIBUTING.md, "Developing":
+//! the module map, in layers), checked on the source. The library's top-level modules sit in ordered
 //! layers; a module may use only modules of layers below its own: every
 //! `crate::` path in its code (groups too), every `super::` that climbs to
 //! the crate root, and so every `pub use` of either counts. A new module
