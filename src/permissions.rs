@@ -148,6 +148,9 @@ pub trait Asker {
     fn can_ask(&self) -> bool {
         true
     }
+    /// Tell the one asked something they should know (a hook that failed);
+    /// nothing where no one is told.
+    fn tell(&mut self, _text: &str) {}
 }
 
 /// Parse an answer typed at the prompt.

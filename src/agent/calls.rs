@@ -1,7 +1,7 @@
 //! A step's tool calls (SPEC 14, 20). Every call gets a result and a `tool`
-//! entry, in call order. Calls run in order, each checked by its
-//! `tool_call` hooks and the registry before it runs, except that
-//! consecutive calls of a tool that runs beside itself (`task`: each is a
+//! entry, in call order. Calls run in order, each checked by the registry
+//! (its `tool_call` hooks, the rules, the sandbox) before it runs, except
+//! that consecutive calls of a tool that runs beside itself (`task`: each is a
 //! process of its own) run at the same time, at most
 //! `subagents.maxParallel` at once; their results are still recorded in
 //! call order, so the next request pairs each call with its own result.
@@ -11,9 +11,7 @@ use std::sync::Arc;
 use futures_util::StreamExt;
 
 use super::Agent;
-use super::hooked::fields;
-use super::turn::{TurnKind, TurnUi, UiAsker, report};
-use crate::hooks::Event;
+use super::turn::{TurnKind, TurnUi, UiAsker};
 use crate::provider::{Cancel, Message};
 use crate::store::{Entry, ToolCall};
 use crate::time;
@@ -43,29 +41,29 @@ impl Agent {
                 checkpointed = true;
                 self.checkpoint_before_step(ui).await;
             }
-            let (outputs, subjects, progress) = self.run_batch(batch, kind, ui, cancel).await;
-            for (((call, output), subject), progress) in batch.iter().zip(outputs).zip(subjects).zip(progress) {
+            let (outputs, progress) = self.run_batch(batch, kind, ui, cancel).await;
+            for ((call, output), progress) in batch.iter().zip(outputs).zip(progress) {
                 if let Some(progress) = progress {
                     // Shown now, in its place: the line it had while it ran.
                     ui.tool_start(call, &format!("{}  {}", self.tools.summary(call), progress.line()));
                 }
-                self.finish_call(call, output, subject.as_deref(), ui, turn_messages).await;
+                self.finish_call(call, output, ui, turn_messages);
             }
         }
     }
 
-    /// Check each call of `batch` (hooks, permissions), then run those
-    /// allowed at the same time; the outputs in call order, what each
-    /// call's rules and hooks were judged against, and for calls that run
-    /// beside each other (`task`) how far each got (shown as a live line
-    /// while they run, and above each result).
+    /// Have the registry check each call of `batch` (its hooks, the rules,
+    /// the sandbox, the user), then run those allowed at the same time; the
+    /// outputs in call order (each seen by its `tool_result` hooks), and
+    /// for calls that run beside each other (`task`) how far each got
+    /// (shown as a live line while they run, and above each result).
     async fn run_batch(
         &mut self,
         batch: &[ToolCall],
         kind: TurnKind,
         ui: &mut dyn TurnUi,
         cancel: &Cancel,
-    ) -> (Vec<ToolOutput>, Vec<Option<String>>, Vec<Option<Arc<Progress>>>) {
+    ) -> (Vec<ToolOutput>, Vec<Option<Arc<Progress>>>) {
         let situation = self.situation(kind);
         let session_file = self.log.store.session_path(&self.log.id);
         let output_dir = crate::limits::output_dir();
@@ -88,24 +86,14 @@ impl Agent {
             sandbox: &sandbox,
         };
         let mut checked: Vec<Result<Cleared, ToolOutput>> = Vec::with_capacity(batch.len());
-        let mut subjects = Vec::with_capacity(batch.len());
         let live: Vec<Option<Arc<Progress>>> =
             batch.iter().map(|c| self.tools.runs_beside(&c.name).then(Arc::default)).collect();
         for (call, live) in batch.iter().zip(&live) {
             if live.is_none() {
                 ui.tool_start(call, &self.tools.summary(call));
             }
-            let subject = self.tools.get(&call.name).and_then(|t| t.subject(&call.input, cwd));
-            let tool = Some((call.name.as_str(), subject.as_deref()));
-            let what = [("tool", call.name.clone().into()), ("input", call.input.clone())];
-            let before = self.hook(Event::ToolCall, fields(what), tool).await;
-            report(&before, ui);
-            checked.push(match before.blocked {
-                // SPEC 15: exit 2 blocks the call; the hook's stderr is the reason.
-                Some(reason) => Err(ToolOutput::error(format!("blocked by a tool_call hook: {reason}"))),
-                None => self.tools.prepare(call, &ctx, &mut UiAsker(&mut *ui), &situation).await,
-            });
-            subjects.push(subject);
+            let checked_call = self.tools.prepare(call, &ctx, &mut UiAsker(&mut *ui), &situation).await;
+            checked.push(checked_call);
         }
         let ctx = &ctx;
         let runs = batch.iter().zip(checked).zip(live.clone()).map(|((call, checked), progress)| async move {
@@ -128,27 +116,22 @@ impl Agent {
         } else {
             all.await
         };
-        (outputs, subjects, live)
+        // SPEC 15: each result is shown to its `tool_result` hooks, in call order.
+        for (call, output) in batch.iter().zip(&outputs) {
+            self.tools.after_call(call, output, ctx, &mut UiAsker(&mut *ui)).await;
+        }
+        (outputs, live)
     }
 
-    /// After a call: its `tool_result` hooks, the UI, the `tool` entry and
-    /// the result in the context.
-    async fn finish_call(
+    /// After a call and its `tool_result` hooks: the UI, the `tool` entry
+    /// and the result in the context.
+    fn finish_call(
         &mut self,
         call: &ToolCall,
         output: ToolOutput,
-        subject: Option<&str>,
         ui: &mut dyn TurnUi,
         turn_messages: &mut Vec<Message>,
     ) {
-        let tool = Some((call.name.as_str(), subject));
-        let after = fields([
-            ("tool", call.name.clone().into()),
-            ("input", call.input.clone()),
-            ("result", output.content.clone().into()),
-            ("isError", output.is_error.into()),
-        ]);
-        report(&self.hook(Event::ToolResult, after, tool).await, ui);
         ui.tool(call, &output);
         self.record(Entry::Tool {
             at: time::now(),

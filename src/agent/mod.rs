@@ -100,6 +100,7 @@ impl Agent {
         let places = crate::sandbox::Places::from_env(&store.paths);
         let mode = config.sandbox.mode.unwrap_or_default();
         tools.set_sandbox(crate::sandbox::Sandbox::new(&config.sandbox, mode, Path::new(&cwd), &places)?);
+        tools.set_hooks(config.hooks.clone());
         tools.add(std::sync::Arc::new(session_tools::MemoryAppend { cwd: cwd.clone().into() }));
         for kind in session_tools::COMPACTION_TOOLS {
             tools.add(std::sync::Arc::new(session_tools::CompactionTool {

@@ -144,6 +144,9 @@ impl Asker for UiAsker<'_> {
     fn can_ask(&self) -> bool {
         self.0.can_ask()
     }
+    fn tell(&mut self, text: &str) {
+        self.0.notice(text);
+    }
 }
 
 /// The assistant's text over a turn's steps, joined by blank lines. Each

@@ -10,6 +10,7 @@
 //! interruption is an error result for the model, never a crash.
 
 pub mod bash;
+mod dispatch;
 pub mod exec;
 pub mod fs;
 pub mod guard;
@@ -25,10 +26,10 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::limits;
-use crate::permissions;
 pub use crate::permissions::{Answer, Asker, Decision, Permissions, Rule};
 use crate::provider::{Cancel, ToolSpec};
 use crate::store::ToolCall;
+pub use dispatch::Cleared;
 pub use guard::{Judged, ReadGuard};
 
 /// What a tool run gives back to the model.
@@ -106,70 +107,6 @@ pub enum Sandboxing {
     /// It writes this file (`write`, `edit`): inside the writable roots in
     /// `workspace-write` it needs no prompt.
     Writes(PathBuf),
-}
-
-/// How the sandbox sees one call, judged once per call. The permission
-/// decision with the sandbox taken into account: a deny rule always wins;
-/// a call leaving the sandbox always asks (but in `off`), and so does a
-/// write outside the writable roots, whatever the allow rules say; a
-/// sandboxed command, or a write inside the roots in `workspace-write`,
-/// needs no prompt.
-struct Standing<'a> {
-    sandboxing: &'a Sandboxing,
-    sandbox: &'a crate::sandbox::Sandbox,
-    /// A write's target, resolved (its links followed) once, and whether
-    /// it is inside the writable roots; `None` for anything else or with
-    /// the sandbox off.
-    write: Option<(std::path::PathBuf, bool)>,
-}
-
-impl<'a> Standing<'a> {
-    fn of(sandboxing: &'a Sandboxing, sandbox: &'a crate::sandbox::Sandbox) -> Self {
-        let write = match sandboxing {
-            Sandboxing::Writes(path) if sandbox.mode() != crate::sandbox::Mode::Off => {
-                let target = crate::sandbox::resolve(path);
-                let writable = sandbox.policy().is_writable(&target);
-                Some((target, writable))
-            }
-            _ => None,
-        };
-        Standing { sandboxing, sandbox, write }
-    }
-
-    /// The permission rules' decision, as the sandbox changes it.
-    fn decide(&self, decision: Decision) -> Decision {
-        use crate::sandbox::Mode;
-        match (decision, self.sandboxing, &self.write) {
-            (Decision::Deny(why), _, _) => Decision::Deny(why),
-            (_, Sandboxing::Outside(_), _) if self.sandbox.mode() != Mode::Off => Decision::Ask,
-            (Decision::Ask, Sandboxing::Inside, _) if self.sandbox.enforced() => Decision::Allow,
-            (_, _, Some((_, false))) => Decision::Ask,
-            (_, _, Some((_, true))) if self.sandbox.mode() == Mode::WorkspaceWrite => Decision::Allow,
-            (decision, _, _) => decision,
-        }
-    }
-
-    /// Whether the call is asked about every time, whatever was answered
-    /// before: it leaves the sandbox, or writes outside the writable roots.
-    fn every_time(&self) -> bool {
-        match self.sandboxing {
-            _ if self.sandbox.mode() == crate::sandbox::Mode::Off => false,
-            Sandboxing::Outside(_) => true,
-            Sandboxing::Writes(_) => matches!(self.write, Some((_, false))),
-            Sandboxing::None | Sandboxing::Inside => false,
-        }
-    }
-
-    /// The result of a call that would ask, with no one to ask: why it
-    /// asks (it leaves the sandbox, it writes outside the roots, or no rule
-    /// allows it) and what would let it run.
-    fn cannot_ask(&self, tool: &str, subject: Option<&str>, cwd: &std::path::Path) -> String {
-        match (self.sandboxing, &self.write) {
-            (Sandboxing::Outside(reason), _) if self.every_time() => crate::sandbox::outside_denied(reason),
-            (_, Some((target, false))) => crate::sandbox::write_outside_denied(tool, target, self.sandbox.mode()),
-            _ => permissions::no_terminal(tool, subject, cwd),
-        }
-    }
 }
 
 /// How far a long call has got, for the REPL's live line (SPEC 20: a
@@ -434,12 +371,21 @@ pub struct Registry {
     servers: Option<Arc<dyn ToolSource>>,
     /// The session's sandbox (SPEC 17).
     sandbox: Arc<crate::sandbox::Sandbox>,
+    /// The config's hooks: each call's `tool_call` and `tool_result` (SPEC 15).
+    hooks: Arc<crate::hooks::HooksConfig>,
 }
 
 impl Registry {
     /// An empty registry with what to offer and the permissions.
     pub fn new(offering: Offering, permissions: Permissions) -> Registry {
-        Registry { tools: Vec::new(), offering, permissions, servers: None, sandbox: Arc::default() }
+        Registry {
+            tools: Vec::new(),
+            offering,
+            permissions,
+            servers: None,
+            sandbox: Arc::default(),
+            hooks: Arc::default(),
+        }
     }
 
     /// The registry with the seven built-in tools.
@@ -476,6 +422,11 @@ impl Registry {
     /// Run the next calls in this sandbox (a session opened, `/sandbox MODE`).
     pub fn set_sandbox(&mut self, sandbox: crate::sandbox::Sandbox) {
         self.sandbox = Arc::new(sandbox);
+    }
+
+    /// Run the config's `tool_call` and `tool_result` hooks around each call.
+    pub fn set_hooks(&mut self, hooks: crate::hooks::HooksConfig) {
+        self.hooks = Arc::new(hooks);
     }
 
     /// Offer the tools of these MCP servers as they start.
@@ -589,145 +540,10 @@ impl Registry {
         }
     }
 
-    /// Run a call: find the tool, check permission, run it until it ends or
-    /// `ctx.cancel` fires. Always a result.
-    pub async fn call(
-        &mut self,
-        call: &ToolCall,
-        ctx: &ToolContext<'_>,
-        asker: &mut dyn Asker,
-        situation: &Situation,
-    ) -> ToolOutput {
-        match self.prepare(call, ctx, asker, situation).await {
-            Ok(cleared) => cleared.run(&call.input, ctx).await,
-            Err(refused) => refused,
-        }
-    }
-
     /// Whether `name` is a tool whose calls of one answer may run at the
     /// same time (the `task` tool, SPEC 20).
     pub fn runs_beside(&self, name: &str) -> bool {
         self.get(name).is_some_and(|t| t.concurrent())
-    }
-
-    /// The first half of [`Registry::call`]: find the tool and decide
-    /// whether the call may run (asking through `asker` when it must). A
-    /// call that may not is its error result; one that may is a
-    /// [`Cleared`], which runs without the registry, so several can run at
-    /// once.
-    pub async fn prepare(
-        &mut self,
-        call: &ToolCall,
-        ctx: &ToolContext<'_>,
-        asker: &mut dyn Asker,
-        situation: &Situation,
-    ) -> Result<Cleared, ToolOutput> {
-        if ctx.cancel.is_cancelled() {
-            return Err(ToolOutput::error("interrupted by the user before it ran"));
-        }
-        let Some(tool) = self.tools.iter().find(|t| t.name() == call.name && self.available(t.as_ref(), situation))
-        else {
-            let known: Vec<&str> = self.offered(situation).iter().map(|t| t.name()).collect();
-            let offer = if known.is_empty() {
-                "no tools are available".to_string()
-            } else {
-                format!("available: {}", known.join(", "))
-            };
-            return Err(ToolOutput::error(format!("unknown tool {:?}: {offer}", call.name)));
-        };
-        let tool = tool.clone();
-        if let Value::String(raw) = &call.input {
-            return Err(ToolOutput::error(format!("the input is not valid JSON: {raw}")));
-        }
-        let subject = tool.subject(&call.input, ctx.cwd);
-        let decision = self.permissions.decide(tool.name(), tool.needs_permission(), subject.as_deref(), ctx.cwd);
-        let sandboxing = tool.sandboxing(&call.input, ctx.cwd);
-        let standing = Standing::of(&sandboxing, ctx.sandbox);
-        let decision = standing.decide(decision);
-        match decision {
-            Decision::Allow => {}
-            Decision::Deny(why) => return Err(ToolOutput::error(why)),
-            Decision::Ask if !asker.can_ask() => {
-                return Err(ToolOutput::error(standing.cannot_ask(tool.name(), subject.as_deref(), ctx.cwd)));
-            }
-            Decision::Ask => self.ask(&tool, call, subject.as_deref(), &standing, ctx, asker).await?,
-        }
-        let reads = ReadGuard::new(self.permissions.deny_rules().to_vec()).with_sandbox(ctx.sandbox.shared_policy());
-        let judged =
-            Judged { subject, reads: Arc::new(reads), permissions: Arc::new(self.permissions.clone()), progress: None };
-        Ok(Cleared { tool, judged })
-    }
-
-    /// Ask the user about a call; `Err` is the result of a call not allowed.
-    async fn ask(
-        &mut self,
-        tool: &Arc<dyn Tool>,
-        call: &ToolCall,
-        subject: Option<&str>,
-        standing: &Standing<'_>,
-        ctx: &ToolContext<'_>,
-        asker: &mut dyn Asker,
-    ) -> Result<(), ToolOutput> {
-        // Built only for someone who is asked, and off the runtime
-        // (it reads the file).
-        let (for_preview, input, cwd) = (tool.clone(), call.input.clone(), ctx.cwd.to_path_buf());
-        let preview = crate::runtime::off_thread(move |_| for_preview.preview(&input, &cwd)).await;
-        let question = permissions::Question {
-            tool: tool.name(),
-            summary: tool.summary(&call.input),
-            preview: preview.ok().flatten(),
-            subject,
-            full: tool.in_full(&call.input).or_else(|| subject.map(|s| format!("path: {s}"))),
-        };
-        let answer = match asker.ask(&question) {
-            permissions::Asked::Now(answer) => answer,
-            permissions::Asked::Later(answer) => tokio::select! {
-                biased;
-                () = ctx.cancel.cancelled() => Answer::Interrupted,
-                answer = answer => answer.unwrap_or(Answer::Interrupted),
-            },
-        };
-        match answer {
-            Answer::Once => Ok(()),
-            // Leaving the sandbox is asked about every time.
-            Answer::Always if standing.every_time() => Ok(()),
-            Answer::Always => {
-                self.permissions.allow_for_session(tool.name(), subject);
-                Ok(())
-            }
-            Answer::Deny(reason) => Err(ToolOutput::error(permissions::denied_by_user(reason.as_deref()))),
-            Answer::Cannot => Err(ToolOutput::error(standing.cannot_ask(tool.name(), subject, ctx.cwd))),
-            Answer::Interrupted => Err(ToolOutput::error("interrupted by the user before it ran")),
-        }
-    }
-}
-
-/// A call the registry allowed: the tool and what was judged for it, run
-/// without the registry ([`Registry::prepare`]).
-pub struct Cleared {
-    tool: Arc<dyn Tool>,
-    judged: Judged,
-}
-
-impl Cleared {
-    /// Report how far the run gets to `progress`.
-    pub fn with_progress(mut self, progress: Arc<Progress>) -> Cleared {
-        self.judged.progress = Some(progress);
-        self
-    }
-
-    /// Run the call until it ends or `ctx.cancel` fires.
-    pub async fn run(self, input: &Value, ctx: &ToolContext<'_>) -> ToolOutput {
-        let ctx = ToolContext { judged: self.judged, ..*ctx };
-        let run = self.tool.run(input, &ctx);
-        if self.tool.stops_itself() {
-            return run.await;
-        }
-        tokio::select! {
-            biased;
-            () = ctx.cancel.cancelled() => ToolOutput::error("interrupted by the user: the tool was stopped"),
-            out = run => out,
-        }
     }
 }
 
@@ -759,18 +575,13 @@ pub fn describe_call(name: &str, input: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
-    /// The sandbox's view of a decision, as the registry takes it.
-    fn decide(decision: Decision, sandboxing: &Sandboxing, sandbox: &crate::sandbox::Sandbox) -> Decision {
-        Standing::of(sandboxing, sandbox).decide(decision)
-    }
-
     /// Test contexts redact nothing.
     static NO_REDACTION: std::sync::LazyLock<crate::redact::Redactor> =
         std::sync::LazyLock::new(crate::redact::Redactor::off);
     use super::*;
     use serde_json::json;
 
-    struct Echo;
+    pub(super) struct Echo;
     impl Tool for Echo {
         fn spec(&self) -> ToolSpec {
             ToolSpec { name: "echo".into(), description: "echo".into(), parameters: json!({"type": "object"}) }
@@ -786,10 +597,10 @@ mod tests {
         }
     }
 
-    struct Never;
+    pub(super) struct Never;
     impl Asker for Never {
-        fn ask(&mut self, _: &permissions::Question<'_>) -> permissions::Asked {
-            permissions::Asked::Now(Answer::Cannot)
+        fn ask(&mut self, _: &crate::permissions::Question<'_>) -> crate::permissions::Asked {
+            crate::permissions::Asked::Now(Answer::Cannot)
         }
     }
 
@@ -839,34 +650,6 @@ mod tests {
         cancel.cancel();
         let out = registry.call(&call("echo", json!({})), &c, &mut Never, &s).await;
         assert!(out.is_error && out.content.contains("interrupted"), "{out:?}");
-    }
-
-    #[test]
-    fn the_sandbox_decides_who_asks() {
-        use crate::sandbox::{Mode, Places, Sandbox, SandboxConfig};
-        let dir = tempfile::tempdir().unwrap();
-        let root = crate::sandbox::resolve(dir.path());
-        std::fs::create_dir_all(root.join("work/.git")).unwrap();
-        let places = Places {
-            home: Some(root.join("home")),
-            tmp: root.join("tmp"),
-            data: root.join("data"),
-            config_dir: root.join("home/.config/glrs"),
-            config_file: root.join("home/.config/glrs/config.json"),
-        };
-        let ww = Sandbox::new(&SandboxConfig::default(), Mode::WorkspaceWrite, &root.join("work"), &places).unwrap();
-        let deny = Decision::Deny("no".into());
-        let outside = Sandboxing::Outside("why".into());
-        assert_eq!(decide(deny.clone(), &outside, &ww), deny, "a deny rule wins");
-        assert_eq!(decide(Decision::Allow, &outside, &ww), Decision::Ask, "leaving the sandbox asks");
-        assert_eq!(decide(Decision::Allow, &outside, &ww.with_mode(Mode::Off)), Decision::Allow);
-        let writes = |p: &str| Sandboxing::Writes(root.join(p));
-        assert_eq!(decide(Decision::Ask, &writes("work/src/a.rs"), &ww), Decision::Allow);
-        assert_eq!(decide(Decision::Ask, &writes("work/.git/config"), &ww), Decision::Ask);
-        assert_eq!(decide(Decision::Ask, &writes("home/.bashrc"), &ww), Decision::Ask);
-        assert_eq!(decide(Decision::Ask, &writes("work/a.rs"), &ww.with_mode(Mode::ReadOnly)), Decision::Ask);
-        assert_eq!(decide(Decision::Ask, &Sandboxing::Inside, &ww.with_mode(Mode::Off)), Decision::Ask);
-        assert_eq!(decide(Decision::Ask, &Sandboxing::None, &ww), Decision::Ask);
     }
 
     #[test]
