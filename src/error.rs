@@ -16,10 +16,13 @@ pub enum Holder {
     Compaction,
 }
 
-/// What can go wrong with a session, by kind.
-#[derive(Debug)]
+/// What can go wrong with a session, by kind. Its text is the error's own;
+/// an I/O failure's cause is its `source`, shown after it by whoever prints
+/// the chain (`cli::finish`, [`Report`]), never twice.
+#[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// Text given as an id is not one (not hex, too short, `/`, `..`).
+    #[error("invalid session id {input:?}: {reason}")]
     InvalidId {
         /// The text given.
         input: String,
@@ -27,11 +30,13 @@ pub enum StoreError {
         reason: &'static str,
     },
     /// No session has this id or prefix.
+    #[error("no session {id}")]
     NotFound {
         /// The id or prefix given.
         id: String,
     },
     /// The prefix matches more than one session.
+    #[error("session id prefix {prefix} is ambiguous: it matches {}", .candidates.join(", "))]
     Ambiguous {
         /// The prefix given.
         prefix: String,
@@ -39,6 +44,7 @@ pub enum StoreError {
         candidates: Vec<String>,
     },
     /// Another program holds the session open.
+    #[error("{}", busy(.id, *.pid, *.by))]
     Busy {
         /// The session.
         id: String,
@@ -48,6 +54,7 @@ pub enum StoreError {
         by: Holder,
     },
     /// The file is not a valid session file.
+    #[error("{}: not a valid session file: {detail}", .path.display())]
     Corrupt {
         /// The file.
         path: PathBuf,
@@ -55,6 +62,10 @@ pub enum StoreError {
         detail: String,
     },
     /// The file's schema is newer than this version understands.
+    #[error(
+        "{}: schema {schema} is newer than this glrs understands (2); upgrade glrs to use it (the file was not changed)",
+        .path.display()
+    )]
     UnsupportedSchema {
         /// The file.
         path: PathBuf,
@@ -63,6 +74,7 @@ pub enum StoreError {
     },
     /// The file changed under a writer in a way it cannot merge (replaced
     /// or shortened while a compaction was being written).
+    #[error("{}: {detail}", .path.display())]
     Conflict {
         /// The file.
         path: PathBuf,
@@ -72,6 +84,7 @@ pub enum StoreError {
     /// The store will not remove or change this file: it is not what the
     /// caller took it for (a leftover that is not one, artifacts of a
     /// session that exists).
+    #[error("{}: {detail}", .path.display())]
     Refused {
         /// The file.
         path: PathBuf,
@@ -79,6 +92,7 @@ pub enum StoreError {
         detail: String,
     },
     /// A legacy session cannot be changed in place.
+    #[error("session {id} is in the legacy glorious folder, which glrs never changes; cannot {what} it")]
     Legacy {
         /// The session.
         id: String,
@@ -86,6 +100,7 @@ pub enum StoreError {
         what: &'static str,
     },
     /// A read or write failed.
+    #[error("cannot {action} {}", .path.display())]
     Io {
         /// The file or folder.
         path: PathBuf,
@@ -97,60 +112,40 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// This error with its causes, for showing it on its own.
+    pub fn report(&self) -> Report<'_> {
+        Report(self)
+    }
+
     pub(crate) fn io(path: impl Into<PathBuf>, action: &'static str, source: std::io::Error) -> Self {
         StoreError::Io { path: path.into(), action, source }
     }
 }
 
-impl fmt::Display for StoreError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            StoreError::InvalidId { input, reason } => {
-                write!(f, "invalid session id {input:?}: {reason}")
-            }
-            StoreError::NotFound { id } => write!(f, "no session {id}"),
-            StoreError::Conflict { path, detail } | StoreError::Refused { path, detail } => {
-                write!(f, "{}: {detail}", path.display())
-            }
-            StoreError::Ambiguous { prefix, candidates } => {
-                write!(f, "session id prefix {prefix} is ambiguous: it matches {}", candidates.join(", "))
-            }
-            StoreError::Busy { id, pid, by: Holder::Compaction } => {
-                let pid = pid.map_or(String::new(), |p| format!(" (pid {p})"));
-                write!(
-                    f,
-                    "session {id} is being compacted{pid}: the memory flush before the compaction holds it; \
-                     try again when it is done"
-                )
-            }
-            StoreError::Busy { id, pid, .. } => match pid {
-                Some(pid) => write!(f, "session {id} is open in another program (pid {pid})"),
-                None => write!(f, "session {id} is open in another program"),
-            },
-            StoreError::Corrupt { path, detail } => {
-                write!(f, "{}: not a valid session file: {detail}", path.display())
-            }
-            StoreError::UnsupportedSchema { path, schema } => write!(
-                f,
-                "{}: schema {schema} is newer than this glrs understands (2); \
-                 upgrade glrs to use it (the file was not changed)",
-                path.display()
-            ),
-            StoreError::Legacy { id, what } => {
-                write!(f, "session {id} is in the legacy glorious folder, which glrs never changes; cannot {what} it")
-            }
-            StoreError::Io { path, action, source } => {
-                write!(f, "cannot {action} {}: {source}", path.display())
-            }
-        }
+/// A busy session's text: who holds it, and what to do.
+fn busy(id: &str, pid: Option<u32>, by: Holder) -> String {
+    let pid = pid.map_or(String::new(), |p| format!(" (pid {p})"));
+    match by {
+        Holder::Compaction => format!(
+            "session {id} is being compacted{pid}: the memory flush before the compaction holds it; try again when it is done"
+        ),
+        Holder::Chat => format!("session {id} is open in another program{pid}"),
     }
 }
 
-impl std::error::Error for StoreError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            StoreError::Io { source, .. } => Some(source),
-            _ => None,
+/// An error and its causes, `: `-joined: what a person reads when an error
+/// is shown on its own rather than through `cli::finish` (a warning, a
+/// notice, an `error` entry). Each error says only its own part.
+pub struct Report<'a>(pub &'a (dyn std::error::Error + 'static));
+
+impl fmt::Display for Report<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut cause = self.0.source();
+        while let Some(e) = cause {
+            write!(f, ": {e}")?;
+            cause = e.source();
         }
+        Ok(())
     }
 }

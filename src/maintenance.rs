@@ -290,7 +290,7 @@ pub fn enforce(store: &Store, rows: &[Row]) -> Vec<(Row, String)> {
                 continue;
             }
         }
-        .map_err(|e| e.to_string());
+        .map_err(|e| e.report().to_string());
         if let Err(e) = result {
             failed.push((row.clone(), e));
         }

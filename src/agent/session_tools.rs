@@ -101,7 +101,7 @@ fn artifact_path(store: &Store, id: &SessionId, name: &str) -> Result<PathBuf, T
             "{name:?} is not an artifact of this session: give a file name from compaction_list"
         )));
     }
-    let dir = artifact::checked_dir(store, id).map_err(|e| fail(e.to_string()))?;
+    let dir = artifact::checked_dir(store, id).map_err(|e| fail(e.report().to_string()))?;
     let path = dir.join(name);
     // A link (to a file anywhere) is not an artifact: never followed.
     if !crate::paths::is_plain_file(&path) {
@@ -202,7 +202,7 @@ impl CompactionTool {
         let result = (|| -> Result<ToolOutput, ToolOutput> {
             match self.kind {
                 CompactionToolKind::List => {
-                    let list = artifact::list(&self.store, &self.id).map_err(|e| fail(e.to_string()))?;
+                    let list = artifact::list(&self.store, &self.id).map_err(|e| fail(e.report().to_string()))?;
                     let rows: Vec<Value> = list
                         .iter()
                         .map(|a| json!({"file": file_name(&a.file), "label": a.label, "createdAt": a.created_at, "messages": a.messages, "note": a.note}))
@@ -220,7 +220,7 @@ impl CompactionTool {
                 CompactionToolKind::Annotate => {
                     let path = artifact_path(&self.store, &self.id, string_arg(input, "file")?)?;
                     let note = string_arg(input, "note")?;
-                    artifact::annotate(&self.store, &path, note).map_err(|e| fail(e.to_string()))?;
+                    artifact::annotate(&self.store, &path, note).map_err(|e| fail(e.report().to_string()))?;
                     Ok(ok(format!("note set on {}", file_name(&path))))
                 }
                 CompactionToolKind::Delete => {

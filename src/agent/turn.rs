@@ -343,7 +343,7 @@ impl Agent {
     /// is only told.
     fn sync_or_warn(&mut self, ui: &mut dyn TurnUi) {
         if let Err(e) = self.sync_from_disk() {
-            ui.notice(&format!("could not re-read the session: {e}"));
+            ui.notice(&format!("could not re-read the session: {}", e.report()));
         }
     }
 

@@ -192,21 +192,11 @@ impl Agent {
 }
 
 /// A write point that failed: its entries wait for the next one, and the
-/// failure itself is recorded to be written with them.
-#[derive(Debug)]
+/// failure itself is recorded to be written with them. Its text says the
+/// store's error with its causes (it is shown and recorded on its own).
+#[derive(Debug, thiserror::Error)]
+#[error("could not save the session (will retry): {}", crate::error::Report(.0))]
 pub struct WriteFailed(pub StoreError);
-
-impl std::fmt::Display for WriteFailed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "could not save the session (will retry): {}", self.0)
-    }
-}
-
-impl std::error::Error for WriteFailed {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.0)
-    }
-}
 
 /// What a write point has to tell the user, when it has anything.
 #[derive(Debug)]
@@ -244,7 +234,8 @@ impl std::fmt::Display for Unsaved {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let entries = crate::output::count(self.count as u64, "entry", "entries");
         let verb = if self.count == 1 { "is" } else { "are" };
-        write!(f, "session {} could not be saved ({}): {entries} {verb} not in it", self.id, self.error)?;
+        let error = crate::error::Report(&self.error);
+        write!(f, "session {} could not be saved ({error}): {entries} {verb} not in it", self.id)?;
         match &self.recovery {
             Ok(path) => write!(
                 f,

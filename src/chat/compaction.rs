@@ -305,7 +305,7 @@ async fn compact_waiting(
         Err(e) => CompactOutcome::Failed(format!("glrs-compact: {e}")),
     };
     if let Err(e) = agent.sync_from_disk() {
-        ui.notice(&format!("could not re-read the session: {e}"));
+        ui.notice(&format!("could not re-read the session: {}", e.report()));
     }
     // Neither nothing to compact nor a hook's "no" is asked again at
     // every message: not until the context has grown enough for the

@@ -230,7 +230,8 @@ fn key_session(
                 let parent = parent.unwrap_or_default();
                 crate::output::to_stderr(format_args!(
                     "{PROGRAM_NAME}: warning: --parent {parent}: {e} (key {key} goes on with its session; --parent \
-                     is used only when the key starts a new one)"
+                     is used only when the key starts a new one)",
+                    e = e.report()
                 ));
             }
             Ok(Some(at))

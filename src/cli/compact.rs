@@ -348,7 +348,7 @@ fn compact_all(job: &Job<'_>, quiet: bool, json: bool) -> Result<ExitCode> {
             Ok(at) => at,
             Err(e) => {
                 failures += 1;
-                eprintln!("{cr}{PROGRAM_NAME}: error: {e}");
+                eprintln!("{cr}{PROGRAM_NAME}: error: {}", e.report());
                 continue;
             }
         };

@@ -69,22 +69,11 @@ pub fn finish(program: &str, result: anyhow::Result<ExitCode>) -> std::process::
     }
 }
 
-/// An error and its causes, `: `-joined, each said once: an error whose
-/// text already ends with its cause's (`cannot read F: No such file…`)
-/// does not repeat it.
+/// An error and its causes, `: `-joined. Each error's text is its own part
+/// only (a store error's I/O cause is its source, not in its text), so
+/// nothing is said twice.
 pub fn describe(err: &anyhow::Error) -> String {
-    let mut text = String::new();
-    for cause in err.chain() {
-        let part = cause.to_string();
-        if text.ends_with(&part) {
-            continue;
-        }
-        if !text.is_empty() {
-            text.push_str(": ");
-        }
-        text.push_str(&part);
-    }
-    text
+    format!("{err:#}")
 }
 
 /// The exit status of a program that ends on a store error (SPEC 11): busy
@@ -129,24 +118,19 @@ pub fn warn(program: &str, message: &str) {
 
 /// A mistake in how a program was called (exit 2), found after parsing.
 
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
 pub struct UsageError(pub String);
-
-impl std::fmt::Display for UsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for UsageError {}
 
 #[cfg(test)]
 mod tests {
     #[test]
-    fn a_cause_already_in_the_message_is_not_repeated() {
-        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory");
-        let store = crate::error::StoreError::Io { path: "/x/a.md".into(), action: "find", source: io };
-        let err = anyhow::Error::new(store).context("annotate");
+    fn an_io_cause_is_said_once_after_its_store_error() {
+        let io = || std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory");
+        let store = || crate::error::StoreError::Io { path: "/x/a.md".into(), action: "find", source: io() };
+        assert_eq!(store().to_string(), "cannot find /x/a.md", "the cause is the source, not the text");
+        let err = anyhow::Error::new(store()).context("annotate");
         assert_eq!(super::describe(&err), "annotate: cannot find /x/a.md: No such file or directory");
+        assert_eq!(crate::error::Report(&store()).to_string(), "cannot find /x/a.md: No such file or directory");
     }
 }

@@ -66,9 +66,16 @@ pub struct Outcome {
 }
 
 /// Why a file was not imported at all.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum FileError {
     /// The file is another tool's transcript.
+    #[error(
+        "{} is a {} transcript, not {}'s: import it with --from {}",
+        .path.display(),
+        .looks_like.name(),
+        .asked.name(),
+        .looks_like.name()
+    )]
     WrongTool {
         /// The file.
         path: PathBuf,
@@ -78,36 +85,18 @@ pub enum FileError {
         asked: Tool,
     },
     /// The file is no transcript of the tool at all.
+    #[error("{} is not a {} transcript: nothing in it could be imported", .path.display(), .asked.name())]
     NotATranscript {
         /// The file.
         path: PathBuf,
         /// The tool asked for.
         asked: Tool,
     },
-    /// It could not be read, or the store refused the session.
+    /// It could not be read, or the store refused the session (its text
+    /// says the error with its causes).
+    #[error("{0:#}")]
     Failed(anyhow::Error),
 }
-
-impl std::fmt::Display for FileError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            FileError::WrongTool { path, looks_like, asked } => write!(
-                f,
-                "{} is a {} transcript, not {}'s: import it with --from {}",
-                path.display(),
-                looks_like.name(),
-                asked.name(),
-                looks_like.name()
-            ),
-            FileError::NotATranscript { path, asked } => {
-                write!(f, "{} is not a {} transcript: nothing in it could be imported", path.display(), asked.name())
-            }
-            FileError::Failed(e) => write!(f, "{e:#}"),
-        }
-    }
-}
-
-impl std::error::Error for FileError {}
 
 /// A session imported before, as its `importedFrom` says.
 #[derive(Debug, Clone)]

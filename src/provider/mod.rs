@@ -24,7 +24,6 @@ mod wire_reference;
 #[cfg(test)]
 mod wire_tests;
 
-use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -91,16 +90,19 @@ impl Cancel {
 }
 
 /// Why a model call ended without a whole answer.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CallError {
     /// The request is larger than the model's context window.
+    #[error("context overflow: {0}")]
     Overflow(String),
     /// The provider could not be reached, or its answer could not be read
     /// (after retries).
+    #[error("{0}")]
     Failed(String),
     /// The provider answered with an HTTP error (a 4xx, or a 429 or 5xx
     /// still there after the retries): its status, for callers that branch
     /// on it, and the message shown.
+    #[error("{message}")]
     Http {
         /// The HTTP status.
         status: u16,
@@ -108,6 +110,7 @@ pub enum CallError {
         message: String,
     },
     /// The stream broke mid-answer; `partial` is what arrived.
+    #[error("the answer was cut off: {message}")]
     Cut {
         /// What arrived before the break.
         partial: Response,
@@ -115,6 +118,7 @@ pub enum CallError {
         message: String,
     },
     /// The user stopped it; `partial` is what arrived.
+    #[error("stopped")]
     Cancelled {
         /// What arrived before the stop.
         partial: Response,
@@ -127,17 +131,6 @@ impl CallError {
         match self {
             CallError::Overflow(_) => "overflow",
             _ => "provider",
-        }
-    }
-}
-
-impl fmt::Display for CallError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CallError::Overflow(m) => write!(f, "context overflow: {m}"),
-            CallError::Failed(m) | CallError::Http { message: m, .. } => f.write_str(m),
-            CallError::Cut { message, .. } => write!(f, "the answer was cut off: {message}"),
-            CallError::Cancelled { .. } => f.write_str("stopped"),
         }
     }
 }

@@ -22,24 +22,19 @@ pub struct Event {
 }
 
 /// Why a stream cannot be parsed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum ParseError {
     /// A line or an event's data passed `limit` bytes.
+    #[error("an event is longer than {} without ending", size(*.limit))]
     TooLong {
         /// The limit that was passed, in bytes.
         limit: usize,
     },
 }
 
-impl std::fmt::Display for ParseError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ParseError::TooLong { limit } if *limit >= 1 << 20 => {
-                write!(f, "an event is longer than {} MB without ending", limit >> 20)
-            }
-            ParseError::TooLong { limit } => write!(f, "an event is longer than {limit} bytes without ending"),
-        }
-    }
+/// A limit as said: whole megabytes from 1 MB, else bytes.
+fn size(limit: usize) -> String {
+    if limit >= 1 << 20 { format!("{} MB", limit >> 20) } else { format!("{limit} bytes") }
 }
 
 /// The parser's state between chunks.

@@ -19,24 +19,15 @@ pub fn any_string<T: Serialize + ?Sized>(value: &T, f: &mut dyn FnMut(&str) -> b
 }
 
 /// Why a visit ended early.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 enum Stop {
     /// `f` was true of a string.
+    #[error("found")]
     Found,
     /// The value's own `Serialize` failed.
+    #[error("the value could not be serialized")]
     Failed,
 }
-
-impl std::fmt::Display for Stop {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Stop::Found => "found",
-            Stop::Failed => "the value could not be serialized",
-        })
-    }
-}
-
-impl std::error::Error for Stop {}
 
 impl ser::Error for Stop {
     fn custom<T: std::fmt::Display>(_: T) -> Stop {

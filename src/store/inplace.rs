@@ -315,7 +315,7 @@ pub(crate) fn append_stopping(
         if undo(&jfile, false).is_ok() {
             return Ok(Outcome::Rewrite);
         }
-        warning = Some(format!("{e}: a power cut could lose this append"));
+        warning = Some(format!("{}: a power cut could lose this append", e.report()));
     }
     if stop == StopAt::AfterRecord {
         return Ok(Outcome::Rewrite);

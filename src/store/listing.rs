@@ -358,7 +358,7 @@ fn scan(store: &Store, problems: &mut Vec<String>) -> Vec<(Located, Stamp)> {
     let mut found = Vec::new();
     let mut scan_or_warn = |dir: &Path, legacy: bool, out: &mut Vec<(Located, Stamp)>| {
         if let Err(e) = scan_folder(dir, legacy, out) {
-            problems.push(format!("{e}; sessions in it may be missing from the list"));
+            problems.push(format!("{}; sessions in it may be missing from the list", e.report()));
         }
     };
     scan_or_warn(&store.paths.sessions, false, &mut found);
@@ -427,7 +427,7 @@ struct Failed {
 impl Failed {
     fn of(e: &StoreError) -> Failed {
         let remembered = matches!(e, StoreError::Corrupt { .. } | StoreError::UnsupportedSchema { .. });
-        Failed { problem: e.to_string(), remembered }
+        Failed { problem: e.report().to_string(), remembered }
     }
 
     /// A file whose summary panicked: glrs's fault, not the file's, so not

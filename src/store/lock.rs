@@ -69,7 +69,7 @@ pub fn write_atomic(
     // visible: a later change by anyone else cannot be mistaken for ours.
     let stamp = tmp.as_file().metadata().map(|m| Stamp::from_metadata(&m)).map_err(fail)?;
     tmp.persist(path).map_err(|e| fail(e.error))?;
-    let warning = if durable { sync_folder(dir).err().map(|e| e.to_string()) } else { None };
+    let warning = if durable { sync_folder(dir).err().map(|e| e.report().to_string()) } else { None };
     Ok(Landed { stamp, warning })
 }
 

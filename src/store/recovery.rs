@@ -24,23 +24,18 @@ use crate::paths::ensure_private_dir;
 pub const MARK: &str = "recoveryOf";
 
 /// No recovery file could be written: every folder tried, with why.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{}", folders_tried(.tried))]
 pub struct NoRecoveryFile {
     /// The folders tried, in order, and how writing in each failed.
     pub tried: Vec<(PathBuf, std::io::Error)>,
 }
 
-impl std::fmt::Display for NoRecoveryFile {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        for (i, (dir, e)) in self.tried.iter().enumerate() {
-            let sep = if i == 0 { "" } else { "; " };
-            write!(f, "{sep}{}: {e}", dir.display())?;
-        }
-        Ok(())
-    }
+/// `FOLDER: why; FOLDER: why`, in the order tried.
+fn folders_tried(tried: &[(PathBuf, std::io::Error)]) -> String {
+    let each: Vec<String> = tried.iter().map(|(dir, e)| format!("{}: {e}", dir.display())).collect();
+    each.join("; ")
 }
-
-impl std::error::Error for NoRecoveryFile {}
 
 /// The header fields a recovery file carries over to its session.
 const CARRIED: [&str; 3] = ["model", "key", "contextTokens"];

@@ -43,7 +43,7 @@ pub fn run(store: &Store, args: &AppendArgs) -> Result<ExitCode> {
     // A one-off writer leaves nothing in the journal (the entry is
     // committed already: a failure here is only a warning).
     if let Err(e) = store.checkpoint(&at.id) {
-        eprintln!("{}: warning: {e}", super::PROGRAM);
+        eprintln!("{}: warning: {}", super::PROGRAM, e.report());
     }
     Ok(ExitCode::Success)
 }

@@ -47,7 +47,7 @@ pub fn run(store: &Store, args: &GrepArgs, out: &mut dyn Write) -> Result<ExitCo
         let loaded = match store.read(&at) {
             Ok(loaded) => loaded,
             Err(err) => {
-                crate::cli::warn(PROGRAM, &err.to_string());
+                crate::cli::warn(PROGRAM, &err.report().to_string());
                 continue;
             }
         };

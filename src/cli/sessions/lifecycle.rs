@@ -36,7 +36,7 @@ pub fn keys(store: &Store, args: &KeysArgs, out: &mut dyn Write) -> Result<ExitC
         let (updated, next) = match at.map(|at| store.read_lines(&at)) {
             None => (None, "new session (its session is gone)".to_string()),
             Some(Err(err)) => {
-                crate::cli::warn(PROGRAM, &format!("key {key:?}: {err}"));
+                crate::cli::warn(PROGRAM, &format!("key {key:?}: {}", err.report()));
                 (None, "unknown (its session cannot be read)".to_string())
             }
             Some(Ok(file)) => {

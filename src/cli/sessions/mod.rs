@@ -345,7 +345,7 @@ fn rm(store: &Store, args: &RmArgs) -> ExitCode {
             },
             Ok(_) => {}
             Err(err) => {
-                eprintln!("{PROGRAM}: error: {err}{}", crate::cli::advice(&err).unwrap_or_default());
+                eprintln!("{PROGRAM}: error: {}{}", err.report(), crate::cli::advice(&err).unwrap_or_default());
                 code = code.max(crate::cli::exit_code_of(&err));
             }
         }

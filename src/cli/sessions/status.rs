@@ -83,7 +83,7 @@ fn subagents_of(store: &Store, id: &str) -> Result<Subagents> {
                 found.usage.add(&UsageTotals::of(&sum));
             }
             Ok(_) => {}
-            Err(e) => crate::cli::warn(super::PROGRAM, &format!("subagent {}: {e}", child.id)),
+            Err(e) => crate::cli::warn(super::PROGRAM, &format!("subagent {}: {}", child.id, e.report())),
         }
     }
     Ok(found)

@@ -240,7 +240,7 @@ fn a_failed_write_is_taken_back_unless_the_journal_keeps_it() {
                 // Taken back whole: the caller is told, and nothing
                 // brings the append back.
                 let err = out.unwrap_err();
-                assert!(err.to_string().contains("No space left"), "{err}");
+                assert!(err.report().to_string().contains("No space left"), "{}", err.report());
                 assert_eq!(f.bytes(), old);
                 assert!(!f.recover(), "{stop:?}: the record went with the append");
                 assert_eq!(f.bytes(), old);

@@ -28,7 +28,8 @@ fn failed_write_keeps_the_old_file() {
         Err(std::io::Error::other("disk full"))
     })
     .unwrap_err();
-    assert!(err.to_string().contains("a.json") && err.to_string().contains("disk full"), "{err}");
+    let shown = err.report().to_string();
+    assert!(shown.contains("a.json") && shown.contains("disk full"), "{shown}");
     assert_eq!(std::fs::read(&path).unwrap(), b"old");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }

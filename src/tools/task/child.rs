@@ -33,7 +33,7 @@ impl Child<'_> {
     pub async fn run(&self, ctx: &ToolContext<'_>) -> ToolOutput {
         let id = match crate::runtime::blocking(|| self.create_session(ctx)) {
             Ok(id) => id,
-            Err(e) => return ToolOutput::error(format!("the subagent's session could not be made: {e}")),
+            Err(e) => return ToolOutput::error(format!("the subagent's session could not be made: {}", e.report())),
         };
         let mut args = self.args(&id, &ctx.judged.permissions, ctx.sandbox.mode());
         // A pipe the child tells of each tool call on, for the live line.
