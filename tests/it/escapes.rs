@@ -84,7 +84,9 @@ fn a_linked_artifacts_folder_is_refused_everywhere() {
     // glrs-compact's landing writes no artifact there.
     let err = artifact::write_new(&ts.store, &id, &mut info(&id), &[Block { tag: "user".into(), text: "t".into() }])
         .unwrap_err();
-    assert!(err.to_string().contains("refused"), "{err}");
+    // Said with its cause (the I/O error is the store error's source).
+    let shown = err.report().to_string();
+    assert!(shown.contains("refused"), "{shown}");
     assert_eq!(files_in(&outside), ["x.md"]);
     assert_eq!(std::fs::read_to_string(outside.join("x.md")).unwrap(), FRONT);
 }
