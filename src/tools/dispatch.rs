@@ -22,7 +22,7 @@ use crate::store::ToolCall;
 /// sandboxed command, or a write inside the roots in `workspace-write`,
 /// needs no prompt.
 struct Standing<'a> {
-    sandboxing: &'a Sandboxing,
+    sandboxing: Sandboxing,
     sandbox: &'a crate::sandbox::Sandbox,
     /// A write's target, resolved (its links followed) once, and whether
     /// it is inside the writable roots; `None` for anything else or with
@@ -31,8 +31,8 @@ struct Standing<'a> {
 }
 
 impl<'a> Standing<'a> {
-    fn of(sandboxing: &'a Sandboxing, sandbox: &'a crate::sandbox::Sandbox) -> Self {
-        let write = match sandboxing {
+    fn of(sandboxing: Sandboxing, sandbox: &'a crate::sandbox::Sandbox) -> Self {
+        let write = match &sandboxing {
             Sandboxing::Writes(path) if sandbox.mode() != crate::sandbox::Mode::Off => {
                 let target = crate::sandbox::resolve(path);
                 let writable = sandbox.policy().is_writable(&target);
@@ -46,7 +46,7 @@ impl<'a> Standing<'a> {
     /// The permission rules' decision, as the sandbox changes it.
     fn decide(&self, decision: Decision) -> Decision {
         use crate::sandbox::Mode;
-        match (decision, self.sandboxing, &self.write) {
+        match (decision, &self.sandboxing, &self.write) {
             (Decision::Deny(why), _, _) => Decision::Deny(why),
             (_, Sandboxing::Outside(_), _) if self.sandbox.mode() != Mode::Off => Decision::Ask,
             (Decision::Ask, Sandboxing::Inside, _) if self.sandbox.enforced() => Decision::Allow,
@@ -59,7 +59,7 @@ impl<'a> Standing<'a> {
     /// Whether the call is asked about every time, whatever was answered
     /// before: it leaves the sandbox, or writes outside the writable roots.
     fn every_time(&self) -> bool {
-        match self.sandboxing {
+        match &self.sandboxing {
             _ if self.sandbox.mode() == crate::sandbox::Mode::Off => false,
             Sandboxing::Outside(_) => true,
             Sandboxing::Writes(_) => matches!(self.write, Some((_, false))),
@@ -71,7 +71,7 @@ impl<'a> Standing<'a> {
     /// asks (it leaves the sandbox, it writes outside the roots, or no rule
     /// allows it) and what would let it run.
     fn cannot_ask(&self, tool: &str, subject: Option<&str>, cwd: &std::path::Path) -> String {
-        match (self.sandboxing, &self.write) {
+        match (&self.sandboxing, &self.write) {
             (Sandboxing::Outside(reason), _) if self.every_time() => crate::sandbox::outside_denied(reason),
             (_, Some((target, false))) => crate::sandbox::write_outside_denied(tool, target, self.sandbox.mode()),
             _ => permissions::no_terminal(tool, subject, cwd),
@@ -128,11 +128,16 @@ impl Registry {
         if let Value::String(raw) = &call.input {
             return Err(ToolOutput::error(format!("the input is not valid JSON: {raw}")));
         }
-        let subject = tool.subject(&call.input, ctx.cwd);
-        let decision = self.permissions.decide(tool.name(), tool.needs_permission(), subject.as_deref(), ctx.cwd);
-        let sandboxing = tool.sandboxing(&call.input, ctx.cwd);
-        let standing = Standing::of(&sandboxing, ctx.sandbox);
-        let decision = standing.decide(decision);
+        // Judging the call resolves its paths (their links followed: file
+        // system calls, which a slow or hung mount can stall): off the
+        // runtime's other tasks, so Esc and signals still get through.
+        let (subject, standing, decision) = crate::runtime::blocking(|| {
+            let subject = tool.subject(&call.input, ctx.cwd);
+            let decision = self.permissions.decide(tool.name(), tool.needs_permission(), subject.as_deref(), ctx.cwd);
+            let standing = Standing::of(tool.sandboxing(&call.input, ctx.cwd), ctx.sandbox);
+            let decision = standing.decide(decision);
+            (subject, standing, decision)
+        });
         match decision {
             Decision::Allow => {}
             Decision::Deny(why) => return Err(ToolOutput::error(why)),
@@ -231,7 +236,8 @@ impl Registry {
         if self.hooks.of(event).is_empty() {
             return None;
         }
-        let subject = self.get(&call.name).and_then(|t| t.subject(&call.input, ctx.cwd));
+        // A subject is a resolved path (file system calls): off the runtime.
+        let subject = crate::runtime::blocking(|| self.get(&call.name).and_then(|t| t.subject(&call.input, ctx.cwd)));
         let scene =
             Scene { session_id: ctx.session_id, session_file: ctx.session_file, cwd: ctx.cwd, redactor: ctx.redactor };
         let tool = Some((call.name.as_str(), subject.as_deref()));
@@ -278,7 +284,7 @@ mod tests {
 
     /// The sandbox's view of a decision, as the registry takes it.
     fn decide(decision: Decision, sandboxing: &Sandboxing, sandbox: &crate::sandbox::Sandbox) -> Decision {
-        Standing::of(sandboxing, sandbox).decide(decision)
+        Standing::of(sandboxing.clone(), sandbox).decide(decision)
     }
 
     #[test]
