@@ -33,17 +33,17 @@ const TAIL_LINE_CHARS: usize = 300;
 #[derive(Debug, Default, Clone)]
 pub struct Tail {
     lines: Arc<Mutex<VecDeque<String>>>,
-    /// Its stderr is still being read.
-    reading: Arc<std::sync::atomic::AtomicBool>,
+    /// True while its stderr is still being read: [`Tail::settle`] waits
+    /// for it to turn false.
+    reading: Arc<tokio::sync::watch::Sender<bool>>,
 }
 
 impl Tail {
     /// Wait a little for a server that failed to finish writing why.
     pub async fn settle(&self) {
-        let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(500);
-        while self.reading.load(std::sync::atomic::Ordering::SeqCst) && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
+        let mut reading = self.reading.subscribe();
+        let done = reading.wait_for(|still| !*still);
+        let _ = tokio::time::timeout(std::time::Duration::from_millis(500), done).await;
     }
 
     fn push(&self, line: &str) {
@@ -140,11 +140,11 @@ fn stdio(
         crate::process::servers::remember(pid);
     }
     if let Some(stderr) = stderr {
-        tail.reading.store(true, std::sync::atomic::Ordering::SeqCst);
+        tail.reading.send_replace(true);
         let tail = tail.clone();
         tokio::spawn(async move {
             keep_tail(stderr, &tail).await;
-            tail.reading.store(false, std::sync::atomic::Ordering::SeqCst);
+            tail.reading.send_replace(false);
         });
     }
     StdioProcess::new(child, oversized.clone()).map_err(|e| format!("cannot talk to {command:?}: {e}"))
