@@ -95,6 +95,70 @@ impl Event {
     }
 }
 
+/// What an event tells its hooks besides the scene (SPEC 15): one case
+/// per event, serialized to exactly the keys of the event's JSON.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(untagged)]
+#[allow(missing_docs)] // each field is the key of the same name in SPEC 15
+pub enum Payload {
+    SessionStart {},
+    UserPrompt {
+        prompt: String,
+    },
+    ToolCall {
+        tool: String,
+        input: Value,
+    },
+    ToolResult {
+        tool: String,
+        input: Value,
+        result: String,
+        #[serde(rename = "isError")]
+        is_error: bool,
+    },
+    TurnEnd {
+        reply: String,
+    },
+    BeforeCompact {
+        #[serde(rename = "tokensBefore")]
+        tokens_before: u64,
+    },
+    Compacted {
+        #[serde(rename = "tokensBefore")]
+        tokens_before: u64,
+        #[serde(rename = "tokensAfter")]
+        tokens_after: u64,
+        artifact: String,
+    },
+    SessionEnd {},
+}
+
+impl Payload {
+    /// The event it is the payload of.
+    pub fn event(&self) -> Event {
+        match self {
+            Payload::SessionStart {} => Event::SessionStart,
+            Payload::UserPrompt { .. } => Event::UserPrompt,
+            Payload::ToolCall { .. } => Event::ToolCall,
+            Payload::ToolResult { .. } => Event::ToolResult,
+            Payload::TurnEnd { .. } => Event::TurnEnd,
+            Payload::BeforeCompact { .. } => Event::BeforeCompact,
+            Payload::Compacted { .. } => Event::Compacted,
+            Payload::SessionEnd {} => Event::SessionEnd,
+        }
+    }
+
+    /// Its keys and values, for the event's JSON.
+    fn fields(&self) -> Map<String, Value> {
+        match serde_json::to_value(self) {
+            Ok(Value::Object(fields)) => fields,
+            // A struct of strings, numbers and JSON values always
+            // serializes to an object.
+            _ => Map::new(),
+        }
+    }
+}
+
 impl HooksConfig {
     /// The hooks of `event`.
     pub fn of(&self, event: Event) -> &[Hook] {
@@ -162,45 +226,44 @@ pub struct Outcome {
     pub problems: Vec<String>,
 }
 
-/// Run the hooks of `event` in order. `fields` are the event's own fields;
+/// Run the hooks of `payload`'s event in order, telling them the payload;
 /// `tool` is the tool and its rule subject, which `matcher`s are tested
 /// against (a hook with a matcher runs only for a matching tool). The
 /// first hook that blocks stops the rest.
 pub async fn run(
     hooks: &HooksConfig,
-    event: Event,
+    payload: Payload,
     scene: &Scene<'_>,
-    fields: Map<String, Value>,
     tool: Option<(&str, Option<&str>)>,
 ) -> Outcome {
-    if hooks.of(event).is_empty() {
+    if hooks.of(payload.event()).is_empty() {
         return Outcome::default();
     }
     // A long output is kept whole where `bash` keeps its own.
-    run_in(hooks, event, scene, fields, tool, &crate::limits::output_dir()).await
+    run_in(hooks, &payload, scene, tool, &crate::limits::output_dir()).await
 }
 
 /// [`run`], with long outputs kept whole in files under `output_dir`.
 async fn run_in(
     hooks: &HooksConfig,
-    event: Event,
+    payload: &Payload,
     scene: &Scene<'_>,
-    fields: Map<String, Value>,
     tool: Option<(&str, Option<&str>)>,
     output_dir: &Path,
 ) -> Outcome {
+    let event = payload.event();
     let mut outcome = Outcome::default();
     let list = hooks.of(event);
     if list.is_empty() {
         return outcome;
     }
-    let mut payload = Map::new();
-    payload.insert("event".into(), event.name().into());
-    payload.insert("sessionId".into(), scene.session_id.into());
-    payload.insert("sessionFile".into(), scene.session_file.to_string_lossy().into());
-    payload.insert("cwd".into(), scene.cwd.to_string_lossy().into());
-    payload.extend(fields);
-    let stdin = Value::Object(payload).to_string();
+    let mut json = Map::new();
+    json.insert("event".into(), event.name().into());
+    json.insert("sessionId".into(), scene.session_id.into());
+    json.insert("sessionFile".into(), scene.session_file.to_string_lossy().into());
+    json.insert("cwd".into(), scene.cwd.to_string_lossy().into());
+    json.extend(payload.fields());
+    let stdin = Value::Object(json).to_string();
     for hook in list {
         if let Some(rule) = &hook.matcher {
             let matched = tool.is_some_and(|(name, subject)| rule.concerns(name, subject));
@@ -307,14 +370,9 @@ mod tests {
             "turn_end": [{"command": "sleep 30", "timeout": 1}]
         }));
         h.validate().unwrap();
-        let fields = |cmd: &str| {
-            let mut m = Map::new();
-            m.insert("tool".into(), "bash".into());
-            m.insert("input".into(), json!({"command": cmd}));
-            m
-        };
-        let run = |event, fields, tool| rt.block_on(run_in(&h, event, &scene, fields, tool, &out_dir));
-        let out = run(Event::ToolCall, fields("ls"), Some(("bash", Some("ls"))));
+        let call = |cmd: &str| Payload::ToolCall { tool: "bash".into(), input: json!({"command": cmd}) };
+        let run = |payload: Payload, tool| rt.block_on(run_in(&h, &payload, &scene, tool, &out_dir));
+        let out = run(call("ls"), Some(("bash", Some("ls"))));
         assert_eq!(out.output, ["ok\n"]);
         assert_eq!(out.blocked, None);
         assert!(out.problems.len() == 1 && out.problems[0].contains("exit code 5"), "{out:?}");
@@ -322,10 +380,10 @@ mod tests {
         assert_eq!(seen["event"], "tool_call");
         assert_eq!(seen["sessionId"], "s1");
         assert_eq!(seen["input"]["command"], "ls");
-        let out = run(Event::ToolCall, fields("rm -rf /"), Some(("bash", Some("rm -rf /"))));
+        let out = run(call("rm -rf /"), Some(("bash", Some("rm -rf /"))));
         assert_eq!(out.blocked.as_deref(), Some("no rm -rf"));
         assert!(out.problems.is_empty(), "the block stops the rest");
-        let out = run(Event::TurnEnd, Map::new(), None);
+        let out = run(Payload::TurnEnd { reply: "done".into() }, None);
         assert!(out.problems[0].contains("timed out after 1 s"), "{out:?}");
         assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 0, "short outputs leave no file");
     }
@@ -343,12 +401,9 @@ mod tests {
             "session_end": [{"command": "seq 1 100000; echo 'err' >&2"}]
         }));
         let out = rt.block_on(async {
-            tokio::time::timeout(
-                Duration::from_secs(20),
-                run_in(&h, Event::SessionStart, &scene, Map::new(), None, &out_dir),
-            )
-            .await
-            .expect("the hook returned when its shell exited, not at its 60 s timeout")
+            tokio::time::timeout(Duration::from_secs(20), run_in(&h, &Payload::SessionStart {}, &scene, None, &out_dir))
+                .await
+                .expect("the hook returned when its shell exited, not at its 60 s timeout")
         });
         assert_eq!(out.output, ["started\n"]);
         let pid: i32 = std::fs::read_to_string(dir.path().join("bg.pid")).unwrap().trim().parse().unwrap();
@@ -361,13 +416,46 @@ mod tests {
             std::thread::sleep(Duration::from_millis(20));
         }
 
-        let out = rt.block_on(run_in(&h, Event::SessionEnd, &scene, Map::new(), None, &out_dir));
+        let out = rt.block_on(run_in(&h, &Payload::SessionEnd {}, &scene, None, &out_dir));
         let text = &out.output[0];
         assert!(text.starts_with("[… 98000 earlier lines cut: the whole output is in "), "{}", &text[..120]);
         assert!(text.ends_with("\n100000\n") && text.len() < 60 * 1024, "{} bytes", text.len());
         let file = text.lines().next().unwrap().split(" is in ").nth(1).unwrap().trim_end_matches(']');
         assert_eq!(std::fs::read_to_string(file).unwrap().lines().count(), 100_000);
         assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 1, "only the whole stdout is kept");
+    }
+
+    /// Each event's own keys, as SPEC 15 lists them (and `reply` for
+    /// `turn_end`), and the event each payload belongs to.
+    #[test]
+    fn each_payload_has_the_keys_of_its_event() {
+        let keys = |p: &Payload| {
+            let mut k: Vec<String> = p.fields().keys().cloned().collect();
+            k.sort();
+            (p.event().name(), k.join(","))
+        };
+        let input = json!({"command": "ls"});
+        let cases = [
+            (Payload::SessionStart {}, ("session_start", "")),
+            (Payload::UserPrompt { prompt: "hi".into() }, ("user_prompt", "prompt")),
+            (Payload::ToolCall { tool: "bash".into(), input: input.clone() }, ("tool_call", "input,tool")),
+            (
+                Payload::ToolResult { tool: "bash".into(), input, result: "ok".into(), is_error: false },
+                ("tool_result", "input,isError,result,tool"),
+            ),
+            (Payload::TurnEnd { reply: "done".into() }, ("turn_end", "reply")),
+            (Payload::BeforeCompact { tokens_before: 9 }, ("before_compact", "tokensBefore")),
+            (
+                Payload::Compacted { tokens_before: 9, tokens_after: 3, artifact: "a.md".into() },
+                ("compacted", "artifact,tokensAfter,tokensBefore"),
+            ),
+            (Payload::SessionEnd {}, ("session_end", "")),
+        ];
+        for (payload, (event, want)) in cases {
+            assert_eq!(keys(&payload), (event, want.to_string()), "{payload:?}");
+        }
+        let fields = Payload::BeforeCompact { tokens_before: 9 }.fields();
+        assert_eq!(fields["tokensBefore"], 9, "numbers stay numbers");
     }
 
     fn is_zombie(pid: i32) -> bool {

@@ -3,10 +3,8 @@
 
 use std::path::Path;
 
-use serde_json::{Map, Value};
-
 use super::Agent;
-use crate::hooks::{self, Event, Outcome, Scene};
+use crate::hooks::{self, Event, Outcome, Payload, Scene};
 
 impl Agent {
     /// True when a hook is configured for `event` (its fields, which may
@@ -15,10 +13,9 @@ impl Agent {
         !self.config.hooks.of(event).is_empty()
     }
 
-    /// Run the hooks of `event` with its `fields`; `tool` is the tool name
-    /// and rule subject matchers are tested against.
-    pub async fn hook(&self, event: Event, fields: Map<String, Value>, tool: Option<(&str, Option<&str>)>) -> Outcome {
-        if self.config.hooks.of(event).is_empty() {
+    /// Run the hooks of `payload`'s event, telling them the payload.
+    pub async fn hook(&self, payload: Payload) -> Outcome {
+        if self.config.hooks.of(payload.event()).is_empty() {
             return Outcome::default();
         }
         let file = self.log.store.session_path(&self.log.id);
@@ -28,11 +25,6 @@ impl Agent {
             cwd: Path::new(&self.log.cwd),
             redactor: &self.redactor,
         };
-        hooks::run(&self.config.hooks, event, &scene, fields, tool).await
+        hooks::run(&self.config.hooks, payload, &scene, None).await
     }
-}
-
-/// The fields of an event, as a JSON object.
-pub fn fields<const N: usize>(pairs: [(&str, Value); N]) -> Map<String, Value> {
-    pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }

@@ -27,8 +27,7 @@ use crate::store::{Entry, ToolCall, TurnMessage};
 use crate::time;
 
 use super::Agent;
-use super::hooked::fields;
-use crate::hooks::Event;
+use crate::hooks::{Event, Payload};
 use crate::permissions::{Answer, Asked, Asker, Question};
 use crate::tools::ToolOutput;
 
@@ -318,7 +317,7 @@ impl Agent {
     async fn prompt_with_hooks(&self, text: &str, kind: TurnKind, ui: &mut dyn TurnUi) -> String {
         let mut text = text.to_string();
         if kind == TurnKind::Normal {
-            let out = self.hook(Event::UserPrompt, fields([("prompt", text.clone().into())]), None).await;
+            let out = self.hook(Payload::UserPrompt { prompt: text.clone() }).await;
             report(&out, ui);
             for added in &out.output {
                 text = format!("{}\n\n{}", text.trim_end(), added.trim_end());
@@ -334,7 +333,7 @@ impl Agent {
         self.record(Entry::Turn { at: time::now(), messages });
         self.save_or_notice(ui);
         if kind == TurnKind::Normal && self.hooked(Event::TurnEnd) {
-            let out = self.hook(Event::TurnEnd, fields([("reply", outcome.reply.to_string().into())]), None).await;
+            let out = self.hook(Payload::TurnEnd { reply: outcome.reply.to_string() }).await;
             report(&out, ui);
         }
     }

@@ -304,7 +304,7 @@ async fn goodbye(chat: &mut Chat, signals: &Watcher) -> ExitCode {
         warn!("glrs-chat: error: {unsaved}");
         code = ExitCode::Failure;
     }
-    let ended = chat.agent().hook(crate::hooks::Event::SessionEnd, Default::default(), None).await;
+    let ended = chat.agent().hook(crate::hooks::Payload::SessionEnd {}).await;
     for problem in ended.problems {
         warn!("glrs-chat: warning: {problem}");
     }

@@ -132,7 +132,7 @@ fn run_on(args: Args, runtime: &tokio::runtime::Runtime, progress: Option<std::f
     match prompt {
         Some(prompt) => {
             let code = runtime.block_on(chat::oneshot::run(&mut chat, &prompt, args.json, progress));
-            let ended = runtime.block_on(chat.agent().hook(crate::hooks::Event::SessionEnd, Default::default(), None));
+            let ended = runtime.block_on(chat.agent().hook(crate::hooks::Payload::SessionEnd {}));
             warn_all(ended.problems);
             code
         }
@@ -335,7 +335,7 @@ fn start_session(agent: &mut Agent, runtime: &tokio::runtime::Runtime, notices: 
         crate::output::to_stderr(format_args!("{PROGRAM_NAME}: {notice}"));
         agent.record(crate::store::Entry::Notice { at: crate::time::now(), text: notice });
     }
-    let started = runtime.block_on(agent.hook(crate::hooks::Event::SessionStart, Default::default(), None));
+    let started = runtime.block_on(agent.hook(crate::hooks::Payload::SessionStart {}));
     warn_all(started.problems);
 }
 

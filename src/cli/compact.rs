@@ -5,7 +5,6 @@ use std::io::{IsTerminal, Write};
 
 use anyhow::{Result, bail};
 use clap::Parser;
-use serde_json::Value;
 
 use crate::agent::{Agent, TurnUi};
 use crate::compact::report::Report;
@@ -13,7 +12,7 @@ use crate::compact::run::{self, Landed, Options, Outcome};
 use crate::compact::{Trigger, flush};
 use crate::config::Config;
 use crate::exit::ExitCode;
-use crate::hooks::{self, Event};
+use crate::hooks;
 use crate::provider::Cancel;
 use crate::provider::select::ModelRef;
 use crate::store::lock::Holder;
@@ -251,10 +250,10 @@ impl CompactHooks {
         CompactHooks { id: at.id.to_string(), file: job.store.session_path(&at.id), cwd, redactor }
     }
 
-    fn run(&self, job: &Job<'_>, event: Event, fields: serde_json::Map<String, Value>) -> hooks::Outcome {
+    fn run(&self, job: &Job<'_>, payload: hooks::Payload) -> hooks::Outcome {
         let scene =
             hooks::Scene { session_id: &self.id, session_file: &self.file, cwd: &self.cwd, redactor: &self.redactor };
-        let outcome = job.runtime.block_on(hooks::run(&job.config.hooks, event, &scene, fields, None));
+        let outcome = job.runtime.block_on(hooks::run(&job.config.hooks, payload, &scene, None));
         for problem in &outcome.problems {
             crate::cli::warn(PROGRAM_NAME, &format!("{}: {problem}", self.id));
         }
@@ -269,8 +268,7 @@ impl CompactHooks {
             return None;
         }
         let tokens = file.get_u64("contextTokens").unwrap_or(0);
-        let fields = [("tokensBefore".to_string(), Value::from(tokens))].into_iter().collect();
-        let reason = self.run(job, Event::BeforeCompact, fields).blocked?;
+        let reason = self.run(job, hooks::Payload::BeforeCompact { tokens_before: tokens }).blocked?;
         if job.automatic {
             return Some(reason);
         }
@@ -290,12 +288,12 @@ impl CompactHooks {
         if job.config.hooks.compacted.is_empty() {
             return;
         }
-        let fields = [
-            ("tokensBefore".to_string(), Value::from(landed.tokens_before)),
-            ("tokensAfter".to_string(), Value::from(landed.tokens_after)),
-            ("artifact".to_string(), Value::from(landed.artifact.to_string_lossy().into_owned())),
-        ];
-        self.run(job, Event::Compacted, fields.into_iter().collect());
+        let payload = hooks::Payload::Compacted {
+            tokens_before: landed.tokens_before,
+            tokens_after: landed.tokens_after,
+            artifact: landed.artifact.to_string_lossy().into_owned(),
+        };
+        self.run(job, payload);
     }
 }
 

@@ -7,11 +7,11 @@
 
 use std::sync::Arc;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::{Answer, Asker, Decision, Registry, Sandboxing, Situation, Tool, ToolContext, ToolOutput};
 use super::{Judged, Progress, ReadGuard};
-use crate::hooks::{Event, Scene};
+use crate::hooks::{Event, Payload, Scene};
 use crate::permissions;
 use crate::store::ToolCall;
 
@@ -197,55 +197,47 @@ impl Registry {
 
     /// Run the `tool_call` hooks of `call`; the reason when one blocks it.
     async fn before_call(&self, call: &ToolCall, ctx: &ToolContext<'_>, asker: &mut dyn Asker) -> Option<String> {
-        let fields = [("tool", call.name.clone().into()), ("input", call.input.clone())];
-        let outcome = self
-            .run_hooks(Event::ToolCall, call, fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect(), ctx, asker)
-            .await?;
-        outcome.blocked
+        if self.hooks.of(Event::ToolCall).is_empty() {
+            return None;
+        }
+        let payload = Payload::ToolCall { tool: call.name.clone(), input: call.input.clone() };
+        self.run_hooks(payload, call, ctx, asker).await.blocked
     }
 
     /// After a call ran (or was refused): its `tool_result` hooks, which see
     /// the result. Their problems are told through `asker`.
     pub async fn after_call(&self, call: &ToolCall, output: &ToolOutput, ctx: &ToolContext<'_>, asker: &mut dyn Asker) {
-        let fields = [
-            ("tool", call.name.clone().into()),
-            ("input", call.input.clone()),
-            ("result", output.content.clone().into()),
-            ("isError", output.is_error.into()),
-        ];
-        self.run_hooks(
-            Event::ToolResult,
-            call,
-            fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
-            ctx,
-            asker,
-        )
-        .await;
+        if self.hooks.of(Event::ToolResult).is_empty() {
+            return;
+        }
+        let payload = Payload::ToolResult {
+            tool: call.name.clone(),
+            input: call.input.clone(),
+            result: output.content.clone(),
+            is_error: output.is_error,
+        };
+        self.run_hooks(payload, call, ctx, asker).await;
     }
 
-    /// Run the hooks of `event` for `call` (matched against its tool and
-    /// rule subject), telling each problem; `None` when none is configured.
+    /// Run the hooks of `payload`'s event for `call` (matched against its
+    /// tool and rule subject), telling each problem.
     async fn run_hooks(
         &self,
-        event: Event,
+        payload: Payload,
         call: &ToolCall,
-        fields: Map<String, Value>,
         ctx: &ToolContext<'_>,
         asker: &mut dyn Asker,
-    ) -> Option<crate::hooks::Outcome> {
-        if self.hooks.of(event).is_empty() {
-            return None;
-        }
+    ) -> crate::hooks::Outcome {
         // A subject is a resolved path (file system calls): off the runtime.
         let subject = crate::runtime::blocking(|| self.get(&call.name).and_then(|t| t.subject(&call.input, ctx.cwd)));
         let scene =
             Scene { session_id: ctx.session_id, session_file: ctx.session_file, cwd: ctx.cwd, redactor: ctx.redactor };
         let tool = Some((call.name.as_str(), subject.as_deref()));
-        let outcome = crate::hooks::run(&self.hooks, event, &scene, fields, tool).await;
+        let outcome = crate::hooks::run(&self.hooks, payload, &scene, tool).await;
         for problem in &outcome.problems {
             asker.tell(&format!("warning: {problem}"));
         }
-        Some(outcome)
+        outcome
     }
 }
 
