@@ -51,16 +51,9 @@ impl Drop for StopOnDrop {
 }
 
 /// Work run by [`off_thread`] that panicked.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
 pub struct Panicked(String);
-
-impl std::fmt::Display for Panicked {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Panicked {}
 
 /// Run `work`, which may block, on the runtime's blocking pool; it gets a
 /// flag that is set when the await is dropped (then its result is

@@ -368,6 +368,15 @@ fn compact_in_background(agent: &mut Agent, chat: &mut Automatic, instruction: O
     }
 }
 
+/// All that is left in a finished child's pipe (nothing if it has none).
+fn read_all(pipe: Option<impl std::io::Read>) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    if let Some(mut pipe) = pipe {
+        let _ = pipe.read_to_end(&mut bytes);
+    }
+    bytes
+}
+
 /// Wait for background compactions and reload what they wrote. The
 /// wait yields to the runtime; `cancel` (Esc, Ctrl-C) stops waiting and
 /// leaves them to finish (SPEC 6): what they write is read before the
@@ -392,15 +401,10 @@ async fn wait_for_background(agent: &mut Agent, chat: &mut Automatic, cancel: &C
         let mut child = waiting.remove(index);
         match exited {
             Ok(status) => {
-                // It has exited: its pipes hold all it wrote.
-                let mut out = Vec::new();
-                let mut err = Vec::new();
-                if let Some(mut pipe) = child.child().stdout.take() {
-                    let _ = std::io::Read::read_to_end(&mut pipe, &mut out);
-                }
-                if let Some(mut pipe) = child.child().stderr.take() {
-                    let _ = std::io::Read::read_to_end(&mut pipe, &mut err);
-                }
+                // It has exited: its pipes hold all it wrote. Read off the
+                // runtime's other tasks (a pipe read is a blocking call).
+                let (stdout, stderr) = (child.child().stdout.take(), child.child().stderr.take());
+                let (out, err) = crate::runtime::blocking(|| (read_all(stdout), read_all(stderr)));
                 if status.success() {
                     relay_warnings(&err, ui);
                 }
