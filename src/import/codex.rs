@@ -8,7 +8,9 @@
 //! `response_item`s are the history: a run of model-side items (reasoning,
 //! assistant text, calls) is one model call, each `function_call_output`
 //! answers its `call_id`. `event_msg`s are the UI's echo of that history:
-//! kept as `custom`, never mapped twice (only `token_count` gives usage).
+//! kept as `custom`, never mapped twice (only a model call's first
+//! `token_count` gives its usage; Codex repeats it, and those are kept).
+//! Every line maps to an entry or is kept whole: nothing of it is lost.
 
 use std::path::Path;
 
@@ -67,7 +69,13 @@ pub fn read(path: &Path, lines: Vec<(usize, Value)>) -> Read {
                 }
             }
             // The older layout: the header, state records, bare items.
-            (None, None) if n_is_header(&line, &s) => s.meta(&line),
+            (None, None) if n_is_header(&line, &s) => {
+                s.meta(&line);
+                // Kept as the `session_meta` it was in that layout (its
+                // `instructions` and `git` map to no entry).
+                let at = s.at.clone();
+                s.b.keep(&at, "session_meta", line);
+            }
             (None, None) if line.get("record_type").is_some() => {
                 let at = s.at.clone();
                 s.b.keep(&at, "state", line);
@@ -183,6 +191,11 @@ impl State {
                     "user" => {
                         self.current = None;
                         let injected = INJECTED.iter().any(|p| text.trim_start().starts_with(p));
+                        // The older layout has no `session_meta` cwd: the
+                        // environment Codex told its model is where it ran.
+                        if let Some(cwd) = environment_cwd(&text) {
+                            self.cwd = cwd;
+                        }
                         self.b.user(&at, text, injected);
                     }
                     // Developer and system messages are Codex's own
@@ -229,24 +242,21 @@ impl State {
     }
 
     /// `CompactedItem {message, replacement_history}`: the history before it
-    /// is replaced by the summary.
+    /// is replaced by the summary. A remote compaction's summary is
+    /// encrypted (a `compaction` item only OpenAI's server reads, `message`
+    /// empty): the brief is then the messages Codex carried on beside it.
     fn compacted(&mut self, payload: &Value, line: &Value) -> Result<(), String> {
         self.current = None;
         let at = self.at.clone();
-        let mut brief = text_of(payload, "message").unwrap_or_default();
-        if brief.trim().is_empty() {
-            // A remote compaction leaves the summary in the new history.
-            brief = payload
-                .get("replacement_history")
-                .and_then(Value::as_array)
-                .and_then(|items| items.iter().rev().find(|i| i.get("role").and_then(Value::as_str) == Some("user")))
-                .map(|i| content_text(i.get("content")))
-                .unwrap_or_default();
-        }
-        if payload.get("message").is_none() && payload.get("replacement_history").is_none() {
+        let history = payload.get("replacement_history").and_then(Value::as_array);
+        if payload.get("message").is_none() && history.is_none() {
             return Err("a compacted item without message".into());
         }
-        if payload.get("replacement_history").is_some() {
+        let mut brief = text_of(payload, "message").unwrap_or_default();
+        if brief.trim().is_empty() {
+            brief = carried_on(history.map_or(&[][..], Vec::as_slice));
+        }
+        if history.is_some() {
             self.b.keep(&at, "compacted", line.clone());
         }
         // 0 (no `token_count` since the last compaction): the builder
@@ -272,6 +282,13 @@ impl State {
                 let total = n("total_tokens");
                 self.context_tokens =
                     if total > 0 { total } else { n("input_tokens").saturating_add(n("output_tokens")) };
+                // A model call's usage is the first count after it; Codex
+                // repeats the count (a turn's start, after a compaction):
+                // a repeat is kept, so no call is counted twice.
+                let Some(call) = self.last.take() else {
+                    self.b.keep(&at, "event_msg", line.clone());
+                    return;
+                };
                 let entry = Entry::Usage {
                     at,
                     model: self.model_name(),
@@ -281,10 +298,7 @@ impl State {
                     cache_write_tokens: 0,
                     cost_usd: None,
                 };
-                match self.last {
-                    Some(call) => self.b.usage(call, entry),
-                    None => self.b.entry(entry),
-                }
+                self.b.usage(call, entry);
             }
             _ => self.b.keep(&at, "event_msg", line.clone()),
         }
@@ -308,6 +322,51 @@ impl State {
         };
         Read { version, units: vec![unit], skipped }
     }
+}
+
+/// The label of a brief made of the messages a remote compaction kept.
+const CARRIED_ON: &str = "Codex compacted here (its own summary is encrypted)";
+
+/// The brief of a compaction whose summary is encrypted: the user and
+/// assistant messages of its replacement history, which is what Codex
+/// itself sends on (its developer messages are Codex's own instructions,
+/// never sent by glrs, as everywhere in a rollout).
+fn carried_on(history: &[Value]) -> String {
+    let mut brief = format!(
+        "{CARRIED_ON}\n\nCodex's summary of the earlier conversation is encrypted (only OpenAI's server reads it); \
+         these are the messages Codex kept and sent on with it:"
+    );
+    let mut encrypted = 0;
+    for item in history {
+        let kind = item.get("type").and_then(Value::as_str).unwrap_or("");
+        let role = item.get("role").and_then(Value::as_str).unwrap_or("");
+        match (kind, role) {
+            ("message", "user" | "assistant") => {
+                let text = content_text(item.get("content"));
+                if !text.trim().is_empty() {
+                    brief.push_str(&format!("\n\n[{role}]\n{text}"));
+                }
+            }
+            ("compaction" | "compaction_summary", _) => encrypted += 1,
+            _ => {}
+        }
+    }
+    if encrypted > 0 {
+        brief.push_str(&format!("\n\n({encrypted} encrypted summary item(s) left out: glrs cannot read them.)"));
+    }
+    brief
+}
+
+/// The working folder an `<environment_context>` message names: `<cwd>`
+/// in the XML Codex writes, or the `Current working directory:` line of
+/// its earlier text form.
+fn environment_cwd(text: &str) -> Option<String> {
+    let body = text.trim_start().strip_prefix("<environment_context>")?;
+    let body = body.split("</environment_context>").next().unwrap_or(body);
+    let from_xml = body.split_once("<cwd>").and_then(|(_, rest)| rest.split_once("</cwd>")).map(|(cwd, _)| cwd);
+    let from_text = || body.lines().find_map(|l| l.trim().strip_prefix("Current working directory:"));
+    let cwd = from_xml.or_else(from_text)?.trim();
+    (!cwd.is_empty() && !cwd.contains('\n')).then(|| cwd.to_string())
 }
 
 /// A reasoning item's text: its raw content when recorded, else its summary.
@@ -339,5 +398,36 @@ fn output_text(output: Option<&Value>) -> (String, bool) {
             (content_text(o.get("content")), failed)
         }
         other => (content_text(other), false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_environment_names_the_cwd_in_either_form() {
+        let xml =
+            "<environment_context>\n  <cwd>/home/ada/src/tool</cwd>\n  <shell>bash</shell>\n</environment_context>";
+        let text = "<environment_context>\nCurrent working directory: /srv/app\nApproval policy: on-request\n</environment_context>";
+        assert_eq!(environment_cwd(xml).as_deref(), Some("/home/ada/src/tool"));
+        assert_eq!(environment_cwd(text).as_deref(), Some("/srv/app"));
+        assert_eq!(environment_cwd("<environment_context>\n  <shell>zsh</shell>\n</environment_context>"), None);
+        assert_eq!(environment_cwd("please cd <cwd>/etc</cwd>"), None, "only Codex's own message");
+    }
+
+    #[test]
+    fn an_encrypted_summary_leaves_the_brief_the_messages_codex_sent_on() {
+        let history = [
+            json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "fix the build"}]}),
+            json!({"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "sandbox"}]}),
+            json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "and the docs"}]}),
+            json!({"type": "compaction", "encrypted_content": "gAAAAB"}),
+        ];
+        let brief = carried_on(&history);
+        assert!(brief.starts_with(CARRIED_ON) && CARRIED_ON.len() < 80);
+        assert!(brief.contains("[user]\nfix the build\n\n[user]\nand the docs"), "{brief}");
+        assert!(!brief.contains("sandbox") && !brief.contains("gAAAAB"), "{brief}");
     }
 }

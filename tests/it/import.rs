@@ -205,11 +205,24 @@ fn codex_rollouts_spawned_threads_and_the_older_layout() {
     let out = import(&ts, &["--from", "codex", src.to_str().unwrap()]);
     assert!(out.status.success(), "{}", stderr_of(&out));
     let all = sessions(&ts);
-    assert_eq!(all.len(), 3);
+    assert_eq!(all.len(), 5);
     let (main_id, main) = from_source(&all, "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl");
     let (_, child) = from_source(&all, "0199a1b2-ffff-7e5f-8a9b-0c1d2e3f4a5c.jsonl");
     let (_, old) = from_source(&all, "5e8c1d2a-0b3f-4a6e-9c7d-1f2e3a4b5c6d.jsonl");
-    assert_eq!(check_calls(&all), ["call_Doc1", "call_Ls1", "call_Old1", "call_Patch2", "call_Spawn4", "call_Test3"]);
+    let calls = [
+        "call_Alias3",
+        "call_Doc1",
+        "call_Ls1",
+        "call_Old1",
+        "call_Old2",
+        "call_Patch2",
+        "call_Rg1",
+        "call_Sed2",
+        "call_Spawn4",
+        "call_Test3",
+        "call_Test4",
+    ];
+    assert_eq!(check_calls(&all), calls);
     assert_eq!(main["cwd"], "/home/ada/src/app");
     assert_eq!(main["createdAt"], "2026-11-21T10:00:00.000Z");
     assert_eq!(main["updatedAt"], "2026-11-21T10:06:31.000Z");

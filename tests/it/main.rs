@@ -38,6 +38,7 @@ mod harness;
 mod import;
 mod import_bad;
 mod import_branches;
+mod import_codex;
 mod import_lossless;
 mod import_recorded;
 mod kept_scans;
