@@ -370,3 +370,29 @@ fn a_planted_gitattributes_changes_no_byte_and_runs_no_filter() {
     assert_eq!(std::fs::read(proj.join("b.txt")).unwrap(), b"new\nfile\n");
     assert!(!marker.exists(), "a filter of the user's git config ran on a checkpoint");
 }
+
+/// Issue 33 item 11: a dry run says what the real run does. `--files-only`
+/// forks nothing, so its dry run must not say it would; without it, the
+/// dry run says it would fork and the real run does.
+#[test]
+fn a_dry_run_says_the_fork_the_real_run_makes() {
+    let (ts, server, proj) = agent_setup(json!({}));
+    let (id, users, _) = three_turns(&ts, &server, &proj);
+    let n = users[1].to_string();
+    let count =
+        || ts.sessions().args(["ls"]).output().unwrap().stdout.split(|b| *b == b'\n').filter(|l| !l.is_empty()).count();
+    let before = count();
+    let dry = rewind(&ts, &[&id, &n, "--files-only", "--dry-run"]);
+    assert!(dry.status.success(), "{}", stderr_of(&dry));
+    assert!(!stderr_of(&dry).contains("fork"), "--files-only forks nothing: {}", stderr_of(&dry));
+    let real = rewind(&ts, &[&id, &n, "--files-only"]);
+    assert!(real.status.success(), "{}", stderr_of(&real));
+    assert!(!stderr_of(&real).contains("continues in"), "{}", stderr_of(&real));
+    assert_eq!(count(), before, "the real --files-only run made no fork");
+    let dry = rewind(&ts, &[&id, &n, "--dry-run"]);
+    assert!(stderr_of(&dry).contains("would fork"), "{}", stderr_of(&dry));
+    assert_eq!(count(), before, "a dry run made no fork");
+    let real = rewind(&ts, &[&id, &n]);
+    assert!(stderr_of(&real).contains("continues in"), "{}", stderr_of(&real));
+    assert_eq!(count(), before + 1, "the real run forked, as its dry run said");
+}

@@ -50,6 +50,8 @@ struct Report {
     /// The files part; `None` when no tool changed files after the entry.
     files: Option<FilesRewound>,
     dry_run: bool,
+    /// Whether the conversation part is left out: a dry run then says no fork either.
+    files_only: bool,
 }
 
 /// `rewind ID N [--files-only] [--dry-run] [--json]`.
@@ -86,6 +88,7 @@ pub fn run(store: &Store, args: &RewindArgs, out: &mut dyn Write) -> Result<Exit
         fork: fork.map(|f| f.to_string()),
         files,
         dry_run: args.dry_run,
+        files_only: args.files_only,
     };
     if args.json {
         serde_json::to_writer_pretty(&mut *out, &report)?;
@@ -127,7 +130,7 @@ fn print_plain(report: &Report, out: &mut dyn Write) -> Result<()> {
             "{PROGRAM}: the conversation continues in {fork} (entries 1-{} of {id}): glrs-chat --resume {fork}",
             report.entry - 1
         );
-    } else if report.dry_run {
+    } else if report.dry_run && !report.files_only {
         eprintln!("{PROGRAM}: would fork entries 1-{} of {id} to continue the conversation", report.entry - 1);
     }
     Ok(())
