@@ -76,7 +76,8 @@ pub trait Driver {
     async fn make_room(&mut self, agent: &mut Agent, cancel: &Cancel, ui: &mut dyn TurnUi) -> bool;
     /// After a step's tool calls: true to end the turn here rather than
     /// take another step (the context passed the compaction line, SPEC 6).
-    fn stop_at_line(&mut self, agent: &mut Agent, ui: &mut dyn TurnUi) -> bool;
+    /// A driver with no one to send "continue" compacts here and goes on.
+    async fn stop_at_line(&mut self, agent: &mut Agent, cancel: &Cancel, ui: &mut dyn TurnUi) -> bool;
     /// After the turn's last write: finish what the turn started meanwhile.
     async fn after_turn(&mut self, agent: &mut Agent, cancel: &Cancel, ui: &mut dyn TurnUi);
 }
@@ -92,7 +93,7 @@ impl Driver for Unattended {
     async fn make_room(&mut self, _: &mut Agent, _: &Cancel, _: &mut dyn TurnUi) -> bool {
         false
     }
-    fn stop_at_line(&mut self, _: &mut Agent, _: &mut dyn TurnUi) -> bool {
+    async fn stop_at_line(&mut self, _: &mut Agent, _: &Cancel, _: &mut dyn TurnUi) -> bool {
         false
     }
     async fn after_turn(&mut self, _: &mut Agent, _: &Cancel, _: &mut dyn TurnUi) {}
@@ -305,7 +306,7 @@ impl Agent {
             return Next::End;
         }
         // A turn that passed the line stops here rather than take another step.
-        if driver.stop_at_line(self, ui) {
+        if driver.stop_at_line(self, cancel, ui).await {
             turn.outcome.compact_due = true;
             return Next::End;
         }

@@ -17,6 +17,9 @@ use crate::time;
 /// Printed when a turn stops at the compaction line (SPEC 6).
 pub const STOP_MESSAGE: &str = "(compacting to make room: send \"continue\" to resume)";
 
+/// Printed when a one-shot turn compacts at the line and goes on by itself.
+pub const GO_ON_MESSAGE: &str = "(compacting to make room; the turn goes on after)";
+
 /// `glrs-compact ID --no-flush --json [--auto] [--instruction TEXT]`: the
 /// chat has flushed (or will not) by the time it compacts, and reads the
 /// result as a [`Report`], never the line meant for people. `automatic`
@@ -124,7 +127,7 @@ impl Automatic {
     /// the file, which clears the memory). Without this, every message
     /// started glrs-compact again and printed "(nothing to compact)".
     fn nothing_to_compact_yet(&self, agent: &Agent) -> bool {
-        let keep = crate::compact::Settings::from_config(agent.config()).keep_recent_tokens;
+        let keep = agent.trigger().keep_recent;
         let too_soon = |at: u64| agent.context_tokens() < at.saturating_add(keep);
         // A hook's "no" is in the file (`compactionCancelled`): it holds for
         // the next process too (one-shot runs), until the cycle ends.
@@ -156,14 +159,22 @@ impl Driver for ChatDriver<'_> {
         compact_waiting(agent, self.automatic, None, true, cancel, ui).await.landed()
     }
 
-    /// A turn that passed the line stops rather than take another step.
-    fn stop_at_line(&mut self, agent: &mut Agent, ui: &mut dyn TurnUi) -> bool {
+    /// A turn that passed the line stops rather than take another step; in
+    /// one-shot (no one to send "continue") it compacts and goes on.
+    async fn stop_at_line(&mut self, agent: &mut Agent, cancel: &Cancel, ui: &mut dyn TurnUi) -> bool {
         if !self.automatic.compaction_due(agent) {
             return false;
         }
-        ui.notice(STOP_MESSAGE);
-        agent.record(Entry::Notice { at: time::now(), text: STOP_MESSAGE.into() });
-        true
+        let text = if self.automatic.goes_on_at_line { GO_ON_MESSAGE } else { STOP_MESSAGE };
+        ui.notice(text);
+        agent.record(Entry::Notice { at: time::now(), text: text.into() });
+        if !self.automatic.goes_on_at_line {
+            return true;
+        }
+        // Whatever came of it (nothing to compact, a failure: said), the turn
+        // goes on; at most one automatic compaction per user message.
+        compact_waiting(agent, self.automatic, None, true, cancel, ui).await;
+        false
     }
 
     async fn after_turn(&mut self, agent: &mut Agent, cancel: &Cancel, ui: &mut dyn TurnUi) {
@@ -173,7 +184,7 @@ impl Driver for ChatDriver<'_> {
 
 /// Why a compaction found nothing to do, in the user's terms.
 fn why_nothing(agent: &Agent) -> String {
-    let keep = agent.config().keep_recent_tokens.unwrap_or(20_000);
+    let keep = agent.trigger().keep_recent;
     let tokens = agent.context_tokens();
     if tokens <= keep {
         format!(
@@ -330,7 +341,7 @@ async fn compact_waiting(
         CompactOutcome::Nothing => ui.notice(&why_nothing(agent)),
         CompactOutcome::Failed(why) => ui.notice(&format!("(compaction failed: {why})")),
         CompactOutcome::Cancelled(reason) => {
-            let keep = crate::compact::Settings::from_config(agent.config()).keep_recent_tokens;
+            let keep = agent.trigger().keep_recent;
             let text = format!(
                 "automatic compaction cancelled by a before_compact hook: {}; asked again once the context \
                  grows by {keep} tokens (keepRecentTokens), or now with /compact",

@@ -63,6 +63,9 @@ struct Automatic {
     overflowed: bool,
     /// Compactions started during a turn (`/compact` typed meanwhile).
     background: Vec<crate::process::Background>,
+    /// A turn that passes the compaction line compacts and goes on, rather
+    /// than stopping for a "continue" (one-shot: no one could send it).
+    goes_on_at_line: bool,
 }
 
 /// An open conversation with someone at the keyboard.
@@ -121,6 +124,12 @@ impl Chat {
         target: &crate::rewind::Point,
     ) -> Result<(Vec<crate::checkpoint::Change>, usize), String> {
         self.agent.rewind_files(target).await
+    }
+
+    /// One-shot: a turn that passes the compaction line compacts and goes
+    /// on by itself (SPEC 6); the REPL's stop and "continue" need a person.
+    pub fn go_on_at_line(&mut self) {
+        self.automatic.goes_on_at_line = true;
     }
 
     /// Quitting: write what is unwritten and let the session go.

@@ -111,6 +111,7 @@ pub async fn run(
     if let Err(warning) = chat.agent().remember_prompt(prompt) {
         crate::output::to_stderr(format_args!("glrs-chat: warning: {warning:#}"));
     }
+    chat.go_on_at_line();
     let cancel = Cancel::default();
     let mut signals = Signals::new()?;
     // Registered now, before the turn starts: `tokio::signal::ctrl_c()`

@@ -331,6 +331,9 @@ fn start_session(agent: &mut Agent, runtime: &tokio::runtime::Runtime, notices: 
         Ok(None) => {}
         Err(e) => crate::output::to_stderr(format_args!("{PROGRAM_NAME}: warning: maintenance did not run: {e:#}")),
     }
+    // Said once, at the start: a configured value the model's window cannot honour.
+    let model = agent.model().full();
+    warn_all(agent.trigger().misfits(agent.config(), &model));
     for notice in notices {
         crate::output::to_stderr(format_args!("{PROGRAM_NAME}: {notice}"));
         agent.record(crate::store::Entry::Notice { at: crate::time::now(), text: notice });

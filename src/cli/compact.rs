@@ -146,7 +146,7 @@ fn flush_first(job: &Job<'_>, at: &Located, file: SessionFile) -> Option<Session
         return Some(file);
     }
     // No flush for a compaction that will not happen.
-    let keep = crate::compact::Settings::from_config(config).keep_recent_tokens;
+    let keep = Trigger::for_session(config, file.get_str("model")).keep_recent;
     if crate::compact::plan::plan(&file.events, keep).is_none()
         || run::compact_model(config, &file, job.options.model.as_ref()).is_err()
     {
@@ -263,7 +263,7 @@ impl CompactHooks {
     /// `before_compact`: the reason when a hook cancels this (automatic)
     /// compaction. When there is nothing to compact, no hook is asked.
     fn before(&self, job: &Job<'_>, file: &SessionFile) -> Option<String> {
-        let keep = crate::compact::Settings::from_config(job.config).keep_recent_tokens;
+        let keep = Trigger::for_session(job.config, file.get_str("model")).keep_recent;
         if job.config.hooks.before_compact.is_empty() || crate::compact::plan::plan(&file.events, keep).is_none() {
             return None;
         }

@@ -50,6 +50,14 @@ impl Settings {
             reserve_tokens_floor: config.reserve_tokens_floor.unwrap_or(20_000),
         }
     }
+
+    /// What the cut keeps verbatim on a model whose window is `window`:
+    /// `keepRecentTokens`, never more than a quarter of the window (SPEC 6,
+    /// "The cut"). The default 20k is for the default 256k window; kept
+    /// whole on a 16k model it would leave nothing to summarise.
+    pub fn keep_recent_for(&self, window: u64) -> u64 {
+        self.keep_recent_tokens.min(window / 4)
+    }
 }
 
 /// Where automatic compaction starts for one model.
@@ -64,6 +72,8 @@ pub struct Trigger {
     /// True when the reserve rule was dropped because it would leave too
     /// little to summarise (say so once).
     pub reserve_ignored: bool,
+    /// What the cut keeps verbatim on this window ([`Settings::keep_recent_for`]).
+    pub keep_recent: u64,
 }
 
 impl Trigger {
@@ -93,16 +103,44 @@ impl Trigger {
 
     /// The trigger for `s` on a model whose window is `window`.
     pub fn new(s: Settings, window: u64) -> Trigger {
+        let keep_recent = s.keep_recent_for(window);
         if s.compact_at <= 0.0 {
-            return Trigger { window, fraction_line: None, reserve_line: None, reserve_ignored: false };
+            return Trigger { window, fraction_line: None, reserve_line: None, reserve_ignored: false, keep_recent };
         }
         let fraction_line = Some((s.compact_at * window as f64) as u64);
         let reserve = s.reserve_tokens.max(s.reserve_tokens_floor);
         let line = window.saturating_sub(reserve);
         // A small model: compacting at `line` would summarise no more than
-        // what `keepRecentTokens` keeps verbatim, so the reserve rule goes.
-        let small = line.saturating_sub(s.keep_recent_tokens) <= s.keep_recent_tokens;
-        Trigger { window, fraction_line, reserve_line: (!small).then_some(line), reserve_ignored: small }
+        // what the cut keeps verbatim, so the reserve rule goes.
+        let small = line.saturating_sub(keep_recent) <= keep_recent;
+        Trigger { window, fraction_line, reserve_line: (!small).then_some(line), reserve_ignored: small, keep_recent }
+    }
+
+    /// The configured values that cannot work on this trigger's window, one
+    /// sentence each naming its key: said once when a chat starts (SPEC 6).
+    /// Defaults scale with the window silently; only what the person set is
+    /// named.
+    pub fn misfits(&self, config: &Config, model: &str) -> Vec<String> {
+        let mut said = Vec::new();
+        let window = self.window;
+        if let Some(keep) = config.keep_recent_tokens.filter(|k| *k > self.keep_recent) {
+            said.push(format!(
+                "keepRecentTokens ({keep}) is more than a quarter of {model}'s {window}-token window: compaction keeps \
+                 the newest {} tokens verbatim",
+                self.keep_recent
+            ));
+        }
+        let reserve_set = config.reserve_tokens.is_some() || config.reserve_tokens_floor.is_some();
+        if self.reserve_ignored && reserve_set {
+            let reserve = Settings::from_config(config);
+            said.push(format!(
+                "reserveTokens/reserveTokensFloor ({}) leave too little of {model}'s {window}-token window to \
+                 summarise: the reserve rule is ignored, and compaction starts at compactAt ({}) of the window",
+                reserve.reserve_tokens.max(reserve.reserve_tokens_floor),
+                reserve.compact_at
+            ));
+        }
+        said
     }
 
     /// The context size past which compaction starts; `None` when off.
@@ -152,6 +190,20 @@ mod tests {
         let t = Trigger::new(settings(), 32_768);
         assert!(t.reserve_ignored);
         assert_eq!(t.threshold(), Some(24_576));
+    }
+
+    #[test]
+    fn the_kept_part_scales_with_the_window() {
+        assert_eq!(Trigger::new(settings(), 256_000).keep_recent, 20_000);
+        // Issue 33: a 16k model keeps about 4k, so a compaction at 12k has 8k to summarise.
+        let t = Trigger::new(settings(), 16_384);
+        assert_eq!((t.keep_recent, t.threshold()), (4_096, Some(12_288)));
+        let quiet = Config::parse(r#"{}"#).unwrap();
+        assert!(t.misfits(&quiet, "local/m").is_empty(), "defaults scale silently");
+        let set = Config::parse(r#"{"keepRecentTokens": 20000, "reserveTokensFloor": 20000}"#).unwrap();
+        let said = Trigger::new(Settings::from_config(&set), 16_384).misfits(&set, "local/m");
+        assert!(said[0].starts_with("keepRecentTokens (20000)") && said[0].contains("4096"), "{said:?}");
+        assert!(said[1].starts_with("reserveTokens/reserveTokensFloor (20000)"), "{said:?}");
     }
 
     #[test]

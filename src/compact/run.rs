@@ -120,8 +120,8 @@ pub async fn compact_read(
     options: &Options,
     cancel: &Cancel,
 ) -> Result<Outcome> {
-    let settings = Settings::from_config(config);
-    let Some(mut plan) = plan::plan(&file.events, settings.keep_recent_tokens) else {
+    let keep = super::Trigger::for_session(config, file.get_str("model")).keep_recent;
+    let Some(mut plan) = plan::plan(&file.events, keep) else {
         return Ok(Outcome::Nothing);
     };
     // The chat redacts what it writes; this catches what reached the file

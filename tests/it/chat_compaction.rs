@@ -25,36 +25,6 @@ fn content(r: &crate::support::mock::Captured, i: usize) -> String {
 }
 
 #[test]
-fn a_multi_step_turn_stops_at_the_line_compacts_and_resumes_on_continue() {
-    let (ts, server) = setup(false);
-    server.push(text_reply("first answer", 500));
-    assert!(oneshot(&ts, &["-m", "openai/gpt-4.1", "-p", &long("first")]).status.success());
-    // The next turn asks for a tool; the call passes the line.
-    let mut call = openai_tool_call("call_1", "read_file", &["{\"path\": \"src/parse.rs\"}"]);
-    let at = call.len() - 2;
-    call[at] = openai_usage(3500, 10, 0);
-    server.push(Reply::sse(call));
-    server.push(text_reply(BRIEF, 10));
-    let out = oneshot(&ts, &["--continue", "-p", &long("second")]);
-    assert!(out.status.success(), "{}", stderr_of(&out));
-    let err = stderr_of(&out);
-    assert!(err.contains("(compacting to make room: send \"continue\" to resume)"), "{err}");
-    assert!(err.contains(": compacted, "), "{err}");
-    let requests = server.model_requests();
-    assert_eq!(requests.len(), 3, "no second step: the turn stopped, then compaction");
-    assert!(content(&requests[2], 1).contains("<conversation>"), "the third request is the compaction");
-
-    server.push(text_reply("resumed", 100));
-    assert_eq!(stdout_of(&oneshot(&ts, &["--continue", "-p", "continue"])), "resumed\n");
-    let last = server.model_requests().pop().unwrap();
-    let messages = last.body["messages"].as_array().unwrap();
-    assert!(content(&last, 0).starts_with("<earlier-conversation>\nworked on the parser"));
-    assert_eq!(messages[2]["tool_calls"][0]["id"], "call_1");
-    assert_eq!(messages[3]["role"], "tool");
-    assert_eq!(messages.last().unwrap()["content"], "continue");
-}
-
-#[test]
 fn an_overflow_compacts_and_retries_once_and_a_second_one_stops() {
     let (ts, server) = setup(false);
     server.push(text_reply("one", 500));

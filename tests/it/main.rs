@@ -59,6 +59,7 @@ mod sandbox;
 mod sandbox_files;
 mod sessions_commands;
 mod sessions_ls;
+mod small_models;
 mod store_durability;
 mod subagents;
 mod terminal_escapes;
