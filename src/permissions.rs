@@ -10,6 +10,7 @@
 
 mod command;
 mod forms;
+mod hidden;
 mod words;
 
 #[cfg(test)]

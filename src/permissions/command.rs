@@ -7,7 +7,8 @@
 //!   and nothing in it can run what the rule did not see: no `$(…)`,
 //!   backticks or `<(…)`, no `eval`/`source`/`exec`/`sh -c`, no background
 //!   `&`, no `if`/`for`/function, redirections only into the writable roots
-//!   or `/dev/null`. Anything else is [`Unjudgeable`].
+//!   or `/dev/null`, no `$_` and nothing that runs a variable's value
+//!   ([`super::hidden`]). Anything else is [`Unjudgeable`].
 //! - A deny rule is matched against every command anywhere in the line
 //!   ([`CommandLine::everywhere`]): inside substitutions, `sh -c '…'`,
 //!   `xargs` and `find -exec`, as written and with its path prefix
@@ -25,6 +26,7 @@ use std::path::{Path, PathBuf};
 use tree_sitter::{Node, Tree, TreeCursor};
 
 use super::forms::{self, base_name, render};
+use super::hidden;
 use super::words::{self, Word, source};
 
 /// How deep `sh -c 'sh -c …'` and `find -exec` nest before the judge
@@ -55,6 +57,11 @@ pub enum Unjudgeable {
     ComputedName(String),
     /// A redirection that writes outside the writable roots.
     Redirect(String),
+    /// `$_`: the last word of the command before, which the rule judged
+    /// as that command's, not as this one's.
+    LastArgument,
+    /// Something that runs commands without naming them ([`Hidden`]).
+    Hides(Hidden),
     /// No command at all.
     Empty,
 }
@@ -70,6 +77,8 @@ impl fmt::Display for Unjudgeable {
             Unjudgeable::Construct(kind) => write!(f, "it has a compound command ({})", kind.replace('_', " ")),
             Unjudgeable::ComputedName(name) => write!(f, "the command name {name} is made when it runs"),
             Unjudgeable::Redirect(target) => write!(f, "it writes to {target}, outside the writable roots"),
+            Unjudgeable::LastArgument => write!(f, "it uses $_, the last word of the command before"),
+            Unjudgeable::Hides(hidden) => write!(f, "{hidden}"),
             Unjudgeable::Empty => write!(f, "it runs no command"),
         }
     }
@@ -93,6 +102,16 @@ pub enum Hidden {
     TooLong(String),
     /// Nesting deeper than the judge follows.
     TooDeep,
+    /// An expansion or builtin that evaluates a value as code: a prompt
+    /// transformation (`${x@P}`), an indirection, arithmetic reading a
+    /// variable, `let`, `printf -v`, `test -v`, `declare -n`.
+    Evaluates(String),
+    /// A variable bash acts on by itself (`PS4`, `BASH_ALIASES`, …).
+    ShellHook(String),
+    /// `hash -p`: a command name made to run another program.
+    Rebinds(String),
+    /// A command given as text to call back (`mapfile -C`).
+    Callback(String),
 }
 
 impl fmt::Display for Hidden {
@@ -105,6 +124,10 @@ impl fmt::Display for Hidden {
             Hidden::Alias => write!(f, "it defines an alias"),
             Hidden::TooLong(wrapper) => write!(f, "{wrapper} has too many words to tell which command it runs"),
             Hidden::TooDeep => write!(f, "it nests commands deeper than {MAX_DEPTH} levels"),
+            Hidden::Evaluates(what) => write!(f, "{what} can run commands held in a variable's value"),
+            Hidden::ShellHook(name) => write!(f, "it sets {name}, which makes bash run or look up commands by itself"),
+            Hidden::Rebinds(what) => write!(f, "{what} makes a command name run another program"),
+            Hidden::Callback(what) => write!(f, "{what} runs a command given as text"),
         }
     }
 }
@@ -142,6 +165,11 @@ pub fn read(line: &str, cwd: &Path, roots: &WritableRoots) -> CommandLine {
         scan.hide(Hidden::NotParsed);
     }
     walk(root, line, &mut scan);
+    // What deny rules cannot see, no allow rule covers.
+    let allowable = match (allowable, &scan.hidden) {
+        (Ok(_), Some(hidden)) => Err(Unjudgeable::Hides(hidden.clone())),
+        (allowable, _) => allowable,
+    };
     CommandLine { allowable, everywhere: scan.strings, hidden: scan.hidden }
 }
 
@@ -255,6 +283,9 @@ impl Scan {
 fn walk(root: Node<'_>, src: &str, scan: &mut Scan) {
     let mut outer = Redirects::default();
     for node in Descendants::of(root) {
+        if let Some(hidden) = hidden::in_node(&node, src) {
+            scan.hide(hidden);
+        }
         match node.kind() {
             "redirected_statement" => outer.note(&node),
             "command" => {
@@ -357,6 +388,7 @@ const WORD_PARTS: &[&str] = &[
     "postfix_expression",
     "subscript",
     "brace_expression",
+    "regex",
     "file_redirect",
     "file_descriptor",
     "herestring_redirect",
@@ -377,21 +409,21 @@ fn allowable(root: Node<'_>, src: &str, cwd: &Path, roots: &WritableRoots) -> Re
                 if kind == "redirected_statement" {
                     outer.note(&node);
                 }
-                joined_parts(node, &mut stack)?;
+                joined_parts(node, src, &mut stack)?;
             }
             "command" => {
-                only_word_parts(node)?;
+                only_word_parts(node, src)?;
                 let (text, head) = simple_command(&node, src, &outer)?;
                 commands.push(text);
                 heads.push(head);
             }
             "variable_assignment" | "variable_assignments" | "declaration_command" | "unset_command" => {
-                only_word_parts(node)?;
+                only_word_parts(node, src)?;
                 commands.push(one_spaced(source(&node, src)));
             }
             "file_redirect" => relative_writes |= redirect(&node, src, cwd, roots)?,
-            "herestring_redirect" => only_word_parts(node)?,
-            "heredoc_body" => only_word_parts(node)?,
+            "herestring_redirect" => only_word_parts(node, src)?,
+            "heredoc_body" => only_word_parts(node, src)?,
             "comment" | "heredoc_start" | "heredoc_end" | "heredoc_content" | "file_descriptor" => {}
             "command_substitution" => return Err(Unjudgeable::Substitution),
             "process_substitution" => return Err(Unjudgeable::ProcessSubstitution),
@@ -406,7 +438,7 @@ fn allowable(root: Node<'_>, src: &str, cwd: &Path, roots: &WritableRoots) -> Re
 }
 
 /// Push the children of a joining node; only `;`, `&&`, `||`, `|` join.
-fn joined_parts<'t>(node: Node<'t>, stack: &mut Vec<Node<'t>>) -> Result<(), Unjudgeable> {
+fn joined_parts<'t>(node: Node<'t>, src: &str, stack: &mut Vec<Node<'t>>) -> Result<(), Unjudgeable> {
     let arguments = fields_nodes(&node, &["argument"]);
     let mut cursor = node.walk();
     // Pushed last first, so the commands come off the stack in order.
@@ -414,8 +446,8 @@ fn joined_parts<'t>(node: Node<'t>, stack: &mut Vec<Node<'t>>) -> Result<(), Unj
     for child in node.children(&mut cursor) {
         if arguments.contains(&child) {
             // A word of the command (see `command_words`).
-            word_part(child)?;
-            only_word_parts(child)?;
+            word_part(child, src)?;
+            only_word_parts(child, src)?;
             continue;
         }
         if child.is_named() {
@@ -434,13 +466,19 @@ fn joined_parts<'t>(node: Node<'t>, stack: &mut Vec<Node<'t>>) -> Result<(), Unj
 
 /// Every named node under a command is a part of a word, an assignment or
 /// a redirection.
-fn only_word_parts(node: Node<'_>) -> Result<(), Unjudgeable> {
-    Descendants::of(node).skip(1).filter(|n| n.is_named()).try_for_each(word_part)
+fn only_word_parts(node: Node<'_>, src: &str) -> Result<(), Unjudgeable> {
+    Descendants::of(node).skip(1).filter(|n| n.is_named()).try_for_each(|n| word_part(n, src))
 }
 
-/// A node that may be part of a simple command's words, or why not.
-fn word_part(node: Node<'_>) -> Result<(), Unjudgeable> {
+/// A node that may be part of a simple command's words, or why not: a
+/// word an allow rule covers is text, or a variable's value used as text
+/// (never `$_`, and nothing that evaluates a value: [`hidden::in_node`]).
+fn word_part(node: Node<'_>, src: &str) -> Result<(), Unjudgeable> {
+    if let Some(hidden) = hidden::in_node(&node, src) {
+        return Err(Unjudgeable::Hides(hidden));
+    }
     match node.kind() {
+        "special_variable_name" if source(&node, src) == "_" => Err(Unjudgeable::LastArgument),
         kind if WORD_PARTS.contains(&kind) || kind == "heredoc_content" => Ok(()),
         "command_substitution" => Err(Unjudgeable::Substitution),
         "process_substitution" => Err(Unjudgeable::ProcessSubstitution),
@@ -472,7 +510,7 @@ fn simple_command(node: &Node<'_>, src: &str, outer: &Redirects<'_>) -> Result<(
 /// Judge a file redirection: input and descriptor copies are fine, output
 /// only into the writable roots. True when it writes to a relative path.
 fn redirect(node: &Node<'_>, src: &str, cwd: &Path, roots: &WritableRoots) -> Result<bool, Unjudgeable> {
-    only_word_parts(*node)?;
+    only_word_parts(*node, src)?;
     let mut cursor = node.walk();
     let operator = node.children(&mut cursor).find(|c| !c.is_named()).map(|c| c.kind()).unwrap_or("");
     let Some(target) = node.child_by_field_name("destination") else { return Ok(false) };

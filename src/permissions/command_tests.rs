@@ -275,3 +275,97 @@ fn the_judge_reads_lines_as_bash_does() {
     }
     assert!(ran_touch >= 20, "most tricky lines do run touch in bash ({ran_touch} did)");
 }
+
+/// Lines that run `touch PWN` without naming it as a command a rule can
+/// see (issue 31, items 8 and 12): through `$_`, a prompt transformation,
+/// an indirection or arithmetic reading a value, `hash -p`,
+/// `BASH_ALIASES`/`BASH_CMDS`, `PS4` under `set -x`, `let`, `declare`,
+/// `read`, `test -v`, `printf -v`, a shell or `source` reading
+/// `/dev/stdin`, and `mapfile -C`. Each one does run it in bash (checked).
+pub const HIDDEN: &[&str] = &[
+    "git status '$(touch PWN)'; git log ${_@P}",
+    "git status 'a[$(touch PWN)]'; git log ${!_}",
+    "git status 'a[$(touch PWN)]'; git log $((_))",
+    "x='$(touch PWN)'; echo ${x@P}",
+    "hash -p /usr/bin/touch ls; ls PWN",
+    "BASH_ALIASES[ls]='touch PWN'; shopt -s expand_aliases\nls",
+    "BASH_CMDS[ls]=/usr/bin/touch; ls PWN",
+    "PS4='$(touch PWN)'; set -x; true",
+    "x='a[$(touch PWN)]'; echo $(( x ))",
+    "x='a[$(touch PWN)]'; echo $[x]",
+    "x='a[$(touch PWN)]'; echo ${a[x]}",
+    "y=abc; x='a[$(touch PWN)]'; echo ${y:x}",
+    "x='a[$(touch PWN)]'; [[ $x -eq 1 ]]",
+    "x='a[$(touch PWN)]'; ((x))",
+    "x='a[$(touch PWN)]'; test -v \"$x\"",
+    "declare -n r='a[$(touch PWN)]'; echo $r",
+    "let 'a[$(touch PWN)]'",
+    "declare 'a[$(touch PWN)]=1'",
+    "read 'a[$(touch PWN)]' <<< x",
+    "printf -v 'a[$(touch PWN)]' %s 1",
+    "echo touch PWN | bash /dev/stdin",
+    "echo touch PWN | source /dev/stdin",
+    "echo x | mapfile -C 'touch PWN' -c 1 lines",
+];
+
+/// Lines that run `touch PWN` through a command that runs another
+/// (issue 31, item 12): deny rules see through them.
+pub const WRAPPED: &[&str] =
+    &["trap 'touch PWN' EXIT", "setarch -R touch PWN", "prlimit --nofile=100 touch PWN", "linux64 touch PWN"];
+
+/// Whether bash, run on `line` in a fresh folder, creates `PWN`.
+fn bash_runs_touch(line: &str) -> bool {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new("bash")
+        .args(["-c", line])
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    dir.path().join("PWN").exists() || {
+        eprintln!("{line:?}: {}", String::from_utf8_lossy(&out.stderr));
+        false
+    }
+}
+
+#[test]
+fn commands_run_without_being_named_are_refused_and_never_allowed() {
+    let cwd = Path::new("/nonexistent/project");
+    let deny = rules(&[], &["bash:touch *"], true);
+    // The broadest glob there is: it matches every command a rule can see.
+    let any = rules(&["bash:*", "bash:git *"], &[], false);
+    for line in HIDDEN.iter().chain(WRAPPED) {
+        assert!(bash_runs_touch(line), "{line:?} must run touch in bash, or it replays nothing");
+        assert!(matches!(decide(&deny, cwd, line), Decision::Deny(_)), "{line:?} must be denied by bash:touch *");
+    }
+    for line in HIDDEN.iter().chain(&["trap 'touch PWN' EXIT"]) {
+        assert_eq!(decide(&any, cwd, line), Decision::Ask, "{line:?} must not be allowed by bash:*");
+    }
+    for line in HIDDEN {
+        let Decision::Deny(why) = decide(&deny, cwd, line) else { unreachable!() };
+        assert!(why.contains("cannot be checked against the rule"), "{line:?}: {why}");
+    }
+    for line in WRAPPED {
+        let Decision::Deny(why) = decide(&deny, cwd, line) else { unreachable!() };
+        assert!(why.contains("it runs \"touch PWN"), "{line:?} is seen through: {why}");
+    }
+    let git = rules(&["bash:git *"], &[], false);
+    let why = |line: &str| read(line, cwd, &WritableRoots::none()).allowable;
+    assert_eq!(why("git status x; git log $_"), Err(Unjudgeable::LastArgument));
+    assert_eq!(why("git log \"${_}\""), Err(Unjudgeable::LastArgument));
+    assert_eq!(decide(&git, cwd, "git status x; git log $_"), Decision::Ask);
+    assert!(matches!(why("git log ${_@P}"), Err(Unjudgeable::Hides(Hidden::Evaluates(_)))));
+    // Values used as text, and arithmetic on numbers, are still words a
+    // rule covers; plain commands with deny rules in force still run.
+    for line in [
+        "git log \"$HOME\" ${USER:-me} ${#x} ${a[0]} ${a[@]} $((1 + 2))",
+        "git log ${x#*/} ${x^^} ${x/a/b}",
+        "git log 'a[$(touch PWN)]'",
+    ] {
+        assert_eq!(decide(&git, cwd, line), Decision::Allow, "{line:?}");
+        assert_eq!(decide(&deny, cwd, line), Decision::Allow, "{line:?}");
+    }
+    for line in ["printf '%s\\n' x", "read -r line < f", "echo PS4=x", "[ \"$x\" -eq 1 ]", "export PATH=\"$PATH:/x\""] {
+        assert_eq!(decide(&deny, cwd, line), Decision::Allow, "{line:?} hides nothing");
+    }
+}

@@ -8,6 +8,7 @@
 //! built at run time, a shell reading commands from its input).
 
 use super::command::{Hidden, Scan};
+use super::hidden;
 use super::words::Word;
 
 /// Commands that run their arguments as a command. Every later word may
@@ -25,14 +26,20 @@ const WRAPPERS: &[&str] = &[
     "exec",
     "firejail",
     "flock",
+    "i386",
     "ionice",
+    "linux32",
+    "linux64",
     "ltrace",
     "nice",
     "nohup",
     "nsenter",
+    "numactl",
     "parallel",
     "pkexec",
+    "prlimit",
     "runuser",
+    "setarch",
     "setsid",
     "stdbuf",
     "strace",
@@ -42,6 +49,7 @@ const WRAPPERS: &[&str] = &[
     "timeout",
     "unbuffer",
     "unshare",
+    "x86_64",
     "xargs",
 ];
 
@@ -102,6 +110,9 @@ pub fn forms(words: &[Word], scan: &mut Scan) -> Forms {
             stripped.extend_from_slice(&ws[1..]);
             scan.add(render(&stripped));
         }
+        if let Some(hidden) = hidden::in_command(base, ws, WRAPPERS.contains(&base)) {
+            scan.hide(hidden);
+        }
         if WRAPPERS.contains(&base) {
             if ws.len() > WRAPPER_REACH {
                 scan.hide(Hidden::TooLong(base.to_string()));
@@ -125,6 +136,10 @@ pub fn forms(words: &[Word], scan: &mut Scan) -> Forms {
                 }
             }
             "source" | "." | "exec" => out.runs_text = Some(base.into()),
+            "trap" => {
+                out.runs_text = Some(base.into());
+                trap_handler(ws, scan);
+            }
             "find" => executed_by_find(ws, &["-exec", "-execdir", "-ok", "-okdir"], scan, &mut out),
             "fd" | "fdfind" => executed_by_find(ws, &["-x", "--exec", "-X", "--exec-batch"], scan, &mut out),
             "alias" if ws[1..].iter().any(|w| w.text.contains('=') || !w.fixed) => scan.hide(Hidden::Alias),
@@ -167,6 +182,21 @@ fn executed_by_find(ws: &[Word], flags: &[&str], scan: &mut Scan, out: &mut Form
             i = end;
         }
         i += 1;
+    }
+}
+
+/// The handler of `trap HANDLER SIGNAL…`, run later as a command line:
+/// scanned as one when its text is known.
+fn trap_handler(ws: &[Word], scan: &mut Scan) {
+    let mut args = ws[1..].iter().skip_while(|w| w.fixed && matches!(w.text.as_str(), "-p" | "-l" | "-P"));
+    let handler = match args.next() {
+        Some(w) if w.fixed && w.text == "--" => args.next(),
+        other => other,
+    };
+    match handler {
+        Some(w) if w.fixed => scan.nested(&w.text),
+        Some(_) => scan.hide(Hidden::ComputedScript("trap".into())),
+        None => {}
     }
 }
 
@@ -220,6 +250,8 @@ fn shell_script(ws: &[Word]) -> Script {
         },
         None => Script::Stdin,
         Some(_) if s_flag => Script::Stdin,
+        // `bash /dev/stdin`, `bash /dev/fd/3`: its input, not a file.
+        Some(w) if hidden::reads_input(&w.text) => Script::Stdin,
         Some(_) => Script::File,
     }
 }

@@ -118,3 +118,39 @@ fn deny_rules_hold_against_every_spelling_of_the_command() {
     }
     assert_eq!(std::fs::read_to_string(proj.join("VICTIM")).unwrap(), "precious");
 }
+
+/// Issue 31, items 8 and 12: a line that runs `touch PWN` without naming
+/// it as a command (through `$_` and a prompt transformation, `hash -p`,
+/// `BASH_ALIASES`, `PS4` under `set -x`, arithmetic on a value, `printf
+/// -v`, a shell or `source` reading `/dev/stdin`, `mapfile -C`) is refused
+/// by a deny rule and allowed by no allow rule, the broadest glob
+/// included; a deny rule sees through `trap`, `setarch` and `prlimit`.
+#[test]
+fn commands_run_without_being_named_are_refused() {
+    let hidden = [
+        "git status '$(touch PWN)'; git log ${_@P}",
+        "hash -p /usr/bin/touch ls; ls PWN",
+        "BASH_ALIASES[ls]='touch PWN'; shopt -s expand_aliases\nls",
+        "PS4='$(touch PWN)'; set -x; true",
+        "x='a[$(touch PWN)]'; echo $(( x ))",
+        "printf -v 'a[$(touch PWN)]' %s 1",
+        "echo touch PWN | bash /dev/stdin",
+        "echo touch PWN | source /dev/stdin",
+        "echo x | mapfile -C 'touch PWN' -c 1 lines",
+    ];
+    let wrapped = ["trap 'touch PWN' EXIT", "setarch -R touch PWN", "prlimit --nofile=100 touch PWN"];
+    let all: Vec<&str> = hidden.iter().chain(&wrapped).copied().collect();
+    let (ts, server, proj) = agent_setup(json!({"permissions": {"deny": ["bash:touch *"]}}));
+    let results = run_lines(&ts, &server, &proj, &all, &["--allow-all"]);
+    for (line, result) in all.iter().zip(&results) {
+        assert!(result.starts_with("denied:") && result.contains("bash:touch *"), "{line:?}: {result}");
+    }
+    assert!(!proj.join("PWN").exists(), "PWN was created past the deny rule");
+    let (ts, server, proj) = agent_setup(json!({}));
+    let lines: Vec<&str> = hidden.iter().chain(&wrapped[..1]).copied().collect();
+    let results = run_lines(&ts, &server, &proj, &lines, &["--allow", "bash:*", "--allow", "bash:git *"]);
+    for (line, result) in lines.iter().zip(&results) {
+        assert!(result.starts_with("permission denied"), "bash:* ran {line:?}: {result}");
+    }
+    assert!(!proj.join("PWN").exists(), "PWN was created past the allow rules");
+}
