@@ -34,6 +34,7 @@ pub mod paths;
 pub mod permissions;
 pub mod process;
 pub mod programs;
+pub mod provenance;
 pub mod provider;
 pub mod prune;
 pub mod redact;

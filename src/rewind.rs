@@ -55,7 +55,7 @@ pub fn scan<E: crate::store::EntryText>(events: &[E]) -> (Vec<Point>, Vec<Messag
     let (mut points, mut messages) = (Vec::new(), Vec::new());
     for (i, raw) in events.iter().enumerate() {
         match Parsed::from_text(raw.text()) {
-            Parsed::Known(Entry::Checkpoint { at, commit, files, more_files, workspace, too_large })
+            Parsed::Known(Entry::Checkpoint { at, commit, files, more_files, workspace, too_large, .. })
                 if is_hash(&commit) =>
             {
                 points.push(Point {
@@ -126,7 +126,7 @@ fn record_present(store: &Store, at: &Located, present: &Recorded, target: &Poin
         at: crate::time::now(),
         text: format!("files rewound to entry {} (checkpoint {})", target.entry, short(&target.commit)),
     };
-    store.append(&at.id, Append::new().entry(&present.entry())?.entry(&notice)?)?;
+    store.append(&at.id, Append::new().entry(&present.rewind_entry(&target.commit))?.entry(&notice)?)?;
     let total = store.read(at)?.file.events.len();
     total.checked_sub(1).context("the session lost its entries while rewinding")
 }

@@ -31,6 +31,25 @@ impl Agent {
         }
     }
 
+    /// Record what the turn's last step left (SPEC 24), when the turn
+    /// took a step's checkpoint; a failure is only said.
+    pub(super) async fn checkpoint_turn_end(&mut self, ui: &mut dyn TurnUi) {
+        if self.checkpoints.unavailable().is_some() {
+            return;
+        }
+        match self.checkpoints.record_turn_end().await {
+            Ok((recorded, notices)) => {
+                for text in notices {
+                    self.tell(ui, text);
+                }
+                if let Some(r) = recorded {
+                    self.record(r.entry());
+                }
+            }
+            Err(e) => self.tell(ui, format!("checkpoint at the turn's end failed: {e}")),
+        }
+    }
+
     fn tell(&mut self, ui: &mut dyn TurnUi, text: String) {
         ui.notice(&text);
         self.record(Entry::Notice { at: time::now(), text });
@@ -49,7 +68,7 @@ impl Agent {
             ));
         }
         let (present, changed) = self.checkpoints.rewind_to(&target.commit).await?;
-        self.record(present.entry());
+        self.record(present.rewind_entry(&target.commit));
         let text =
             format!("files rewound to entry {} (checkpoint {})", target.entry, crate::rewind::short(&target.commit));
         self.record(Entry::Notice { at: time::now(), text });

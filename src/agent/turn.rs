@@ -331,6 +331,7 @@ impl Agent {
     async fn end_turn(&mut self, messages: Vec<Message>, outcome: &TurnOutcome, kind: TurnKind, ui: &mut dyn TurnUi) {
         // Consumed as converted: the turn's messages are not held twice during the write.
         let messages = messages.into_iter().map(|m| TurnMessage::from(&m)).collect();
+        self.checkpoint_turn_end(ui).await;
         self.record(Entry::Turn { at: time::now(), messages });
         self.save_or_notice(ui);
         if kind == TurnKind::Normal && self.hooked(Event::TurnEnd) {

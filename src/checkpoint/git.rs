@@ -109,6 +109,12 @@ impl Git {
         self.run_with(args, stdin, &tree).await
     }
 
+    /// Run `git ARGS` on the repository alone: no work tree, no index
+    /// (comparing commits and trees).
+    pub async fn run_bare(&self, args: &[&str]) -> Result<Output, String> {
+        self.run_with(args, None, &[]).await
+    }
+
     /// Make the shadow repository (bare: it has no work tree of its own;
     /// every other command names one).
     pub async fn init(&self) -> Result<(), String> {

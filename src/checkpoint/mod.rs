@@ -13,7 +13,7 @@
 //! Refs are loose files, never packed, so forgetting a session needs no
 //! git (`lifecycle`).
 
-mod git;
+pub mod git;
 pub mod lifecycle;
 pub mod record;
 pub mod restore;

@@ -35,6 +35,16 @@ pub struct Recorded {
 impl Recorded {
     /// The `checkpoint` entry recording it.
     pub fn entry(&self) -> Entry {
+        self.entry_with(None)
+    }
+
+    /// The entry of a files rewind's checkpoint of the present, which went
+    /// back to `target`: the steps from `target` to here are undone.
+    pub fn rewind_entry(&self, target: &str) -> Entry {
+        self.entry_with(Some(target.to_string()))
+    }
+
+    fn entry_with(&self, rewound_to: Option<String>) -> Entry {
         Entry::Checkpoint {
             at: crate::time::now(),
             commit: self.commit.clone(),
@@ -42,6 +52,7 @@ impl Recorded {
             more_files: self.more_files,
             workspace: self.workspace.to_string_lossy().into_owned(),
             too_large: self.too_large.clone(),
+            rewound_to,
         }
     }
 }
@@ -67,6 +78,10 @@ pub struct Tracker {
     /// A user message came since the last checkpoint: the next one is
     /// recorded even when nothing changed (rewinding to that message needs it).
     due: bool,
+    /// A step's checkpoint was taken since the last user message: the turn
+    /// ends with one more (what its last step left), so that what the
+    /// session changed is told apart from what anyone did between turns.
+    stepped: bool,
     said_unavailable: bool,
     said_slow: bool,
     /// A checkpoint slower than this is said (once): [`SLOW`], but for tests.
@@ -103,6 +118,7 @@ impl Tracker {
             last: None,
             index_tree: None,
             due: true,
+            stepped: false,
             said_unavailable: false,
             said_slow: false,
             slow_after: SLOW,
@@ -128,6 +144,19 @@ impl Tracker {
     /// A user message was recorded.
     pub fn user_message(&mut self) {
         self.due = true;
+        self.stepped = false;
+    }
+
+    /// Take the checkpoint that ends a turn (SPEC 24): what the turn's last
+    /// step left, when a step's checkpoint was taken in it and the
+    /// workspace changed since; `None` otherwise.
+    pub async fn record_turn_end(&mut self) -> Result<(Option<Recorded>, Vec<String>), String> {
+        if !self.stepped {
+            return Ok((None, Vec::new()));
+        }
+        let recorded = self.record(false).await;
+        self.stepped = false;
+        recorded
     }
 
     /// What to tell the user once about checkpoints being unavailable
@@ -174,6 +203,7 @@ impl Tracker {
             done => done?,
         };
         self.index_tree = Some(snap.tree.clone());
+        self.stepped |= !force;
         let mut slow = Vec::new();
         let why = format!("larger than checkpoints.maxFileBytes, {} bytes", self.settings.max_file_bytes);
         slow.extend(self.name_once(&snap.too_large, &why));

@@ -175,6 +175,11 @@ pub enum Entry {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         /// Files left out for being over `checkpoints.maxFileBytes`.
         too_large: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// Set on the checkpoint of the present a files rewind takes: the
+        /// commit it went back to. The steps between that checkpoint and
+        /// this one were undone (SPEC 24: an undone turn owns no line).
+        rewound_to: Option<String>,
     },
 }
 

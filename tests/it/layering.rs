@@ -27,7 +27,10 @@ const LAYERS: &[(&[&str], &str)] = &[
     (&["config"], "the config: plain data, read and checked"),
     (&["checkpoint", "keys", "provider"], "checkpoints; session keys; the model adapters (no store)"),
     (&["compact", "prune", "rewind", "tools"], "compaction; context pruning; rewind; the one tool registry (no MCP)"),
-    (&["agent", "fork", "maintenance", "mcp"], "the turn loop; fork; cleanup; MCP servers as a tool source"),
+    (
+        &["agent", "fork", "maintenance", "mcp", "provenance"],
+        "the turn loop; fork; cleanup; MCP servers as a tool source; provenance over checkpoints",
+    ),
     (&["chat"], "the REPL and one-shot mode around an agent"),
     (&["cli"], "the programs' edge: arguments, exit codes"),
 ];

@@ -48,6 +48,7 @@ mod mcp;
 mod mcp_attacks;
 mod orphans;
 mod permission_prompt;
+mod provenance;
 mod races;
 mod recipes;
 mod recipes_scripts;

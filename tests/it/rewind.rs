@@ -186,9 +186,12 @@ fn the_whole_story(in_git: bool) {
     }
     let s = session(&ts, &id);
     let checkpoints = numbers(&s, "checkpoint");
-    assert_eq!(checkpoints.len(), 3, "one a turn: {checkpoints:?}");
-    for (u, c) in users.iter().zip(&checkpoints) {
-        assert!(c > u, "each turn's checkpoint follows its message");
+    // Two a turn: before its step, and what the step left at the turn's
+    // end (SPEC 24: what the session changed, told from what others did).
+    assert_eq!(checkpoints.len(), 6, "two a turn: {checkpoints:?}");
+    for (u, c) in users.iter().zip(checkpoints.chunks(2)) {
+        assert!(c[0] > *u, "each turn's checkpoints follow its message");
+        assert!(users.iter().all(|other| other <= u || *other > c[1]), "both in the turn: {users:?} {checkpoints:?}");
     }
     let commits: Vec<String> =
         checkpoints.iter().map(|n| s["events"][n - 1]["commit"].as_str().unwrap().to_string()).collect();
@@ -197,7 +200,7 @@ fn the_whole_story(in_git: bool) {
         assert!(!body.contains("checkpoint") && commits.iter().all(|c| !body.contains(c.as_str())), "{body}");
     }
     let listed = ts.sessions().args(["checkpoints", &id]).output().unwrap();
-    assert_eq!(stdout_of(&listed).lines().count(), 3, "{}", stdout_of(&listed));
+    assert_eq!(stdout_of(&listed).lines().count(), 6, "{}", stdout_of(&listed));
 
     // Before the second message: as the first turn left it.
     assert_eq!(dry_run(&ts, &id, users[1]), ["A del.txt", "D sub/made.txt", "M keep.txt", "M run.sh"]);

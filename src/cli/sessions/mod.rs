@@ -7,6 +7,7 @@ mod grep;
 mod import;
 mod lifecycle;
 pub mod ls;
+mod provenance;
 mod rewind;
 mod show;
 mod status;
@@ -79,6 +80,62 @@ pub enum Command {
     Checkpoints(CheckpointsArgs),
     /// Go back to before a user message: the files as they were, and the conversation in a fork
     Rewind(RewindArgs),
+    /// What a session's own steps changed in the workspace, as a diff git apply takes
+    Diff(DiffArgs),
+    /// Which session wrote each line of a file: line, session, entry, time, prompt, text
+    Blame(BlameArgs),
+    /// The sessions and turns that changed a file or folder, newest first, with lines added and removed
+    Log(LogArgs),
+}
+
+#[derive(Debug, ClapArgs)]
+#[command(long_about = "What the session's own steps changed in the workspace, read from its checkpoints: a \
+        unified diff in git's format (git apply takes it), whole or for the turn of user message N. Changes \
+        anyone else made between the session's steps (a person between turns, another program) are not the \
+        session's and are left out: where they fall, the diff starts a new part against the state the session's \
+        next step found.")]
+/// Arguments of `diff`.
+pub struct DiffArgs {
+    /// Session id or unique prefix
+    #[arg(add = crate::cli::complete::ids())]
+    pub id: String,
+    /// Only the turn of this user message (its entry number, as show prints it)
+    #[arg(value_parser = clap::value_parser!(u64).range(1..))]
+    pub n: Option<u64>,
+    /// Lines added and removed per file (added, removed, path), as git diff --numstat
+    #[arg(long)]
+    pub stat: bool,
+    /// Print a JSON object: the spans with their files and patches
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, ClapArgs)]
+#[command(long_about = "For each line of FILE as it is now: the session, the turn (entry of its user message), \
+        the time and the first line of the prompt of the step that last wrote it, over every session with \
+        checkpoints of the workspace, in time order (git blame over the checkpoints). A line no session wrote \
+        (a person's, or one changed since the newest checkpoint) shows - ; a turn undone by a rewind owns \
+        nothing; a line written where cleanup removed the checkpoints shows ? and is counted on stderr.")]
+/// Arguments of `blame`.
+pub struct BlameArgs {
+    /// The file
+    pub file: std::path::PathBuf,
+    /// Only lines A to B (from 1)
+    #[arg(short = 'L', value_name = "A,B", value_parser = provenance::parse_range)]
+    pub lines: Option<(usize, usize)>,
+    /// Print a JSON array
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, ClapArgs)]
+/// Arguments of `log`.
+pub struct LogArgs {
+    /// The file or folder
+    pub path: std::path::PathBuf,
+    /// Print a JSON array
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, ClapArgs)]
@@ -309,6 +366,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Command::Checkpoints(a) => rewind::list(&store, &a, &mut out)?,
         Command::Rewind(a) => rewind::run(&store, &a, &mut out)?,
         Command::Import(a) => import::run(&store, &a, &mut out)?,
+        Command::Diff(a) => provenance::diff(&store, &a, &mut out)?,
+        Command::Blame(a) => provenance::blame(&store, &a, &mut out)?,
+        Command::Log(a) => provenance::log(&store, &a, &mut out)?,
     };
     out.flush()?;
     Ok(code)
