@@ -30,7 +30,7 @@ fn one_call(rt: &tokio::runtime::Runtime, cwd: &Path, out: &Path, sandbox: Optio
     let ran = rt.block_on(run_process(&spawn, Duration::from_secs(30), out, "bench")).unwrap();
     let elapsed = start.elapsed();
     assert_eq!(ran.ending, Ending::Exit(0), "the command ran");
-    let _ = std::fs::remove_file(&ran.output);
+    ran.output.remove();
     elapsed
 }
 
@@ -56,6 +56,7 @@ fn main() {
         data: root.join("data"),
         config_dir: home.join(".config/glrs"),
         config_file: home.join(".config/glrs/config.json"),
+        own_output: None,
     };
     let config = SandboxConfig::default();
     let write = Sandbox::new(&config, Mode::WorkspaceWrite, &work, &places).unwrap();

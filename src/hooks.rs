@@ -294,7 +294,7 @@ async fn run_in(
                     outcome.output.push(out);
                 }
                 if let Some(err) = &ran.stderr {
-                    let _ = std::fs::remove_file(err);
+                    err.remove();
                 }
             }
             Ending::Exit(2) => {
@@ -309,9 +309,9 @@ async fn run_in(
             Ending::Signal(sig) => outcome.problems.push(failed(ran, format!("killed by signal {sig}"))),
             Ending::TimedOut(s) => {
                 // Nothing it printed is used: no file is left of it.
-                let _ = std::fs::remove_file(&ran.output);
+                ran.output.remove();
                 if let Some(err) = &ran.stderr {
-                    let _ = std::fs::remove_file(err);
+                    err.remove();
                 }
                 outcome.problems.push(format!("{} hook `{shown}` timed out after {s} s and was killed", event.name()))
             }
@@ -323,8 +323,8 @@ async fn run_in(
 /// A hook's stderr as the caller shows it (cut like `bash`'s output when
 /// long); its stdout, not used then, is removed.
 fn stderr_text(ran: Ran, redactor: &crate::redact::Redactor) -> String {
-    let _ = std::fs::remove_file(&ran.output);
-    ran.stderr.as_deref().map(|p| process::output_text(p, redactor)).unwrap_or_default()
+    ran.output.remove();
+    ran.stderr.as_ref().map(|p| process::output_text(p, redactor)).unwrap_or_default()
 }
 
 /// Run one hook with `sh -c` through the runner `bash` uses (own process

@@ -235,10 +235,15 @@ fn is_older(time: SystemTime, now: SystemTime, age: Option<Duration>) -> bool {
 }
 
 /// Removes an old output file: only a `.log` file directly inside the
-/// output folder, never what a row names elsewhere.
+/// output folder or a session's folder in it (not a link), never what a
+/// row names elsewhere.
 fn remove_old_output(path: &Path) -> std::io::Result<()> {
     let dir = crate::limits::output_dir();
-    let inside = path.parent().and_then(|p| p.canonicalize().ok()) == dir.canonicalize().ok();
+    let real_dir = dir.canonicalize().ok();
+    let parent = path.parent();
+    let in_session_folder = parent.is_some_and(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()))
+        && parent.and_then(Path::parent).and_then(|p| p.canonicalize().ok()) == real_dir;
+    let inside = parent.and_then(|p| p.canonicalize().ok()) == real_dir || in_session_folder;
     let meta = std::fs::symlink_metadata(path)?;
     if !inside || !meta.is_file() || path.extension().is_none_or(|e| e != "log") {
         return Err(std::io::Error::other(format!("not an output file of {}; left alone", dir.display())));

@@ -67,6 +67,18 @@ impl Paths {
         })
     }
 
+    /// `<data>/output`: where long tool outputs are kept whole, outside
+    /// every writable root (the sandbox hides the data folder).
+    pub fn output(&self) -> PathBuf {
+        self.data.join("output")
+    }
+
+    /// `<data>/output/<id>`: one session's kept outputs, the only part of
+    /// the data folder its commands and file tools may read.
+    pub fn output_of(&self, id: &str) -> PathBuf {
+        self.output().join(id)
+    }
+
     /// The artifacts folder of one session.
     pub fn artifacts_of(&self, id: &crate::SessionId) -> PathBuf {
         self.artifacts.join(id.as_str())

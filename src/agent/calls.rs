@@ -66,7 +66,7 @@ impl Agent {
     ) -> (Vec<ToolOutput>, Vec<Option<Arc<Progress>>>) {
         let situation = self.situation(kind);
         let session_file = self.log.store.session_path(&self.log.id);
-        let output_dir = crate::limits::output_dir();
+        let output_dir = self.log.store.paths.output_of(self.log.id.as_str());
         let model = self.binding.model.full();
         // The entry holding these calls is the last one: a child agent's
         // session records this as its `parent.entry`.

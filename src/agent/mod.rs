@@ -97,7 +97,10 @@ impl Agent {
         let window = catalogue::context_window(&config, &model.provider, &model.model);
         let permissions = Permissions::new(&config.permissions.allow, &config.permissions.deny, &[], false)?;
         let mut tools = Registry::with_builtins(crate::tools::Offering::from_config(&config)?, permissions);
-        let places = crate::sandbox::Places::from_env(&store.paths);
+        let places = crate::sandbox::Places {
+            own_output: Some(store.paths.output_of(id.as_str())),
+            ..crate::sandbox::Places::from_env(&store.paths)
+        };
         let mode = config.sandbox.mode.unwrap_or_default();
         tools.set_sandbox(crate::sandbox::Sandbox::new(&config.sandbox, mode, Path::new(&cwd), &places)?);
         tools.set_hooks(config.hooks.clone());

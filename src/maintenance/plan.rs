@@ -257,26 +257,36 @@ fn artifact_dirs(store: &Store) -> Vec<(SessionId, PathBuf)> {
 
 /// The whole outputs of long tool results (`bash`, hooks, exec and MCP
 /// tools) older than `retention`: a cache, kept so the model and the user
-/// can read what was cut, not forever.
+/// can read what was cut, not forever. `.log` files in the output folder
+/// and in its sessions' folders (never through a link).
 fn old_outputs(dir: &Path, retention: Option<Duration>, now: SystemTime) -> Vec<Row> {
     let Some(age) = retention else { return Vec::new() };
     let mut rows = Vec::new();
+    let mut folders = vec![dir.to_path_buf()];
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        let Ok(meta) = entry.metadata() else { continue };
-        if !meta.is_file() || path.extension().is_none_or(|e| e != "log") {
-            continue;
+        // file_type does not follow a link: a linked folder is not entered.
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            folders.push(entry.path());
         }
-        if is_older(modified(&path), now, Some(age)) {
-            let bytes = meta.len();
-            rows.push(Row {
-                action: Action::Remove,
-                reason: Reason::OldOutput,
-                kept_by: None,
-                session: None,
-                bytes,
-                path,
-            });
+    }
+    for folder in folders {
+        for entry in std::fs::read_dir(&folder).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
+            if !meta.is_file() || path.extension().is_none_or(|e| e != "log") {
+                continue;
+            }
+            if is_older(modified(&path), now, Some(age)) {
+                let bytes = meta.len();
+                rows.push(Row {
+                    action: Action::Remove,
+                    reason: Reason::OldOutput,
+                    kept_by: None,
+                    session: None,
+                    bytes,
+                    path,
+                });
+            }
         }
     }
     rows

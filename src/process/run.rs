@@ -3,7 +3,6 @@
 //! order is exact and a huge output never sits in memory), the whole group
 //! killed when the run ends, times out or is dropped (Esc).
 
-use std::io::{Read as _, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
@@ -11,7 +10,7 @@ use std::time::Duration;
 
 use super::capture;
 use super::group::GroupKill;
-use crate::limits::{self, MAX_BYTES};
+use crate::limits::{self, MAX_BYTES, OutputFile};
 use crate::redact::Redactor;
 
 /// Outputs larger than this are read from their end only.
@@ -88,9 +87,9 @@ pub struct Ran {
     /// How it ended.
     pub ending: Ending,
     /// Its stdout (and stderr, unless apart).
-    pub output: PathBuf,
+    pub output: OutputFile,
     /// Its stderr, when [`Spawn::stderr_apart`].
-    pub stderr: Option<PathBuf>,
+    pub stderr: Option<OutputFile>,
 }
 
 /// Run `command` with `sh`-like semantics in `cwd`; the group is killed
@@ -106,7 +105,7 @@ pub async fn run_command(
     stdin: Option<&[u8]>,
 ) -> Result<(Ending, PathBuf), String> {
     let spawn = Spawn { stdin, ..Spawn::new(program.as_ref(), args, cwd) };
-    run_process(&spawn, timeout, output_dir, tool).await.map(|ran| (ran.ending, ran.output))
+    run_process(&spawn, timeout, output_dir, tool).await.map(|ran| (ran.ending, ran.output.path().to_path_buf()))
 }
 
 /// Run a process in its own group, its output going to files under
@@ -114,7 +113,7 @@ pub async fn run_command(
 /// times out or is dropped.
 pub async fn run_process(spawn: &Spawn<'_>, timeout: Duration, output_dir: &Path, tool: &str) -> Result<Ran, String> {
     let shown = Path::new(spawn.program).display();
-    let Outputs { path, stderr_path, out_writer, err_writer, mut out, mut err } =
+    let Outputs { output, stderr, out_writer, err_writer, mut out, mut err } =
         Outputs::open(output_dir, tool, spawn.stderr_apart)?;
     let mut cmd = command(spawn, out_writer, err_writer);
     let spawned = cmd.spawn();
@@ -124,8 +123,8 @@ pub async fn run_process(spawn: &Spawn<'_>, timeout: Duration, output_dir: &Path
     let mut child = match spawned {
         Ok(c) => c,
         Err(e) => {
-            for file in std::iter::once(&path).chain(&stderr_path) {
-                let _ = std::fs::remove_file(file);
+            for file in std::iter::once(&output).chain(&stderr) {
+                file.remove();
             }
             return Err(format!("cannot run {shown} in {}: {e}", spawn.cwd.display()));
         }
@@ -150,15 +149,15 @@ pub async fn run_process(spawn: &Spawn<'_>, timeout: Duration, output_dir: &Path
             return Err(format!("the output of {shown} could not be written to {}: {e}", output_dir.display()));
         }
     }
-    Ok(Ran { ending, output: path, stderr: stderr_path })
+    Ok(Ran { ending, output, stderr })
 }
 
 /// The files a run's output goes to, and the pipes that fill them.
 struct Outputs {
     /// Stdout's file (and stderr's, unless apart).
-    path: PathBuf,
+    output: OutputFile,
     /// Stderr's file, when apart.
-    stderr_path: Option<PathBuf>,
+    stderr: Option<OutputFile>,
     /// The child's stdout.
     out_writer: std::io::PipeWriter,
     /// The child's stderr: a pipe of its own, or stdout's shared.
@@ -172,16 +171,16 @@ struct Outputs {
 impl Outputs {
     fn open(output_dir: &Path, tool: &str, stderr_apart: bool) -> Result<Outputs, String> {
         let cannot = |e: std::io::Error| format!("cannot create an output file in {}: {e}", output_dir.display());
-        let (path, file) = limits::new_output_file(output_dir, tool).map_err(cannot)?;
-        let (out_writer, out) = capture::pipe_into(file).map_err(cannot)?;
-        let (stderr_path, err_writer, err) = if stderr_apart {
-            let (p, f) = limits::new_output_file(output_dir, &format!("{tool}-stderr")).map_err(cannot)?;
-            let (w, c) = capture::pipe_into(f).map_err(cannot)?;
-            (Some(p), w, Some(c))
+        let output = OutputFile::create(output_dir, tool).map_err(cannot)?;
+        let (out_writer, out) = capture::pipe_into(output.writer().map_err(cannot)?).map_err(cannot)?;
+        let (stderr, err_writer, err) = if stderr_apart {
+            let kept = OutputFile::create(output_dir, &format!("{tool}-stderr")).map_err(cannot)?;
+            let (w, c) = capture::pipe_into(kept.writer().map_err(cannot)?).map_err(cannot)?;
+            (Some(kept), w, Some(c))
         } else {
             (None, out_writer.try_clone().map_err(|e| format!("cannot share the output pipe: {e}"))?, None)
         };
-        Ok(Outputs { path, stderr_path, out_writer, err_writer, out, err })
+        Ok(Outputs { output, stderr, out_writer, err_writer, out, err })
     }
 }
 
@@ -270,36 +269,35 @@ fn ending_of(status: std::process::ExitStatus) -> Ending {
 /// The output file as the model sees it: whole when it fits (the file is
 /// then removed), else its last part and the file's name (the file stays,
 /// redacted: the model sees the real text, as it does every result, but
-/// what stays on disk holds no more secrets than the session file).
-pub fn output_text(path: &Path, redactor: &Redactor) -> String {
-    let len = std::fs::metadata(path).map_or(0, |m| m.len());
-    let mut bytes = Vec::new();
-    let read = std::fs::File::open(path).and_then(|mut f| {
-        if len > READ_WHOLE {
-            f.seek(SeekFrom::Start(len - 2 * MAX_BYTES as u64))?;
-        }
-        f.read_to_end(&mut bytes)
+/// what stays on disk holds no more secrets than the session file). Read
+/// through the descriptor glrs wrote to, never by the file's name.
+pub fn output_text(kept: &OutputFile, redactor: &Redactor) -> String {
+    let path = kept.path();
+    let read = kept.size().and_then(|len| {
+        let start = if len > READ_WHOLE { len - 2 * MAX_BYTES as u64 } else { 0 };
+        kept.read_from(start, len - start).map(|bytes| (len, bytes))
     });
-    if let Err(e) = read {
-        return format!("(the output could not be read back from {}: {e})\n", path.display());
-    }
+    let (len, bytes) = match read {
+        Ok(read) => read,
+        Err(e) => return format!("(the output could not be read back from {}: {e})\n", path.display()),
+    };
     let text = String::from_utf8_lossy(&bytes);
-    let (kept, cut) = limits::tail(&text);
+    let (kept_text, cut) = limits::tail(&text);
     match cut {
         None if len <= READ_WHOLE => {
-            let _ = std::fs::remove_file(path);
-            kept.to_string()
+            kept.remove();
+            kept_text.to_string()
         }
         cut => {
-            if let Err(e) = limits::redact_file(path, redactor) {
-                let _ = std::fs::remove_file(path);
-                return format!("[… the output was cut, and the whole could not be kept redacted ({e})]\n{kept}");
+            if let Err(e) = kept.redact(redactor) {
+                kept.remove();
+                return format!("[… the output was cut, and the whole could not be kept redacted ({e})]\n{kept_text}");
             }
             let what = match cut {
                 Some(n) if len <= READ_WHOLE => format!("{n} earlier lines"),
                 _ => format!("the earlier output ({len} bytes in all)"),
             };
-            limits::cut_note(&what, path, kept)
+            limits::cut_note(&what, path, kept_text)
         }
     }
 }

@@ -35,7 +35,6 @@
 
 use std::ffi::CString;
 use std::io;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use landlock::{
@@ -86,90 +85,14 @@ pub fn check_kernel() -> Result<i64, String> {
     Ok(abi)
 }
 
-/// One mount made in the child's own namespace.
-enum MountOp {
-    /// Bind `path` onto itself, then remount it read-only, keeping the
-    /// flags the kernel locks (`extra`).
-    ReadOnly { path: CString, extra: libc::c_ulong },
-    /// Cover a folder with an empty read-only tmpfs.
-    HideDir { path: CString },
-    /// Cover a file with `/dev/null`, read-only.
-    HideFile { path: CString, extra: libc::c_ulong },
-}
-
 /// Everything the child needs, built in the parent.
 pub struct Prepared {
     /// The Landlock ruleset (its rules added), restricted onto in the child.
     ruleset: std::os::fd::OwnedFd,
     seccomp: Option<seccompiler::BpfProgram>,
-    mounts: Vec<MountOp>,
+    mounts: super::mounts::Mounts,
     uid_map: CString,
     gid_map: CString,
-}
-
-/// The `nosuid`/`nodev`/`noexec`/atime flags of the mount holding `path`,
-/// which a remount inside a user namespace must keep.
-fn locked_flags(path: &Path) -> libc::c_ulong {
-    let Ok(c) = CString::new(path.as_os_str().as_bytes()) else { return 0 };
-    // SAFETY: statvfs writes into the zeroed struct we own; the path is a
-    // valid C string.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-        return 0;
-    }
-    let kept =
-        libc::ST_NOSUID | libc::ST_NODEV | libc::ST_NOEXEC | libc::ST_NOATIME | libc::ST_NODIRATIME | libc::ST_RELATIME;
-    // The ST_ and MS_ bits have the same values for these flags.
-    st.f_flag & kept
-}
-
-fn cstring(path: &Path) -> io::Result<CString> {
-    CString::new(path.as_os_str().as_bytes()).map_err(|_| io::Error::other(format!("{} holds a NUL", path.display())))
-}
-
-/// The mounts for `policy`: protected subpaths read-only (in
-/// `workspace-write`; in `read-only` nothing is writable anyway), denied
-/// paths hidden (glrs's config folder but its `tools/`).
-fn mounts(policy: &Policy) -> io::Result<Vec<MountOp>> {
-    let mut ops = Vec::new();
-    if policy.mode() == Mode::WorkspaceWrite {
-        let mut protected: Vec<PathBuf> = policy.read_only().to_vec();
-        if policy.writable_roots().iter().any(|r| policy.data().starts_with(r)) {
-            protected.push(policy.data().to_path_buf());
-        }
-        for path in protected {
-            // Resolved, so a link is not followed somewhere else at mount time.
-            let real = super::resolve(&path);
-            if std::fs::symlink_metadata(&real).is_ok() {
-                ops.push(MountOp::ReadOnly { extra: locked_flags(&real), path: cstring(&real)? });
-            }
-        }
-    }
-    for denied in policy.deny_read() {
-        let keep: Vec<&PathBuf> = policy.deny_read_except().iter().filter(|e| e.starts_with(denied)).collect();
-        let hide: Vec<PathBuf> = if keep.is_empty() {
-            vec![denied.clone()]
-        } else {
-            // Hide each entry but those leading to a kept path.
-            match std::fs::read_dir(denied) {
-                Ok(entries) => entries
-                    .filter_map(|e| e.ok().map(|e| e.path()))
-                    .filter(|p| !keep.iter().any(|k| k.starts_with(p)))
-                    .collect(),
-                Err(_) => Vec::new(),
-            }
-        };
-        for path in hide {
-            match std::fs::metadata(&path) {
-                Ok(meta) if meta.is_dir() => ops.push(MountOp::HideDir { path: cstring(&path)? }),
-                Ok(_) => {
-                    ops.push(MountOp::HideFile { extra: locked_flags(Path::new("/dev/null")), path: cstring(&path)? })
-                }
-                Err(_) => {}
-            }
-        }
-    }
-    Ok(ops)
 }
 
 /// The Landlock ruleset for `policy`, with its rules, made in the parent.
@@ -226,7 +149,8 @@ pub fn prepare(policy: &Policy, private_tmp: Option<&Path>) -> io::Result<Prepar
     // SAFETY: getuid/getgid cannot fail.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
     let map = |id: u32| CString::new(format!("{id} {id} 1\n")).map_err(io::Error::other);
-    Ok(Prepared { ruleset, seccomp, mounts: mounts(policy)?, uid_map: map(uid)?, gid_map: map(gid)? })
+    let mounts = super::mounts::Mounts::new(policy, private_tmp)?;
+    Ok(Prepared { ruleset, seccomp, mounts, uid_map: map(uid)?, gid_map: map(gid)? })
 }
 
 /// `-1` from a libc call as the error it set.
@@ -252,9 +176,6 @@ fn write_proc(path: &std::ffi::CStr, text: &[u8]) -> io::Result<()> {
 impl Prepared {
     /// Enter the namespace and make the mounts (in the child).
     fn enter_namespace(&self) -> io::Result<()> {
-        if self.mounts.is_empty() {
-            return Ok(());
-        }
         // SAFETY: plain system calls with C strings we own; the child is
         // single-threaded (just forked), as unshare(CLONE_NEWUSER) needs.
         unsafe {
@@ -264,34 +185,8 @@ impl Prepared {
             write_proc(c"/proc/self/gid_map", self.gid_map.as_bytes())?;
             let null = std::ptr::null::<libc::c_char>();
             check(libc::mount(null, c"/".as_ptr(), null, libc::MS_REC | libc::MS_PRIVATE, std::ptr::null()))?;
-            for op in &self.mounts {
-                match op {
-                    MountOp::ReadOnly { path, extra } => {
-                        let p = path.as_ptr();
-                        check(libc::mount(p, p, null, libc::MS_BIND | libc::MS_REC, std::ptr::null()))?;
-                        let flags = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | extra;
-                        check(libc::mount(null, p, null, flags, std::ptr::null()))?;
-                    }
-                    MountOp::HideDir { path } => {
-                        let flags = libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
-                        let opts = c"size=4k,mode=0500";
-                        check(libc::mount(
-                            c"tmpfs".as_ptr(),
-                            path.as_ptr(),
-                            c"tmpfs".as_ptr(),
-                            flags,
-                            opts.as_ptr().cast(),
-                        ))?;
-                    }
-                    MountOp::HideFile { path, extra } => {
-                        let p = path.as_ptr();
-                        check(libc::mount(c"/dev/null".as_ptr(), p, null, libc::MS_BIND, std::ptr::null()))?;
-                        let flags = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | extra;
-                        check(libc::mount(null, p, null, flags, std::ptr::null()))?;
-                    }
-                }
-            }
         }
+        self.mounts.apply()?;
         Ok(())
     }
 

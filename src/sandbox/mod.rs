@@ -24,6 +24,8 @@
 
 #[cfg(target_os = "linux")]
 pub mod linux;
+#[cfg(target_os = "linux")]
+mod mounts;
 pub mod policy;
 pub mod real;
 pub mod refusal;

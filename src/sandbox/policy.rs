@@ -39,6 +39,9 @@ pub struct Places {
     /// The config file in use (`$GLRS_CONFIG` may name one elsewhere):
     /// never readable from inside.
     pub config_file: PathBuf,
+    /// The session's own output folder (inside `data`): the one part of
+    /// the data folder commands and file tools may read.
+    pub own_output: Option<PathBuf>,
 }
 
 impl Places {
@@ -57,7 +60,14 @@ impl Places {
             .map(|h| h.join("glrs"))
             .or_else(|| paths.config.parent().map(Path::to_path_buf))
             .unwrap_or_else(|| paths.config.clone());
-        Places { home: dirs::home_dir(), tmp, data: paths.data.clone(), config_dir, config_file: paths.config.clone() }
+        Places {
+            home: dirs::home_dir(),
+            tmp,
+            data: paths.data.clone(),
+            config_dir,
+            config_file: paths.config.clone(),
+            own_output: None,
+        }
     }
 }
 
@@ -72,6 +82,7 @@ pub struct Policy {
     /// Denied paths' exceptions (glrs's `tools/` under its config folder).
     deny_read_except: Vec<PathBuf>,
     data: PathBuf,
+    own_output: Option<PathBuf>,
 }
 
 impl Policy {
@@ -121,6 +132,7 @@ impl Policy {
             deny_read,
             deny_read_except: vec![config_dir.join("tools")],
             data: resolve(&places.data),
+            own_output: places.own_output.as_deref().map(resolve),
         })
     }
 
@@ -134,6 +146,7 @@ impl Policy {
             deny_read: Vec::new(),
             deny_read_except: Vec::new(),
             data: PathBuf::new(),
+            own_output: None,
         }
     }
 
@@ -148,6 +161,7 @@ impl Policy {
             deny_read: vec![resolve(hidden)],
             deny_read_except: Vec::new(),
             data: resolve(&dir.join("data")),
+            own_output: None,
         }
     }
 
@@ -189,9 +203,25 @@ impl Policy {
         &self.deny_read_except
     }
 
-    /// glrs's data folder, never writable from inside.
+    /// glrs's data folder, never writable from inside, hidden from
+    /// commands and refused to the file tools (but for [`Policy::own_output`]).
     pub fn data(&self) -> &Path {
         &self.data
+    }
+
+    /// The session's own output folder, which commands and file tools
+    /// may read though it is in the data folder.
+    pub fn own_output(&self) -> Option<&Path> {
+        self.own_output.as_deref()
+    }
+
+    /// Whether `path` (resolved) is in glrs's data folder (other sessions'
+    /// transcripts, checkpoint copies, locks), outside the session's own
+    /// output folder: never read by a file tool, in any mode.
+    pub fn is_glrs_data(&self, path: &Path) -> bool {
+        !self.data.as_os_str().is_empty()
+            && path.starts_with(&self.data)
+            && !self.own_output.as_ref().is_some_and(|o| path.starts_with(o))
     }
 
     /// Whether a command (or a file tool) may write `path` (resolved): in
@@ -365,6 +395,7 @@ mod tests {
             data: home.join(".local/share/glrs"),
             config_dir: home.join(".config/glrs"),
             config_file: home.join("elsewhere/config.json"),
+            own_output: None,
         }
     }
 

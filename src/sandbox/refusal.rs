@@ -113,6 +113,7 @@ mod tests {
             data: home.join("data"),
             config_dir: home.join(".config/glrs"),
             config_file: home.join(".config/glrs/config.json"),
+            own_output: None,
         };
         let policy = Policy::new(&SandboxConfig::default(), Mode::WorkspaceWrite, &work, &places).unwrap();
         let out = format!(

@@ -127,8 +127,8 @@ impl Tool for Bash {
                 Ok(r) => r,
                 Err(e) => return ToolOutput::error(e),
             };
-            let (ending, path) = (ran.ending, ran.output);
-            let mut text = output_text(&path, ctx.redactor);
+            let ending = ran.ending;
+            let mut text = output_text(&ran.output, ctx.redactor);
             if !text.is_empty() && !text.ends_with('\n') {
                 text.push('\n');
             }

@@ -291,6 +291,7 @@ mod tests {
             data: root.join("data"),
             config_dir: root.join("home/.config/glrs"),
             config_file: root.join("home/.config/glrs/config.json"),
+            own_output: None,
         };
         let ww = Sandbox::new(&SandboxConfig::default(), Mode::WorkspaceWrite, &root.join("work"), &places).unwrap();
         let deny = Decision::Deny("no".into());

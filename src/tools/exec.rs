@@ -106,11 +106,11 @@ async fn describe(path: &Path, output_dir: &Path) -> Result<ToolSpec, String> {
         .await
         .map_err(|e| format!("--describe could not run: {e}"))?;
     // Read, then removed: neither file is named to anyone.
-    let stdout = read_head(&ran.output, DESCRIBE_MAX_BYTES);
+    let stdout = ran.output.read_from(0, DESCRIBE_MAX_BYTES + 1);
     // Only its first line is shown.
-    let stderr = ran.stderr.as_deref().and_then(|p| read_head(p, 64 * 1024).ok()).unwrap_or_default();
+    let stderr = ran.stderr.as_ref().and_then(|p| p.read_from(0, 64 * 1024 + 1).ok()).unwrap_or_default();
     for p in std::iter::once(&ran.output).chain(&ran.stderr) {
-        let _ = std::fs::remove_file(p);
+        p.remove();
     }
     let failed = |how: String| {
         let stderr = crate::limits::one_line(String::from_utf8_lossy(&stderr).trim(), 200);
@@ -138,15 +138,6 @@ async fn describe(path: &Path, output_dir: &Path) -> Result<ToolSpec, String> {
         return Err("--describe gave \"parameters\" that is not a JSON Schema object".into());
     }
     Ok(ToolSpec { name: d.name, description: d.description, parameters: d.parameters })
-}
-
-/// The first `max + 1` bytes of `path` at most (one more than `max`, so a
-/// caller can tell a file of exactly `max` from a longer one).
-fn read_head(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)?.take(max + 1).read_to_end(&mut bytes)?;
-    Ok(bytes)
 }
 
 impl Tool for ExecTool {
@@ -185,7 +176,7 @@ impl Tool for ExecTool {
                 Err(e) => return ToolOutput::error(e),
             };
             let stdout = process::output_text(&ran.output, ctx.redactor);
-            let stderr = ran.stderr.as_deref().map(|p| process::output_text(p, ctx.redactor)).unwrap_or_default();
+            let stderr = ran.stderr.as_ref().map(|p| process::output_text(p, ctx.redactor)).unwrap_or_default();
             let failed = |what: String| {
                 let mut text = stdout.clone();
                 for part in [stderr.as_str(), what.as_str()] {

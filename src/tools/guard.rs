@@ -20,8 +20,9 @@ use crate::sandbox::{Mode, Policy};
 #[derive(Debug, Clone, Default)]
 pub struct ReadGuard {
     deny: Vec<Rule>,
-    /// `sandbox.denyRead` (resolved), when the sandbox is on: the file
-    /// tools obey the same roots as the commands (SPEC 17 "File tools").
+    /// The session's sandbox policy: `sandbox.denyRead` (resolved) when
+    /// the sandbox is on, as the file tools obey the same roots as the
+    /// commands (SPEC 17 "File tools"); glrs's data folder in every mode.
     sandbox: Option<Arc<Policy>>,
 }
 
@@ -35,10 +36,10 @@ impl ReadGuard {
         ReadGuard { deny, sandbox: None }
     }
 
-    /// This guard, keeping out `sandbox.denyRead` too unless the mode is `off`.
+    /// This guard, keeping out `sandbox.denyRead` too unless the mode is
+    /// `off`, and glrs's data folder in every mode.
     pub fn with_sandbox(self, policy: Arc<Policy>) -> ReadGuard {
-        let sandbox = (policy.mode() != Mode::Off).then_some(policy);
-        ReadGuard { sandbox, ..self }
+        ReadGuard { sandbox: Some(policy), ..self }
     }
 
     /// Why `tool` may not read `target`, as the model is told; `None` when
@@ -47,7 +48,14 @@ impl ReadGuard {
         if is_process_environment(&target.real) {
             return Some(format!("denied: {} is a process's environment, which holds secrets", target.shown));
         }
-        if self.sandbox.as_ref().is_some_and(|p| p.is_denied_read(&target.real)) {
+        if self.sandbox.as_ref().is_some_and(|p| p.is_glrs_data(&target.real)) {
+            return Some(format!(
+                "denied: {} is in glrs's data folder (every session's transcript and checkpoints), \
+                 which no tool reads; it was not read",
+                target.shown
+            ));
+        }
+        if self.sandbox.as_ref().is_some_and(|p| p.mode() != Mode::Off && p.is_denied_read(&target.real)) {
             return Some(format!(
                 "denied: {} is under sandbox.denyRead (the user's secrets, SPEC 17); it was not read",
                 target.shown

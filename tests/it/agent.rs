@@ -121,7 +121,9 @@ fn every_tool_runs_through_the_registry_with_its_errors() {
     let long = &tools[9].1;
     assert!(!long.contains("\n1\n2\n") && long.lines().count() < 2_010, "only the last part");
     let file = long.split("the whole output is in ").nth(1).and_then(|r| r.split(']').next()).unwrap();
-    assert!(file.starts_with(&ts.dir.path().join("cache/glrs/output").display().to_string()), "{file}");
+    let (id, _) = ts.only_session();
+    let own = ts.data_home().join("glrs/output").join(&id);
+    assert!(file.starts_with(&own.display().to_string()), "in the session's own output folder: {file}");
     let meta = std::fs::metadata(file).unwrap();
     assert_eq!(meta.permissions().mode() & 0o777, 0o600);
     let whole = std::fs::read_to_string(file).unwrap();
@@ -326,7 +328,8 @@ fn a_huge_output_is_kept_capped_and_redacted_and_cleanup_removes_old_ones() {
     server.push(Reply::sse(openai_text(&["done"], 10, 2, 0)));
     let out = agent(&ts, &proj, &["--allow-all", "-p", "make noise"]);
     assert!(out.status.success(), "{}", stderr_of(&out));
-    let output_dir = ts.dir.path().join("cache/glrs/output");
+    let (id, _) = ts.only_session();
+    let output_dir = ts.data_home().join("glrs/output").join(&id);
     let files: Vec<PathBuf> = std::fs::read_dir(&output_dir).unwrap().map(|e| e.unwrap().path()).collect();
     assert_eq!(files.len(), 1, "{files:?}");
     let kept = std::fs::read(&files[0]).unwrap();

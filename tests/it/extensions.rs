@@ -306,7 +306,7 @@ fn a_hook_is_done_when_its_shell_exits_and_its_long_output_is_cut_with_a_note() 
     );
     assert!(text.ends_with("\n100000") && text.len() < 60 * 1024, "{} bytes", text.len());
     let file = text.lines().nth(4).unwrap().split(" is in ").nth(1).unwrap().trim_end_matches(']');
-    assert!(file.starts_with(cache.join("glrs/output").to_str().unwrap()), "{file}");
+    assert!(file.starts_with(ts.data_home().join("glrs/output").to_str().unwrap()), "{file}");
     assert_eq!(std::fs::read_to_string(file).unwrap().lines().count(), 100_000, "the file keeps all of it");
 }
 

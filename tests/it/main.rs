@@ -58,6 +58,7 @@ mod rewind;
 mod rewind_repl;
 mod sandbox;
 mod sandbox_files;
+mod sandbox_fs_attacks;
 mod sessions_commands;
 mod sessions_ls;
 mod small_models;

@@ -205,6 +205,7 @@ fn the_readme_sandbox_config_is_read_as_it_says() {
         data: root.join("data"),
         config_dir: root.join("home/.config/glrs"),
         config_file: root.join("home/.config/glrs/config.json"),
+        own_output: None,
     };
     let mode = config.sandbox.mode.unwrap();
     let policy = glrs::sandbox::Policy::new(&config.sandbox, mode, &root.join("work"), &places).unwrap();

@@ -138,9 +138,9 @@ const NAME_IN_FILES: &str = "task";
 /// The result the parent's model reads: the child's answer and its session,
 /// or why it failed.
 fn answer(description: &str, id: &SessionId, ran: &process::Ran, redactor: &crate::redact::Redactor) -> ToolOutput {
-    let stdout = std::fs::read(&ran.output);
-    let stderr = ran.stderr.as_deref().map(|p| process::output_text(p, redactor)).unwrap_or_default();
-    let _ = std::fs::remove_file(&ran.output);
+    let stdout = ran.output.read_from(0, u64::MAX);
+    let stderr = ran.stderr.as_ref().map(|p| process::output_text(p, redactor)).unwrap_or_default();
+    ran.output.remove();
     let reply = stdout
         .ok()
         .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
