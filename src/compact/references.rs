@@ -24,6 +24,8 @@ use super::plan::{Block, Tag};
 pub const REFERENCE_CAP: usize = 400;
 /// …and this many characters of them.
 pub const REFERENCE_CHARS: usize = 24_000;
+/// The longest reference listed, in bytes.
+const MAX_REFERENCE: usize = 1_000;
 /// The heading of the section.
 pub const REFERENCES_HEADING: &str = "## Exact references";
 /// Stands for the artifact's file name until the compaction lands.
@@ -59,6 +61,9 @@ impl Rank {
 pub struct References {
     found: HashMap<String, (Rank, usize)>,
     seen: usize,
+    /// Paths and commands of the tool calls too long to list (a one-line
+    /// script of thousands of characters): counted, never dropped silently.
+    too_long: usize,
 }
 
 /// What fits: the references shown, and how many of the tool calls' paths
@@ -110,9 +115,29 @@ impl References {
         }
     }
 
+    /// A reference found in what was said: the sentence's punctuation
+    /// after it is not part of it.
     fn add(&mut self, item: &str, rank: Rank) {
         let item = item.trim().trim_end_matches(['.', ',', ';', ':', '!', '?']).trim();
-        if item.chars().count() < 2 || item.len() > 1_000 {
+        if item.chars().count() < 2 || item.len() > MAX_REFERENCE {
+            return;
+        }
+        self.seen += 1;
+        let at = self.seen;
+        self.note(item, rank, at);
+    }
+
+    /// A path or command of a tool call: kept verbatim (`git add .` ends
+    /// in its dot), and one too long to list is counted as left out.
+    fn exact(&mut self, item: &str, rank: Rank) {
+        let item = item.trim();
+        if item.is_empty() {
+            return;
+        }
+        if item.len() > MAX_REFERENCE {
+            if rank.acted() {
+                self.too_long += 1;
+            }
             return;
         }
         self.seen += 1;
@@ -135,7 +160,7 @@ impl References {
                 break;
             }
             if let Some(item) = line.strip_prefix("- ") {
-                self.add(item.trim().trim_matches('`'), Rank::Earlier);
+                self.exact(item.trim().trim_matches('`'), Rank::Earlier);
             }
         }
     }
@@ -157,6 +182,11 @@ impl References {
             Value::Array(items) if kind == KeyKind::Command && items.iter().all(Value::is_string) => {
                 let argv: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
                 self.command(&argv_command(&argv));
+                // `["apply_patch", PATCH]` (Codex's shell before its own
+                // tool): the files the patch names are changed.
+                for word in argv.iter().skip(1).filter(|w| w.contains('\n')) {
+                    self.patched_files(word);
+                }
             }
             Value::Array(items) => items.iter().for_each(|v| self.input_value(key, v, changes)),
             Value::Object(map) => map.iter().for_each(|(k, v)| self.input_value(Some(k), v, changes)),
@@ -167,7 +197,7 @@ impl References {
     fn input_string(&mut self, kind: KeyKind, s: &str, changes: bool) {
         match kind {
             KeyKind::Command => self.command(s),
-            KeyKind::Path if !s.contains('\n') => self.add(s, if changes { Rank::Changed } else { Rank::Touched }),
+            KeyKind::Path if !s.contains('\n') => self.exact(s, if changes { Rank::Changed } else { Rank::Touched }),
             KeyKind::Content => {}
             _ => self.free_text(s, changes),
         }
@@ -176,16 +206,23 @@ impl References {
     /// Text inside a tool call that is not a command or a named path: the
     /// files a patch names are changed; a lone path is touched.
     fn free_text(&mut self, s: &str, changes: bool) {
+        let patched = self.patched_files(s);
+        if !patched && !s.contains('\n') && (is_path(s) || URL.is_match(s)) {
+            self.exact(s, if changes { Rank::Changed } else { Rank::Touched });
+        }
+    }
+
+    /// The files a patch (or a script holding one) names, as changed; true
+    /// when it named any.
+    fn patched_files(&mut self, text: &str) -> bool {
         let mut patched = false;
-        for c in PATCH_FILE.captures_iter(s) {
+        for c in PATCH_FILE.captures_iter(text) {
             if let Some(m) = c.get(1) {
                 patched = true;
-                self.add(m.as_str().trim_start_matches("a/").trim_start_matches("b/"), Rank::Changed);
+                self.exact(m.as_str().trim_start_matches("a/").trim_start_matches("b/"), Rank::Changed);
             }
         }
-        if !patched && !s.contains('\n') && (is_path(s) || URL.is_match(s)) {
-            self.add(s, if changes { Rank::Changed } else { Rank::Touched });
-        }
+        patched
     }
 
     /// A `task` result names its child's session (SPEC 20): what the agent
@@ -193,14 +230,18 @@ impl References {
     /// child's session after the result was summarised away.
     fn child_sessions(&mut self, result: &str) {
         for c in CHILD_SESSION.captures_iter(result) {
-            self.add(&format!("glrs-sessions show {}", &c[1]), Rank::Ran);
+            self.exact(&format!("glrs-sessions show {}", &c[1]), Rank::Ran);
         }
     }
 
-    /// A command by its first line.
+    /// A command by its first line; a script that writes a patch
+    /// (`apply_patch <<'EOF'`) changes the files it names.
     fn command(&mut self, command: &str) {
         if let Some(first) = command.trim().lines().next() {
-            self.add(first, Rank::Ran);
+            self.exact(first, Rank::Ran);
+        }
+        if command.contains('\n') {
+            self.patched_files(command);
         }
     }
 
@@ -230,7 +271,7 @@ impl References {
     pub fn choose(&self, max_chars: usize) -> Chosen {
         let mut ranked: Vec<(&String, Rank, usize)> = self.found.iter().map(|(t, (r, at))| (t, *r, *at)).collect();
         ranked.sort_by(|a, b| a.1.cmp(&b.1).then(b.2.cmp(&a.2)));
-        let (mut chars, mut picked, mut acted_left_out) = (0, Vec::new(), 0);
+        let (mut chars, mut picked, mut acted_left_out) = (0, Vec::new(), self.too_long);
         for (text, rank, at) in ranked {
             if picked.len() < REFERENCE_CAP && chars + text.len() <= max_chars {
                 chars += text.len();
@@ -436,6 +477,34 @@ mod tests {
         assert_eq!(rank("src/not_a_ref.rs"), None, "an edit's text is not a path it used");
         assert_eq!(rank("a/one.txt"), Some(Rank::Touched));
         assert_eq!(rank("a/two.txt"), Some(Rank::Touched));
+    }
+
+    #[test]
+    fn what_a_tool_call_did_is_kept_verbatim_or_counted() {
+        let patch = "*** Begin Patch\n*** Update File: src/parser.rs\n@@\n-a\n+b\n*** End Patch\n";
+        let long = format!("python3 -c 'print({})'", "1+".repeat(600));
+        let blocks = [
+            b("tool-call Bash", r#"{"command":"git add ."}"#),
+            b("tool-call bash", r#"{"command":"grep -rn verbose ."}"#),
+            b("tool-call LS", r#"{"path":".."}"#),
+            b("tool-call shell", &serde_json::json!({"command": ["apply_patch", patch]}).to_string()),
+            b(
+                "tool-call exec_command",
+                &serde_json::json!({"cmd": format!("apply_patch <<'EOF'\n{patch}EOF")}).to_string(),
+            ),
+            b("tool-call bash", &serde_json::json!({"command": long}).to_string()),
+            b("user", "then run `make check`."),
+        ];
+        let refs = References::of(&blocks);
+        assert_eq!(refs.rank_of("git add ."), Some(Rank::Ran), "its dot is part of it");
+        assert_eq!(refs.rank_of("grep -rn verbose ."), Some(Rank::Ran));
+        assert_eq!(refs.rank_of(".."), Some(Rank::Touched));
+        assert_eq!(refs.rank_of("src/parser.rs"), Some(Rank::Changed), "a patch given as an argv word or a heredoc");
+        assert_eq!(refs.rank_of("apply_patch <<'EOF'"), Some(Rank::Ran));
+        assert_eq!(refs.rank_of("make check"), Some(Rank::Said), "what was said loses its full stop");
+        let chosen = refs.choose(REFERENCE_CHARS);
+        assert_eq!(chosen.acted_left_out, 1, "the command too long to list is counted");
+        assert!(render(&chosen).contains("1 more path or command of the replaced tool calls left out"));
     }
 
     #[test]

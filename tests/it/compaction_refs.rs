@@ -42,6 +42,9 @@ fn what_a_call_did(input: &Value, out: &mut Vec<String>) {
                             [_, flag, script] if flag.ends_with('c') => {
                                 out.extend(script.trim().lines().next().map(str::to_string))
                             }
+                            // Codex's older `["apply_patch", PATCH]`: the
+                            // files the patch names.
+                            ["apply_patch", patch] => what_a_call_did(&Value::from(*patch), out),
                             _ => out.extend(words.iter().map(|w| w.to_string())),
                         }
                     }

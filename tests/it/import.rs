@@ -215,6 +215,7 @@ fn codex_rollouts_spawned_threads_and_the_older_layout() {
         "call_Ls1",
         "call_Old1",
         "call_Old2",
+        "call_Old3",
         "call_Patch2",
         "call_Rg1",
         "call_Sed2",

@@ -60,7 +60,7 @@ fn an_encrypted_compaction_is_carried_on_by_the_messages_codex_kept() {
     }
     assert!(!body.contains("gAAAA"), "encrypted content was sent: {body}");
     // What the compaction replaced is not sent as it was.
-    assert!(!body.contains("rg -n load_config src"), "{body}");
+    assert!(!body.contains("rg -n load_config ."), "{body}");
 }
 
 /// The source lines of `kind`: `(type, payload.type)` of every line.
