@@ -24,6 +24,7 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 use crate::SessionId;
+use crate::checkpoint::lifecycle::Forgotten;
 use crate::config::{Amount, Config, MaintenanceMode, parse_count_rule, parse_duration_rule, parse_size_bytes};
 use crate::store::Store;
 
@@ -254,6 +255,13 @@ fn remove_old_output(path: &Path) -> std::io::Result<()> {
 /// Remove what `plan` said. A session opened since is skipped (the open
 /// lock is taken for the removal). Returns the rows that could not be done.
 pub fn enforce(store: &Store, rows: &[Row]) -> Vec<(Row, String)> {
+    enforce_forgetting(store, rows).0
+}
+
+/// [`enforce`], with the shadow repositories the removed sessions shared
+/// with others (to be swept: `checkpoint::lifecycle::sweep`).
+pub fn enforce_forgetting(store: &Store, rows: &[Row]) -> (Vec<(Row, String)>, Vec<Forgotten>) {
+    let mut forgotten = Vec::new();
     let mut failed = Vec::new();
     let root = store.paths.data.canonicalize().unwrap_or_else(|_| store.paths.data.clone());
     for row in rows.iter().filter(|r| r.action == Action::Remove) {
@@ -274,7 +282,7 @@ pub fn enforce(store: &Store, rows: &[Row]) -> Vec<(Row, String)> {
             (Reason::Stale | Reason::CronRetention | Reason::OverMaxEntries | Reason::OverBudget, Some(id)) => {
                 // Its checkpoints go with it (SPEC 19).
                 store.resolve(id).and_then(|at| store.remove(&at).map(|()| at)).map(|at| {
-                    crate::checkpoint::lifecycle::forget(&store.paths.data, &at.id);
+                    forgotten.extend(crate::checkpoint::lifecycle::forget(&store.paths.data, &at.id));
                 })
             }
             (Reason::OrphanCheckpoints, _) => {
@@ -300,7 +308,7 @@ pub fn enforce(store: &Store, rows: &[Row]) -> Vec<(Row, String)> {
             failed.push((row.clone(), e));
         }
     }
-    failed
+    (failed, forgotten)
 }
 
 #[cfg(test)]

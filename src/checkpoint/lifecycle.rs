@@ -1,14 +1,15 @@
 //! A session's checkpoints over its life: a fork takes its parent's
-//! (`adopt`), `rm` and cleanup forget them (`forget`: the session's ref and
+//! (`adopt`), `rm` and cleanup remove them (`remove`: the session's ref and
 //! index removed, the shadow removed when no session is left in it, else
-//! its unreachable objects pruned), and their size counts against the
+//! the objects only it reached removed at once and the rest pruned), and their size counts against the
 //! store's budget (`shadows`). Refs are loose files (the shadow is never
 //! packed), so all of this but pruning needs no git.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::git::{Git, find_git};
-use super::{index_path, ref_name, root, shadow_of};
+use super::{index_path, is_hash, ref_name, root, shadow_of};
 use crate::SessionId;
 
 /// One shadow repository: where it is, its size, the sessions it holds.
@@ -77,25 +78,94 @@ pub fn adopt(data: &Path, workspace: &Path, from: &SessionId, to: &SessionId, co
     Ok(())
 }
 
+/// A shadow a session was forgotten in that other sessions still use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Forgotten {
+    /// The shadow repository.
+    pub shadow: PathBuf,
+    /// The newest checkpoint the session's ref held: its own commits are
+    /// those no other ref reaches.
+    pub commit: Option<String>,
+}
+
 /// Forget session `id`'s checkpoints in every shadow. A shadow no session
-/// is left in is removed whole; the others are returned, to be pruned.
-pub fn forget(data: &Path, id: &SessionId) -> Vec<PathBuf> {
-    let mut to_prune = Vec::new();
+/// is left in is removed whole; the others are returned, to be swept.
+pub fn forget(data: &Path, id: &SessionId) -> Vec<Forgotten> {
+    let mut shared = Vec::new();
     for shadow in shadows(data) {
         let had = shadow.sessions.iter().any(|s| s == id.as_str());
         let index = index_path(&shadow.dir, id);
         if !had && !index.exists() {
             continue;
         }
-        let _ = std::fs::remove_file(shadow.dir.join(ref_name(id)));
+        let ref_file = shadow.dir.join(ref_name(id));
+        let commit = std::fs::read_to_string(&ref_file).ok().map(|c| c.trim().to_string()).filter(|c| is_hash(c));
+        let _ = std::fs::remove_file(&ref_file);
         let _ = std::fs::remove_file(&index);
         if shadow.sessions.iter().all(|s| s == id.as_str()) {
             let _ = std::fs::remove_dir_all(&shadow.dir);
         } else {
-            to_prune.push(shadow.dir);
+            shared.push(Forgotten { shadow: shadow.dir, commit });
         }
     }
-    to_prune
+    shared
+}
+
+/// Forget session `id`'s checkpoints and sweep the shadows it shared:
+/// what `rm` and cleanup do with a removed session (SPEC 19).
+pub async fn remove(data: &Path, id: &SessionId) -> Result<(), String> {
+    let mut failed = Vec::new();
+    for forgotten in forget(data, id) {
+        if let Err(e) = sweep(&forgotten).await {
+            failed.push(format!("{}: {e}", forgotten.shadow.display()));
+        }
+    }
+    if failed.is_empty() { Ok(()) } else { Err(failed.join("; ")) }
+}
+
+/// Remove at once what only the forgotten session reached (a person
+/// removes a session to be rid of what it saw): its commits, and the trees
+/// and files only they hold, but what another session's index holds (its
+/// next checkpoint is made from it). Then the usual prune.
+pub async fn sweep(forgotten: &Forgotten) -> Result<(), String> {
+    let Some(program) = find_git() else { return Ok(()) };
+    let shadow = &forgotten.shadow;
+    let git = Git { program, dir: shadow.clone(), work_tree: shadow.clone(), index: shadow.join("index") };
+    if let Some(commit) = &forgotten.commit {
+        // Listed whole and subtracted: `rev-list A --not --all` does not
+        // leave out a tree an unrelated commit shares.
+        let objects = |out: super::git::Output| -> HashSet<String> {
+            out.text().lines().filter_map(|l| l.split_whitespace().next()).map(str::to_string).collect()
+        };
+        let mut only = objects(git.run(&["rev-list", "--objects", commit], None).await?);
+        for object in objects(git.run(&["rev-list", "--objects", "--all"], None).await?) {
+            only.remove(&object);
+        }
+        for index in indexes(shadow) {
+            let staged = git.with_index(index).run(&["ls-files", "--stage"], None).await?;
+            for line in staged.text().lines() {
+                // `MODE OBJECT STAGE\tPATH`
+                if let Some(object) = line.split_whitespace().nth(1) {
+                    only.remove(object);
+                }
+            }
+        }
+        for object in only.iter().filter(|o| is_hash(o)) {
+            let file = shadow.join("objects").join(&object[..2]).join(&object[2..]);
+            if let Err(e) = std::fs::remove_file(&file)
+                && e.kind() != std::io::ErrorKind::NotFound
+            {
+                return Err(format!("cannot remove {}: {e}", file.display()));
+            }
+        }
+    }
+    prune(shadow).await
+}
+
+/// The sessions' indexes in a shadow.
+fn indexes(shadow: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(shadow.join("glrs-index")) else { return Vec::new() };
+    entries.flatten().map(|e| e.path()).filter(|p| p.is_file()).collect()
 }
 
 /// Remove the objects no session's ref reaches any more (`git prune`),

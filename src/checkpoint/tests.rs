@@ -96,9 +96,20 @@ async fn a_work_tree_is_recorded_from_its_root_and_its_git_is_untouched() {
     let other = crate::SessionId::parse("aaaa0003").unwrap();
     let mut t2 = Tracker::new(&data, &ws, &other, settings(1 << 20));
     record(&mut t2).await;
-    assert_eq!(lifecycle::forget(&data, &id), vec![shadow.clone()], "shared: pruned, not removed");
+    let own = std::fs::read_to_string(shadow.join(ref_name(&id))).unwrap().trim().to_string();
+    let kept = std::fs::read_to_string(shadow.join(ref_name(&other))).unwrap().trim().to_string();
+    let object = |c: &str| shadow.join("objects").join(&c[..2]).join(&c[2..]);
+    assert!(own != kept && object(&own).is_file());
+    let forgotten = lifecycle::forget(&data, &id);
+    let expected = lifecycle::Forgotten { shadow: shadow.clone(), commit: Some(own.clone()) };
+    assert_eq!(forgotten, vec![expected], "shared: swept, not removed");
     assert!(!shadow.join(ref_name(&id)).exists() && shadow.join(ref_name(&other)).exists());
-    lifecycle::prune(&shadow).await.unwrap();
+    lifecycle::sweep(&forgotten[0]).await.unwrap();
+    assert!(!object(&own).exists(), "the forgotten session's commit is gone at once");
+    assert!(object(&kept).is_file(), "the other's stays");
+    let listed = t2.git().unwrap().run(&["ls-files"], None).await.unwrap().text();
+    assert_eq!(listed, "sub/f", "what the other's index holds stays");
+    t2.git().unwrap().run(&["cat-file", "-e", &format!("{kept}^{{tree}}")], None).await.unwrap();
     assert!(lifecycle::forget(&data, &other).is_empty());
     assert!(!shadow.exists(), "the last session's checkpoints go with the shadow");
 }

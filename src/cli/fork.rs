@@ -3,8 +3,9 @@
 use anyhow::Result;
 use clap::Parser;
 
+use crate::SessionId;
 use crate::exit::ExitCode;
-use crate::store::Store;
+use crate::store::{Located, Store};
 
 /// The program's name, for messages.
 pub const PROGRAM_NAME: &str = "glrs-fork";
@@ -40,10 +41,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let store = Store::from_env()?;
     let at = store.resolve(&args.id)?;
     let upto = args.n.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+    // The files part is refused while a chat has the session open (exit 4),
+    // and none opens it until the files are back.
+    let _open = if args.files { Some(store.open_lock(&at.id)?) } else { None };
     let forked = crate::fork::fork(&store, &at, upto, None)?;
     if args.files
         && let Some(n) = upto
-        && let Err(e) = rewind_files(&store, &at, n)
+        && let Err(e) = rewind_files(&store, &at, &forked.id, n)
     {
         // All or nothing: a fork whose files could not follow is not kept.
         if let Some(made) = store.locate(&forked.id) {
@@ -56,8 +60,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
     Ok(ExitCode::Success)
 }
 
-/// The files part of `--files`: the workspace as it was at entry `n`.
-fn rewind_files(store: &Store, at: &crate::store::Located, n: usize) -> Result<()> {
+/// The files part of `--files`: the workspace as it was at entry `n` of
+/// `at`. The fork records it (the checkpoint of the present, to undo it):
+/// a fork leaves the original byte for byte as it was (SPEC 8).
+fn rewind_files(store: &Store, at: &Located, fork: &SessionId, n: usize) -> Result<()> {
     let file = store.read(at)?.file;
     let (points, _) = crate::rewind::scan(&file.events);
     let Some(target) = crate::rewind::target(&points, n) else {
@@ -66,12 +72,13 @@ fn rewind_files(store: &Store, at: &crate::store::Located, n: usize) -> Result<(
         );
         return Ok(());
     };
+    let fork = store.resolve(fork.as_str())?;
     let settings = crate::checkpoint::Settings::from_config(&crate::config::Config::load_env(&store.paths)?);
-    let done = crate::cli::block_on(crate::rewind::rewind_files(store, at, settings, target, false))?;
+    let done = crate::cli::block_on(crate::rewind::rewind_files(store, &fork, settings, target, false))?;
     let count = crate::output::count(done.files.len() as u64, "file", "files");
     let undo = done
         .undo_entry
-        .map(|e| format!("; undo with: glrs-sessions rewind {} {e} --files-only", at.id))
+        .map(|e| format!("; undo with: glrs-sessions rewind {} {e} --files-only", fork.id))
         .unwrap_or_default();
     eprintln!("{PROGRAM_NAME}: rewound {count} to checkpoint {}{undo}", crate::rewind::short(&done.checkpoint));
     Ok(())

@@ -229,13 +229,24 @@ fn the_whole_story(in_git: bool) {
     assert!(out.status.success(), "{}", stderr_of(&out));
     assert_eq!(files(&proj), present, "the rewind is undone");
 
-    // glrs-fork ID N --files: both halves.
+    // glrs-fork ID N --files: both halves; the original is byte for byte
+    // as it was (the fork records the checkpoint of the present).
+    let original = ts.sessions_dir().join(format!("{id}.json"));
+    let before_fork = std::fs::read(&original).unwrap();
     let out = ts.cmd("glrs-fork").args([&id, &users[1].to_string(), "--files"]).output().unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
     let fork = stdout_of(&out).trim().to_string();
     assert_eq!(files(&proj), expected, "the files as they were at that message");
+    assert!(std::fs::read(&original).unwrap() == before_fork, "glrs-fork --files changed the original {id}");
+    assert!(stderr_of(&out).contains(&format!("undo with: glrs-sessions rewind {fork} ")), "{}", stderr_of(&out));
     let forked = session(&ts, &fork);
-    assert_eq!(forked["events"].as_array().unwrap().len(), users[1]);
+    let checkpoints = numbers(&forked, "checkpoint");
+    assert_eq!(
+        forked["events"].as_array().unwrap().len(),
+        users[1] + 2,
+        "its entries, the present's checkpoint, a notice"
+    );
+    assert_eq!(checkpoints.last(), Some(&(users[1] + 1)), "the fork records the present");
     assert_eq!(forked["parent"]["id"], id.as_str());
     if let Some(git) = user_git {
         assert_eq!(git_dir(&proj), git, "the user's .git is byte for byte as it was");
@@ -245,9 +256,15 @@ fn the_whole_story(in_git: bool) {
     let shadows = ts.data_home().join("glrs/checkpoints");
     let shadow = std::fs::read_dir(&shadows).unwrap().flatten().next().unwrap().path();
     assert!(shadow.join(format!("refs/glrs/{fork}")).is_file());
+    // The original's newest checkpoints are its own (the fork's go back
+    // to the message it was made at): rm takes them at once.
+    let newest = std::fs::read_to_string(shadow.join(format!("refs/glrs/{id}"))).unwrap().trim().to_string();
+    let object = shadow.join("objects").join(&newest[..2]).join(&newest[2..]);
+    assert!(object.is_file(), "{newest} is a loose object");
     let out = ts.sessions().args(["rm", &id]).output().unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
     assert!(!shadow.join(format!("refs/glrs/{id}")).exists() && shadow.join(format!("refs/glrs/{fork}")).is_file());
+    assert!(!object.exists(), "rm left the removed session's checkpoint {newest} in the shadow");
     let out = ts.sessions().args(["rm", &fork]).output().unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
     assert!(!shadow.exists(), "the last session's checkpoints go with the shadow");

@@ -111,8 +111,17 @@ pub fn cleanup(store: &Store, args: &CleanupArgs, out: &mut dyn Write) -> Result
         }
         return Ok(ExitCode::Success);
     }
-    let failed = maintenance::enforce(store, &rows);
-    // What the removed sessions alone reached in shared shadows (SPEC 19).
+    let (failed, forgotten) = maintenance::enforce_forgetting(store, &rows);
+    // What the removed sessions alone reached in shared shadows goes at
+    // once (SPEC 19), as with rm; the rest no ref reaches after an hour.
+    for shared in &forgotten {
+        let swept = crate::cli::block_on(async {
+            crate::checkpoint::lifecycle::sweep(shared).await.map_err(anyhow::Error::msg)
+        });
+        if let Err(e) = swept {
+            crate::cli::warn(PROGRAM, &format!("{}: {e}", shared.shadow.display()));
+        }
+    }
     if count > 0 {
         for shadow in crate::checkpoint::lifecycle::shadows(&store.paths.data) {
             let pruned = crate::cli::block_on(async {

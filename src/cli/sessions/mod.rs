@@ -413,15 +413,16 @@ fn rm(store: &Store, args: &RmArgs) -> ExitCode {
     code
 }
 
-/// A removed session's checkpoints go with it (SPEC 19); what no other
-/// session reaches is pruned. A failure is a warning: the session is gone.
+/// A removed session's checkpoints go with it (SPEC 19): what it alone
+/// reached is removed at once, as cleanup does. A failure is a warning:
+/// the session is gone.
 pub(crate) fn forget_checkpoints(store: &Store, id: &crate::SessionId) {
-    for shadow in crate::checkpoint::lifecycle::forget(&store.paths.data, id) {
-        if let Err(e) = crate::cli::block_on(async {
-            crate::checkpoint::lifecycle::prune(&shadow).await.map_err(anyhow::Error::msg)
-        }) {
-            crate::cli::warn(PROGRAM, &format!("{}: {e}", shadow.display()));
-        }
+    let data = &store.paths.data;
+    let removed = crate::cli::block_on(async {
+        crate::checkpoint::lifecycle::remove(data, id).await.map_err(anyhow::Error::msg)
+    });
+    if let Err(e) = removed {
+        crate::cli::warn(PROGRAM, &format!("the checkpoints of {id}: {e:#}"));
     }
 }
 
