@@ -127,6 +127,9 @@ pub struct Question<'a> {
     /// every argument of an extension tool (`None`: the summary and the
     /// preview say it all).
     pub full: Option<String>,
+    /// What `a` grants for the rest of the session, in words ("this exact
+    /// command", "every edit call inside the writable roots").
+    pub always: String,
 }
 
 /// An answer given at once, or one to wait for: the REPL's prompt is
@@ -168,8 +171,11 @@ pub fn parse_answer(line: &str) -> Answer {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Allowed {
     Tool(String),
-    /// `bash` and this exact command line, `write`/`edit` and this path.
+    /// `bash` and this exact command line (or a parent's `--grant`).
     Exact(String, String),
+    /// Past the sandbox: `bash` and this exact command line run outside
+    /// it, `write`/`edit` of this resolved path outside the writable roots.
+    Beyond(String, String),
 }
 
 /// The permission state of one chat.
@@ -281,7 +287,20 @@ impl Permissions {
         self.session.iter().any(|a| match a {
             Allowed::Tool(t) => t == tool,
             Allowed::Exact(t, s) => t == tool && subject == Some(s.as_str()),
+            Allowed::Beyond(..) => false,
         })
+    }
+
+    /// Whether `a` was answered for this call past the sandbox (`key`: the
+    /// command line, or the write's resolved path).
+    pub fn allowed_beyond(&self, tool: &str, key: &str) -> bool {
+        self.session.contains(&Allowed::Beyond(tool.into(), key.into()))
+    }
+
+    /// `a` at a prompt for a call past the sandbox: this exact command
+    /// outside it, or this tool on this resolved path outside the roots.
+    pub fn allow_beyond(&mut self, tool: &str, key: &str) {
+        self.session.push(Allowed::Beyond(tool.into(), key.into()));
     }
 
     /// The arguments a child agent (`glrs-chat`, SPEC 20) is started with so
@@ -300,12 +319,15 @@ impl Permissions {
         if self.allow_all {
             args.push("--allow-all".to_string());
         }
+        // What was allowed past the sandbox stays with the session that
+        // asked: a child cannot ask, and is not given it.
         for allowed in &self.session {
-            args.push("--grant".to_string());
-            args.push(match allowed {
+            let grant = match allowed {
                 Allowed::Tool(tool) => tool.clone(),
                 Allowed::Exact(tool, subject) => format!("{tool}:{subject}"),
-            });
+                Allowed::Beyond(..) => continue,
+            };
+            args.extend(["--grant".to_string(), grant]);
         }
         args
     }
@@ -323,14 +345,32 @@ impl Permissions {
         Ok(())
     }
 
-    /// `a` at the prompt: for `bash`, this exact command line; for `write`
-    /// and `edit`, this path; for any other tool, the tool.
+    /// `a` at the prompt (SPEC 14): for `bash`, this exact command line;
+    /// for any other tool (`write` and `edit` too), the tool.
     pub fn allow_for_session(&mut self, tool: &str, subject: Option<&str>) {
         let allowed = match (tool, subject) {
-            ("bash" | "write" | "edit", Some(subject)) => Allowed::Exact(tool.into(), subject.into()),
+            ("bash", Some(subject)) => Allowed::Exact(tool.into(), subject.into()),
             _ => Allowed::Tool(tool.into()),
         };
         self.session.push(allowed);
+    }
+
+    /// `--allow` rules must name a tool there is (`bsh:ls` is a typo, not
+    /// a rule): each rule's tool glob must match one of `known`, or name
+    /// an MCP tool (`mcp__SERVER__…`) of a server in `servers`.
+    pub fn check_flag_tools(flags: &[String], known: &[String], servers: &[String]) -> Result<()> {
+        for text in flags {
+            let rule = Rule::parse(text).map_err(|e| anyhow::anyhow!("--allow {text:?}: {e}"))?;
+            let tool = text.split_once(':').map_or(text.as_str(), |(tool, _)| tool);
+            let server = tool.strip_prefix("mcp__").map(|rest| rest.split("__").next().unwrap_or(rest));
+            let mcp = server.is_some_and(|s| glob(s).is_ok_and(|g| servers.iter().any(|name| g.is_match(name))));
+            if !mcp && !known.iter().any(|name| rule.tool.is_match(name)) {
+                let mut listed = known.to_vec();
+                listed.extend(servers.iter().map(|s| format!("mcp__{s}__*")));
+                bail!("--allow {text:?} names no tool there is ({tool:?}); the tools: {}", listed.join(", "));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -361,26 +401,26 @@ pub fn escape_glob(text: &str) -> String {
     out
 }
 
+/// The `--allow` arguments that would allow this call exactly (for
+/// `bash`, one per command of the line), or why no `bash:GLOB` rule can;
+/// none for a tool without a subject (only `--allow TOOL` does).
+pub fn allow_flags(tool: &str, subject: Option<&str>, cwd: &Path) -> Result<Vec<String>, Unjudgeable> {
+    let subjects = match (tool, subject) {
+        ("bash", Some(line)) => command::read(line, cwd, &redirect_roots(cwd)).allowable?,
+        (_, Some(s)) => vec![s.to_string()],
+        (_, None) => Vec::new(),
+    };
+    Ok(subjects.iter().map(|s| format!("--allow {}", shell_quote(&format!("{tool}:{}", escape_glob(s))))).collect())
+}
+
 /// The result of a call that would ask, with no terminal to ask: which
 /// rules would allow it (for `bash`, one per command of the line, or why
 /// no `bash:GLOB` rule can).
 pub fn no_terminal(tool: &str, subject: Option<&str>, cwd: &Path) -> String {
     let mut text =
         format!("permission denied: {tool} needs permission and there is no terminal to ask, so it was not run. ");
-    let exact = match (tool, subject) {
-        ("bash", Some(line)) => match command::read(line, cwd, &redirect_roots(cwd)).allowable {
-            Ok(commands) => Ok(commands),
-            Err(why) => Err(why),
-        },
-        (_, Some(s)) => Ok(vec![s.to_string()]),
-        (_, None) => Ok(Vec::new()),
-    };
-    match exact {
-        Ok(subjects) if !subjects.is_empty() => {
-            let rules: Vec<String> = subjects
-                .iter()
-                .map(|s| format!("--allow {}", shell_quote(&format!("{tool}:{}", escape_glob(s)))))
-                .collect();
+    match allow_flags(tool, subject, cwd) {
+        Ok(rules) if !rules.is_empty() => {
             let which = if rules.len() == 1 { "this call" } else { "each command of this call" };
             text.push_str(&format!(
                 "To allow it, run glrs-chat with {} ({which}) or --allow {tool} (every {tool} call), or add the rule to permissions.allow in the config.",
@@ -457,6 +497,20 @@ mod tests {
     }
 
     #[test]
+    fn allow_rules_name_tools_there_are() {
+        let known = ["bash".to_string(), "edit".into(), "read".into()];
+        let servers = ["fs".to_string()];
+        let check = |rule: &str| Permissions::check_flag_tools(&[rule.to_string()], &known, &servers);
+        for rule in ["bash:ls", "bash", "edit:src/**", "re*", "mcp__fs__read", "mcp__f*__x", "mcp__fs"] {
+            assert!(check(rule).is_ok(), "{rule}");
+        }
+        for rule in ["bsh:ls", "Bash", "mcp__git__log", "write"] {
+            let err = check(rule).unwrap_err().to_string();
+            assert!(err.contains(&format!("{rule:?}")) && err.contains("bash, edit, read, mcp__fs__*"), "{err}");
+        }
+    }
+
+    #[test]
     fn deny_wins_then_allow_then_ask() {
         let perms =
             p(&["bash:cargo *"], &["bash:cargo publish*", "write:/etc/**"], &["write", "bash:cargo publish"], true);
@@ -483,8 +537,14 @@ mod tests {
         perms.allow_for_session("write", Some("a.txt"));
         assert_eq!(perms.decide("bash", true, Some("make"), cwd()), Decision::Allow);
         assert_eq!(perms.decide("bash", true, Some("make install"), cwd()), Decision::Ask, "bash: this exact command");
-        assert_eq!(perms.decide("write", true, Some("a.txt"), cwd()), Decision::Allow, "write: this path");
-        assert_eq!(perms.decide("write", true, Some("b.txt"), cwd()), Decision::Ask, "write: only this path");
+        assert_eq!(perms.decide("write", true, Some("a.txt"), cwd()), Decision::Allow, "write: the tool");
+        assert_eq!(perms.decide("write", true, Some("b.txt"), cwd()), Decision::Allow, "write: every file (SPEC 14)");
+        assert_eq!(perms.decide("edit", true, Some("b.txt"), cwd()), Decision::Ask, "edit is another tool");
+        // Past the sandbox: that exact call, and never for a child.
+        perms.allow_beyond("bash", "make deploy");
+        assert!(perms.allowed_beyond("bash", "make deploy") && !perms.allowed_beyond("bash", "make"));
+        assert!(!perms.allowed_beyond("write", "make deploy"));
+        assert_eq!(perms.decide("bash", true, Some("make deploy"), cwd()), Decision::Ask, "only past the sandbox");
         perms.allow_for_session("mcp__fs__read", None);
         assert_eq!(perms.decide("mcp__fs__read", true, None, cwd()), Decision::Allow, "other tools: the tool");
         // A child agent gets the same allowances, exactly (SPEC 20).
@@ -501,6 +561,7 @@ mod tests {
         assert!(child.grant(":x").is_err() && child.grant("").is_err());
         let ruled = p(&["bash:git *"], &[], &["edit:src/**"], true).child_args();
         assert_eq!(ruled, ["--allow", "bash:git *", "--allow", "edit:src/**", "--allow-all"]);
+        assert!(!perms.child_args().iter().any(|a| a.contains("deploy")), "{:?}", perms.child_args());
         assert_eq!(parse_answer("y"), Answer::Once);
         assert_eq!(parse_answer(" a "), Answer::Always);
         assert_eq!(parse_answer("n"), Answer::Deny(None));

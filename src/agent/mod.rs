@@ -63,6 +63,17 @@ pub struct Agent {
     checkpoints: crate::checkpoint::Tracker,
 }
 
+/// The names of the tools every chat has: the built-in ones and the
+/// session's own (`memory_append`, the compaction tools, `task`), known
+/// before any session is opened (to check `--allow` rules).
+pub fn standard_tool_names() -> Vec<String> {
+    let mut names: Vec<String> = crate::tools::builtins().iter().map(|t| t.name().to_string()).collect();
+    names.push("memory_append".into());
+    names.extend(session_tools::COMPACTION_TOOLS.iter().map(|k| k.name().to_string()));
+    names.push(crate::tools::task::NAME.into());
+    names
+}
+
 impl Agent {
     /// A new session. Its file is created at the first write, so starting
     /// and quitting leaves nothing behind.

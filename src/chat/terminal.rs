@@ -21,9 +21,29 @@ use crate::provider::{Cancel, Delta};
 use crate::store::ToolCall;
 use crate::tools::ToolOutput;
 
-/// Where the key watcher sends the answer to the permission prompt shown
-/// now, if one is.
-pub type AnswerSlot = Arc<Mutex<Option<oneshot::Sender<Answer>>>>;
+/// The permission prompt shown now, shared by the turn's UI and the key
+/// watcher.
+pub type AnswerSlot = Arc<Mutex<Prompt>>;
+
+/// The permission prompt shown now, if one is.
+#[derive(Default)]
+pub struct Prompt {
+    /// Where the key watcher sends the answer.
+    answer: Option<oneshot::Sender<Answer>>,
+    /// The cursor is still on the prompt's line: whoever writes next (the
+    /// echo of the answer, the turn going on after Esc) ends it first.
+    line_open: bool,
+}
+
+/// End the prompt's line if it is still open: the next text starts on a
+/// line of its own, whichever side writes first.
+fn end_prompt_line(slot: &AnswerSlot) {
+    let open = slot.lock().map(|mut prompt| std::mem::take(&mut prompt.line_open)).unwrap_or(false);
+    if open {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(b"\r\n").and_then(|()| out.flush());
+    }
+}
 
 /// How long the end of a turn waits for its key watcher to stop (it stops
 /// at once: it never blocks).
@@ -56,6 +76,7 @@ impl TermUi {
     /// Write text (newlines as the raw-mode terminal needs them).
     pub fn write(&self, text: &str) {
         let _guard = self.lock.lock();
+        end_prompt_line(&self.answer);
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(text.replace('\n', "\r\n").as_bytes());
         let _ = out.flush();
@@ -108,6 +129,7 @@ impl TurnUi for TermUi {
                     self.write("\n\n");
                 }
                 let _guard = self.lock.lock();
+                end_prompt_line(&self.answer);
                 let _ = self.md.push(&terminal_safe(text), &mut std::io::stdout().lock());
             }
         }
@@ -180,16 +202,18 @@ impl TurnUi for TermUi {
             text.push_str(&self.dim(&terminal_safe(preview.trim_end())));
             text.push('\n');
         }
-        let always = if question.tool == "bash" { "this command" } else { question.tool };
         text.push_str(&format!(
-            "allow {}? y yes · a always ({always}, this session) · n no · or type what to do instead: ",
-            question.tool
+            "allow {}? y yes · a always ({}, this session) · n no · or type what to do instead: ",
+            question.tool, question.always
         ));
         let (tx, rx) = oneshot::channel();
         if let Ok(mut slot) = self.answer.lock() {
-            *slot = Some(tx);
+            slot.answer = Some(tx);
         }
         self.write(&text);
+        if let Ok(mut slot) = self.answer.lock() {
+            slot.line_open = true;
+        }
         Asked::Later(rx)
     }
 
@@ -358,7 +382,7 @@ struct Typing {
 impl Typing {
     /// A prompt is shown and its turn still waits for the answer.
     fn asking(&self) -> bool {
-        self.parts.answer.lock().is_ok_and(|slot| slot.as_ref().is_some_and(|tx| !tx.is_closed()))
+        self.parts.answer.lock().is_ok_and(|slot| slot.answer.as_ref().is_some_and(|tx| !tx.is_closed()))
     }
 
     fn echo(&self, text: &str) {
@@ -369,7 +393,7 @@ impl Typing {
 
     /// Answer the prompt waiting, if one is.
     fn reply(&self, answer: Answer) -> bool {
-        match self.parts.answer.lock().ok().and_then(|mut slot| slot.take()) {
+        match self.parts.answer.lock().ok().and_then(|mut slot| slot.answer.take()) {
             Some(tx) if !tx.is_closed() => {
                 let _ = tx.send(answer);
                 true
@@ -378,10 +402,18 @@ impl Typing {
         }
     }
 
-    /// After an answer: the line on its own line, the held steer back.
-    fn answered(&mut self) {
-        self.echo("\r\n");
+    /// Answer the prompt (its line ended first, so nothing the turn
+    /// writes next lands on it), and take the held steer back.
+    fn answer(&mut self, answer: Answer) -> bool {
+        if !self.asking() {
+            return false;
+        }
+        {
+            let _guard = self.parts.lock.lock();
+            end_prompt_line(&self.parts.answer);
+        }
         self.typed = self.held.take().unwrap_or_default();
+        self.reply(answer)
     }
 
     fn key(&mut self, key: Key) {
@@ -390,16 +422,15 @@ impl Typing {
         }
         match key {
             Key::Stop => {
+                // The turn ends at once; the prompt's line is ended by
+                // whoever writes first (`end_prompt_line`).
                 self.parts.cancel.cancel();
-                if self.reply(Answer::Interrupted) {
-                    self.answered();
-                }
+                self.answer(Answer::Interrupted);
             }
             Key::Enter => {
                 let line = std::mem::take(&mut self.typed);
-                if self.reply(parse_answer(&line)) {
+                if self.answer(parse_answer(&line)) {
                     // The answer to a permission prompt, not a steer.
-                    self.answered();
                     return;
                 }
                 let compact_now = super::compaction::parse_compact(&line);

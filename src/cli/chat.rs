@@ -156,7 +156,21 @@ fn checked_arguments(args: &Args, config: &Config) -> Result<Option<String>> {
     // set up, and a typo must not leave an empty session owning the key.
     crate::tools::Permissions::new(&config.permissions.allow, &config.permissions.deny, &args.allow, args.allow_all)
         .map_err(|e| UsageError(format!("{e:#}")))?;
+    // A rule must name a tool there is; executable tools are named only
+    // when they are loaded, so with some a rule is checked then as well.
+    let tools_dir = crate::agent::system::config_home().map(|home| crate::tools::exec::tools_dir(&home));
+    let no_executables = tools_dir.and_then(|dir| std::fs::read_dir(dir).ok()).is_none_or(|mut d| d.next().is_none());
+    if no_executables {
+        check_rule_tools(&args.allow, &crate::agent::standard_tool_names(), config)?;
+    }
     Ok(prompt)
+}
+
+/// `--allow` rules name tools there are: `known`, or an MCP server's in
+/// the config (a usage error names the rule and the tools).
+fn check_rule_tools(allow: &[String], known: &[String], config: &Config) -> Result<()> {
+    let servers: Vec<String> = config.mcp_servers.keys().cloned().collect();
+    crate::tools::Permissions::check_flag_tools(allow, known, &servers).map_err(|e| UsageError(format!("{e:#}")).into())
 }
 
 /// The agent the arguments name (a key's session, one resumed, picked or
@@ -301,6 +315,7 @@ fn set_up_tools(agent: &mut Agent, args: &Args, runtime: &tokio::runtime::Runtim
         }
         warn_all(problems);
     }
+    check_rule_tools(&args.allow, &agent.tool_names(), agent.config())?;
     Ok(stop_servers)
 }
 

@@ -43,11 +43,13 @@ impl<'a> Standing<'a> {
         Standing { sandboxing, sandbox, write }
     }
 
-    /// The permission rules' decision, as the sandbox changes it.
-    fn decide(&self, decision: Decision) -> Decision {
+    /// The permission rules' decision, as the sandbox changes it;
+    /// `beyond`: the user answered `a` to this very call past the sandbox.
+    fn decide(&self, decision: Decision, beyond: bool) -> Decision {
         use crate::sandbox::Mode;
         match (decision, &self.sandboxing, &self.write) {
             (Decision::Deny(why), _, _) => Decision::Deny(why),
+            _ if beyond && self.every_time() => Decision::Allow,
             (_, Sandboxing::Outside(_), _) if self.sandbox.mode() != Mode::Off => Decision::Ask,
             (Decision::Ask, Sandboxing::Inside, _) if self.sandbox.enforced() => Decision::Allow,
             (_, _, Some((_, false))) => Decision::Ask,
@@ -65,6 +67,50 @@ impl<'a> Standing<'a> {
             Sandboxing::Writes(_) => matches!(self.write, Some((_, false))),
             Sandboxing::None | Sandboxing::Inside => false,
         }
+    }
+
+    /// What `a` for a call past the sandbox is remembered by: the command
+    /// line leaving the sandbox, the resolved path of a write outside the
+    /// roots; `None` for any other call.
+    fn beyond_key(&self, subject: Option<&str>) -> Option<String> {
+        if !self.every_time() {
+            return None;
+        }
+        match &self.write {
+            Some((target, false)) => Some(target.to_string_lossy().into_owned()),
+            _ => subject.map(str::to_string),
+        }
+    }
+
+    /// What `a` grants for this call, as the prompt says it.
+    fn always(&self, tool: &str) -> String {
+        match (tool, self.every_time(), &self.sandboxing) {
+            ("bash", true, _) => "this exact command, outside the sandbox".into(),
+            ("bash", false, _) => "this exact command".into(),
+            (_, true, _) => format!("{tool} of this file, outside the writable roots"),
+            (_, false, Sandboxing::Writes(_)) if self.sandbox.mode() != crate::sandbox::Mode::Off => {
+                format!("every {tool} call inside the writable roots")
+            }
+            (_, false, _) => format!("every {tool} call"),
+        }
+    }
+
+    /// What stderr says of a call denied with no one to ask (one-shot):
+    /// the call and what would let it run.
+    fn told(&self, tool: &str, summary: &str, subject: Option<&str>, cwd: &std::path::Path) -> String {
+        let call = crate::limits::one_line(&format!("{tool} {summary}"), 200);
+        let what = match (&self.sandboxing, &self.write) {
+            (Sandboxing::Outside(_), _) if self.every_time() => {
+                "it asked to run outside the sandbox; --sandbox off would allow it".to_string()
+            }
+            (_, Some((_, false))) => "it writes outside the writable roots; --sandbox off would allow it".to_string(),
+            _ => match permissions::allow_flags(tool, subject, cwd) {
+                Ok(rules) if !rules.is_empty() => format!("{} would allow it", rules.join(" ")),
+                Ok(_) => format!("--allow {tool} would allow it"),
+                Err(why) => format!("no {tool}:GLOB rule can allow it ({why}); --allow {tool} would"),
+            },
+        };
+        format!("denied: {call}: {what}")
     }
 
     /// The result of a call that would ask, with no one to ask: why it
@@ -135,13 +181,24 @@ impl Registry {
             let subject = tool.subject(&call.input, ctx.cwd);
             let decision = self.permissions.decide(tool.name(), tool.needs_permission(), subject.as_deref(), ctx.cwd);
             let standing = Standing::of(tool.sandboxing(&call.input, ctx.cwd), ctx.sandbox);
-            let decision = standing.decide(decision);
+            let beyond = standing
+                .beyond_key(subject.as_deref())
+                .is_some_and(|key| self.permissions.allowed_beyond(tool.name(), &key));
+            let decision = standing.decide(decision, beyond);
             (subject, standing, decision)
         });
         match decision {
             Decision::Allow => {}
-            Decision::Deny(why) => return Err(ToolOutput::error(why)),
+            Decision::Deny(why) => {
+                // One-shot: the person sees each denial, not only the model.
+                if !asker.can_ask() {
+                    let call = crate::limits::one_line(&format!("{} {}", tool.name(), tool.summary(&call.input)), 200);
+                    asker.tell(&format!("denied: {call}: {}", why.trim_start_matches("denied: ")));
+                }
+                return Err(ToolOutput::error(why));
+            }
             Decision::Ask if !asker.can_ask() => {
+                asker.tell(&standing.told(tool.name(), &tool.summary(&call.input), subject.as_deref(), ctx.cwd));
                 return Err(ToolOutput::error(standing.cannot_ask(tool.name(), subject.as_deref(), ctx.cwd)));
             }
             Decision::Ask => self.ask(&tool, call, subject.as_deref(), &standing, ctx, asker).await?,
@@ -172,6 +229,7 @@ impl Registry {
             preview: preview.ok().flatten(),
             subject,
             full: tool.in_full(&call.input).or_else(|| subject.map(|s| format!("path: {s}"))),
+            always: standing.always(tool.name()),
         };
         let answer = match asker.ask(&question) {
             permissions::Asked::Now(answer) => answer,
@@ -183,10 +241,12 @@ impl Registry {
         };
         match answer {
             Answer::Once => Ok(()),
-            // Leaving the sandbox is asked about every time.
-            Answer::Always if standing.every_time() => Ok(()),
+            // Past the sandbox, `a` holds for this exact call only.
             Answer::Always => {
-                self.permissions.allow_for_session(tool.name(), subject);
+                match standing.beyond_key(subject) {
+                    Some(key) => self.permissions.allow_beyond(tool.name(), &key),
+                    None => self.permissions.allow_for_session(tool.name(), subject),
+                }
                 Ok(())
             }
             Answer::Deny(reason) => Err(ToolOutput::error(permissions::denied_by_user(reason.as_deref()))),
@@ -276,7 +336,7 @@ mod tests {
 
     /// The sandbox's view of a decision, as the registry takes it.
     fn decide(decision: Decision, sandboxing: &Sandboxing, sandbox: &crate::sandbox::Sandbox) -> Decision {
-        Standing::of(sandboxing.clone(), sandbox).decide(decision)
+        Standing::of(sandboxing.clone(), sandbox).decide(decision, false)
     }
 
     #[test]

@@ -154,3 +154,72 @@ fn commands_run_without_being_named_are_refused() {
     }
     assert!(!proj.join("PWN").exists(), "PWN was created past the allow rules");
 }
+
+/// Issue 33, item 8: in one-shot mode each denied call is named on stderr
+/// with what would allow it (the `--allow` rule for each command, or
+/// `--sandbox off`), not only in what the model reads; so is a call a deny
+/// rule refused. Issue 33, item 14: an `--allow` rule naming no tool is a
+/// usage error naming the rule and the tools.
+#[test]
+fn one_shot_names_each_denied_call_on_stderr() {
+    let (ts, server, proj) = agent_setup(json!({"permissions": {"deny": ["bash:rm *"]}}));
+    let calls = [
+        json!({"command": "touch A; touch B"}),
+        json!({"command": "rm -f VICTIM"}),
+        json!({"command": "touch C", "sandbox": false, "reason": "needs it"}),
+    ];
+    for (i, input) in calls.iter().enumerate() {
+        server.push(Reply::sse(openai_tool_call(&format!("call_{i}"), "bash", &[&input.to_string()])));
+    }
+    server.push(Reply::sse(openai_text(&["Done."], 10, 2, 0)));
+    // No sandbox here, so every bash call needs a rule; the one asking to
+    // leave the sandbox runs in another chat below.
+    let run = |args: &[&str]| {
+        let out = ts
+            .chat()
+            .current_dir(&proj)
+            .env("XDG_CACHE_HOME", ts.dir.path().join("cache"))
+            .args(["-m", "openai/gpt-4.1"])
+            .args(args)
+            .args(["-p", "go"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        stderr_of(&out)
+    };
+    let err = run(&["--sandbox", "off"]);
+    assert!(
+        err.contains("denied: bash touch A; touch B: --allow 'bash:touch A' --allow 'bash:touch B' would allow it"),
+        "{err}"
+    );
+    assert!(err.contains("denied: bash rm -f VICTIM: the rule \"bash:rm *\" in permissions.deny"), "{err}");
+    assert!(err.contains("denied: bash touch C") && err.contains(": --allow 'bash:touch C' would allow it"), "{err}");
+    for file in ["A", "B", "C"] {
+        assert!(!proj.join(file).exists(), "{file} was created");
+    }
+    // Leaving the sandbox in one-shot mode needs --sandbox off.
+    server.push(Reply::sse(openai_tool_call("call_0", "bash", &[&calls[2].to_string()])));
+    server.push(Reply::sse(openai_text(&["Done."], 10, 2, 0)));
+    let err = run(&[]);
+    let outside = ": it asked to run outside the sandbox; --sandbox off would allow it";
+    assert!(err.contains("denied: bash touch C") && err.contains(outside), "{err}");
+    // A rule for a tool there is not: exit 2, no model call (none is
+    // scripted), no session.
+    let count = || {
+        let files = std::fs::read_dir(ts.sessions_dir()).map(|d| d.flatten().map(|e| e.file_name()).collect());
+        let files: Vec<std::ffi::OsString> = files.unwrap_or_default();
+        files.iter().filter(|n| n.to_string_lossy().ends_with(".json")).count()
+    };
+    let sessions = count();
+    for (rule, named) in [("bsh:ls", "\"bsh:ls\""), ("mcp__nope__x", "\"mcp__nope__x\"")] {
+        let out =
+            ts.chat().current_dir(&proj).args(["-m", "openai/gpt-4.1", "--allow", rule, "-p", "go"]).output().unwrap();
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(named) && err.contains("the tools: read, write, edit, bash, grep, find, ls"), "{err}");
+    }
+    // The tools every chat has are known before it opens a session.
+    server.push(Reply::sse(openai_text(&["Done."], 10, 2, 0)));
+    run(&["--allow", "memory_append", "--allow", "compaction_read", "--allow", "task"]);
+    assert_eq!(count(), sessions + 1, "only the last chat made a session");
+}

@@ -88,3 +88,82 @@ fn hook_and_tool_stderr_reach_the_terminal_sanitised() {
     assert_harmless(&out);
     assert!(out.contains("fine"), "{out:?}");
 }
+
+/// Issue 33, item 7: the prompt says what `a` grants, and it holds: for an
+/// edit, every edit call inside the writable roots (an edit of a second
+/// file is not asked about); for a command outside the sandbox, that exact
+/// command (run again, it is not asked about; another command is).
+#[test]
+fn always_grants_what_the_prompt_says_and_it_holds() {
+    let (ts, server) = agent_store(json!({}));
+    let dir = ts.dir.path();
+    for file in ["a.txt", "b.txt"] {
+        std::fs::write(dir.join(file), "one\n").unwrap();
+    }
+    let edit = |path: &str| json!({"path": path, "oldText": "one", "newText": "two"});
+    let outside = |file: &str| json!({"command": format!("echo out > {file}"), "sandbox": false, "reason": "needs it"});
+    let script = |calls: &[(&str, serde_json::Value)]| {
+        for (i, (name, input)) in calls.iter().enumerate() {
+            server.push(Reply::sse(openai_tool_call(&format!("call_{i}"), name, &[&input.to_string()])));
+        }
+        server.push(Reply::sse(openai_text(&["Done."], 10, 2, 0)));
+    };
+    let quit = |p: &mut rexpect::session::PtySession| {
+        support::pty::prompt(p);
+        p.send_line("/quit").unwrap();
+        p.exp_eof().unwrap();
+    };
+    // Without the sandbox, every edit asks: `a` allows the tool.
+    script(&[("edit", edit("a.txt")), ("edit", edit("b.txt"))]);
+    let mut p = support::pty::chat(&ts, &["-m", "openai/gpt-4.1", "--sandbox", "off"], &[], false);
+    support::pty::prompt(&mut p);
+    p.send_line("go").unwrap();
+    p.exp_string("allow edit? y yes").unwrap();
+    p.exp_string("a always (every edit call, this session)").unwrap();
+    p.send("a\r").unwrap();
+    p.flush().unwrap();
+    let before = p.exp_string("Done.").unwrap();
+    assert!(!before.contains("allow edit?"), "the second edit was asked about: {before}");
+    quit(&mut p);
+    for file in ["a.txt", "b.txt"] {
+        assert_eq!(std::fs::read_to_string(dir.join(file)).unwrap(), "two\n", "{file} was edited");
+    }
+    // Outside the sandbox, `a` allows that exact command.
+    script(&[("bash", outside("OUT1")), ("bash", outside("OUT1")), ("bash", outside("OUT2"))]);
+    let mut p = support::pty::chat(&ts, &["-m", "openai/gpt-4.1"], &[], false);
+    support::pty::prompt(&mut p);
+    p.send_line("go").unwrap();
+    p.exp_string("allow bash? y yes").unwrap();
+    p.exp_string("a always (this exact command, outside the sandbox, this session)").unwrap();
+    p.send("a\r").unwrap();
+    p.flush().unwrap();
+    let before = p.exp_string("allow bash?").unwrap();
+    assert!(before.contains("echo out > OUT2"), "the same command was asked about again: {before}");
+    p.send("n\r").unwrap();
+    p.flush().unwrap();
+    p.exp_string("Done.").unwrap();
+    quit(&mut p);
+    assert!(dir.join("OUT1").exists() && !dir.join("OUT2").exists());
+}
+
+/// Issue 33, item 14: Esc at a permission prompt ends the prompt's line
+/// before anything else is written: the turn's "interrupted" starts on a
+/// line of its own.
+#[test]
+fn esc_at_a_prompt_leaves_the_prompt_line_alone() {
+    let (ts, server) = agent_store(json!({}));
+    let input = json!({"command": "touch X"}).to_string();
+    server.push(Reply::sse(openai_tool_call("call_0", "bash", &[&input])));
+    let mut p = support::pty::chat(&ts, &["-m", "openai/gpt-4.1", "--sandbox", "off"], &[], false);
+    support::pty::prompt(&mut p);
+    p.send_line("go").unwrap();
+    p.exp_string("or type what to do instead: ").unwrap();
+    p.send("\x1b").unwrap();
+    p.flush().unwrap();
+    let after = p.exp_string("interrupted").unwrap();
+    assert!(after.starts_with("\r\n"), "written on the prompt's line: {after:?}");
+    support::pty::prompt(&mut p);
+    p.send_line("/quit").unwrap();
+    p.exp_eof().unwrap();
+    assert!(!ts.dir.path().join("X").exists());
+}
