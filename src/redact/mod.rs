@@ -31,6 +31,15 @@ macro_rules! newline {
     };
 }
 
+/// What may stand before each line of a private key's body: an indent,
+/// and a line number as `cat -n`, `nl` or a read tool prints it (`   2\t`,
+/// `2:`, `2|`, `2→`), raw or inside escaped JSON (`\t`).
+macro_rules! line_leader {
+    () => {
+        r"(?:[ \t]|\\t)*(?:[0-9]+(?:[ \t:|→]|\\t)(?:[ \t]|\\t)*)?"
+    };
+}
+
 /// The built-in credential shapes, most specific first: the first that
 /// matches a span names it. Where a shape has a group `k`, only that group
 /// is the secret (the rest is context it needed to be found).
@@ -43,6 +52,7 @@ const SHAPES: &[(&str, &str)] = &[
         concat!(
             r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|(?:",
             newline!(),
+            line_leader!(),
             r"(?:[A-Za-z0-9+/=]+|[A-Za-z-]+:[^\r\n\\]*|=[A-Za-z0-9+/]+|))*)"
         ),
     ),
@@ -50,7 +60,12 @@ const SHAPES: &[(&str, &str)] = &[
     ("openrouter", r"sk-or-[A-Za-z0-9_-]{10,}"),
     ("openai", after!(r"sk-[A-Za-z0-9_-]{20,}")),
     ("aws", concat!(after!(r"(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}"), r"(?:[^0-9A-Z]|$)")),
-    ("aws", r"(?i)(?:aws_secret_access_key|secretaccesskey)(?:\\?[\x22'])?\s*[:=]\s*(?:\\?[\x22'])?[A-Za-z0-9/+=]{40}"),
+    // The secret key under any spelling of its name: `aws_secret_access_key`,
+    // `SecretAccessKey`, YAML's `secret-access-key:`, `secret access key =`.
+    (
+        "aws",
+        r"(?i)(?:aws[_.\s-]?)?secret[_.\s-]?access[_.\s-]?key(?:\\?[\x22'])?\s*[:=]\s*(?:\\?[\x22'])?(?P<k>[A-Za-z0-9/+=]{40})",
+    ),
     ("github", after!(r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}")),
     ("github", r"github_pat_[A-Za-z0-9_]{22,}"),
     ("gitlab", r"glpat-[A-Za-z0-9_-]{20,}"),
@@ -305,6 +320,45 @@ mod tests {
         let escaped = r#"{"key":"-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\nq83Hh\n"}"#;
         let out = r.text(escaped);
         assert!(!out.contains("MIIEowIBAAKCAQEA") && !out.contains("q83Hh"), "{out}");
+    }
+
+    /// Issue 31, item 17: a key body behind `cat -n` line numbers or an
+    /// indent, with no END line in view, and the AWS secret under YAML's
+    /// `secret-access-key:`.
+    #[test]
+    fn a_numbered_or_indented_key_body_and_every_spelling_of_the_aws_secret_are_redacted() {
+        let r = Redactor::default();
+        let body = ["b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ", "AAAAAAABAAABlwAAAAdzc2gtcn", "NhAAAAAwEAAQAAAYEAu"];
+        let numbered: String = std::iter::once("-----BEGIN OPENSSH PRIVATE KEY-----")
+            .chain(body)
+            .enumerate()
+            .map(|(i, line)| format!("{:>6}\t{line}\n", i + 1))
+            .collect();
+        let indented: String = std::iter::once("-----BEGIN RSA PRIVATE KEY-----")
+            .chain(body)
+            .map(|line| format!("    {line}\n"))
+            .collect();
+        let arrows = format!("1→-----BEGIN PRIVATE KEY-----\n2→{}\n3: {}\n", body[0], body[1]);
+        let escaped = serde_json::to_string(&numbered).unwrap();
+        for text in [&numbered, &indented, &arrows, &escaped] {
+            let out = r.text(text);
+            assert!(out.contains("[REDACTED:private-key]"), "{out}");
+            for line in body {
+                assert!(!out.contains(line), "{line} left in {out}");
+            }
+        }
+        let secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+        for line in [
+            format!("secret-access-key: {secret}"),
+            format!("  aws-secret-access-key: \"{secret}\""),
+            format!("SecretAccessKey={secret}"),
+            format!("aws_secret_access_key = {secret}"),
+            format!(r#"{{\"secret_access_key\": \"{secret}\"}}"#),
+        ] {
+            let out = r.text(&line);
+            assert!(!out.contains(secret) && out.contains("[REDACTED:aws]"), "{out}");
+        }
+        assert_eq!(r.text(&format!("secret-access-key: {secret}")), "secret-access-key: [REDACTED:aws]");
     }
 
     #[test]

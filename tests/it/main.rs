@@ -35,6 +35,7 @@ mod file_attacks;
 mod front;
 mod generated;
 mod harness;
+mod hostile_input;
 mod import;
 mod import_bad;
 mod import_branches;

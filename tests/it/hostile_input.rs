@@ -1,0 +1,44 @@
+//! Hostile input that is not the sandbox itself (issue 31): what the model
+//! reads and what another agent's transcript carries, replayed end to end.
+
+use crate::agent::{agent, call, write};
+use crate::support::mock::Reply;
+use crate::support::sse::*;
+use crate::support::*;
+use serde_json::json;
+
+/// Issue 31, item 17: the model `cat -n`s a private key (no END line in
+/// view: `head -4`) and prints an AWS secret under YAML's
+/// `secret-access-key:`; no file glrs wrote holds either.
+#[test]
+fn a_numbered_key_body_and_a_yaml_aws_secret_never_reach_the_session_file() {
+    let (ts, server, proj) = agent_setup(json!({}));
+    let body =
+        ["b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ", "AAAAAAABAAABlwAAAAdzc2gtcnNhAAAAAwEAAQ", "AAABgQC7vq4Nz"];
+    let pem = format!("-----BEGIN OPENSSH PRIVATE KEY-----\n{}\n-----END OPENSSH PRIVATE KEY-----\n", body.join("\n"));
+    write(&proj, "id_ed25519", pem.as_bytes());
+    let secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+    write(&proj, "creds.yaml", format!("aws:\n  secret-access-key: {secret}\n").as_bytes());
+    call(&server, 1, "bash", json!({"command": "cat -n id_ed25519 | head -4; sed 's/^/    /' id_ed25519 | head -3"}));
+    call(&server, 2, "bash", json!({"command": "cat creds.yaml"}));
+    server.push(Reply::sse(openai_text(&["done"], 10, 2, 0)));
+    let out = agent(&ts, &proj, &["--allow-all", "-p", "look around"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    // The model saw the real text (redaction is for what is written).
+    let seen = server.model_requests()[1].body.to_string();
+    assert!(seen.contains(body[1]), "the command did not print the key: {seen}");
+    // Everything glrs wrote: the temporary folder less the project's own files.
+    let all: String = ts
+        .snapshot()
+        .into_iter()
+        .filter(|(path, _)| !path.starts_with(&proj))
+        .map(|(_, bytes)| String::from_utf8_lossy(&bytes).into_owned())
+        .collect();
+    assert!(
+        all.contains("[REDACTED:private-key]") && all.contains("[REDACTED:aws]"),
+        "no redaction in what glrs wrote"
+    );
+    for line in body.iter().chain([&secret]) {
+        assert!(!all.contains(line), "{line} reached a file glrs wrote");
+    }
+}
