@@ -1,11 +1,11 @@
 //! `grep` and `find` (SPEC 14), built from the crates ripgrep is built
 //! from: `ignore` walks the tree in parallel honouring `.gitignore`,
 //! `.ignore` and hidden files as ripgrep does (in any folder, not only in a
-//! git repository), `globset` matches names, and `regex` searches each file
-//! whole, finding lines only around matches, so a file without one costs a
-//! read and one scan. Results are sorted by path so a limit cuts the same
-//! way every time. Both run on a blocking thread that stops when the call
-//! is dropped (Esc).
+//! git repository), `globset` matches names, and `grep-searcher` streams
+//! each file through `grep-regex` a buffer at a time ([`stream`]), stopping
+//! at a NUL byte (binary). `/proc` and `/sys` are never searched. Results
+//! are sorted by path so a limit cuts the same way every time. Both run on
+//! a blocking thread that stops when the call is dropped (Esc).
 //!
 //! Both search the real path of their root (links followed, then judged)
 //! and never follow a link below it; every file and folder is asked about
@@ -21,15 +21,12 @@ use globset::{GlobBuilder, GlobMatcher};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::fs::checked_target;
 use super::fs::real::{Target, real_path};
-use super::fs::{checked_target, open};
 use super::{Judged, Origin, Tool, ToolContext, ToolFuture, ToolOutput, parse_input};
 use crate::limits::MAX_BYTES;
 use crate::provider::ToolSpec;
 use crate::runtime::off_thread;
-
-/// Longest line shown in a `grep` result.
-const LINE_CHARS: usize = 300;
 
 /// A glob over names: one without `/` matches the file name, one with `/`
 /// the path below the search root.
@@ -63,10 +60,13 @@ fn walker(root: &Path, real_cwd: &Path, tool: &'static str, judged: &Judged) -> 
     let mut builder = ignore::WalkBuilder::new(root);
     builder.require_git(false);
     let (guard, real_cwd) = (judged.reads.clone(), real_cwd.to_path_buf());
+    // Nor `/proc` or `/sys` (wherever mounted): a walk of `/` would read
+    // every process's memory maps and files that never end.
     builder.filter_entry(move |entry| {
         !entry.file_type().is_some_and(|t| t.is_dir())
             || entry.depth() == 0
-            || !guard.prunes(tool, &Target::of_real(&real_cwd, entry.path().to_path_buf()))
+            || !(guard.prunes(tool, &Target::of_real(&real_cwd, entry.path().to_path_buf()))
+                || stream::is_virtual(entry.path()))
     });
     builder
 }
@@ -74,15 +74,6 @@ fn walker(root: &Path, real_cwd: &Path, tool: &'static str, judged: &Judged) -> 
 /// The real cwd, against which results are shown.
 fn real_cwd(cwd: &Path) -> PathBuf {
     real_path(cwd).unwrap_or_else(|_| cwd.to_path_buf())
-}
-
-/// The bytes of a regular file, opened following no link.
-fn read_regular(real: &Path) -> Option<Vec<u8>> {
-    use std::io::Read as _;
-    let (mut file, size) = open::open_regular(real).ok()?;
-    let mut buf = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-    file.read_to_end(&mut buf).ok()?;
-    Some(buf)
 }
 
 #[derive(Deserialize)]
@@ -94,70 +85,6 @@ struct GrepInput {
     ignore_case: Option<bool>,
     context: Option<usize>,
     limit: Option<usize>,
-}
-
-/// The matching lines of one file: (line number, text, is a match).
-type Hits = Vec<(usize, String, bool)>;
-
-/// Search one file's bytes; `None` for a binary file or no match.
-fn search_bytes(re: &regex::bytes::Regex, buf: &[u8], context: usize) -> Option<Hits> {
-    let first = re.find(buf)?;
-    if buf.contains(&0) {
-        return None;
-    }
-    let line_text = |s: usize, e: usize| {
-        let text = String::from_utf8_lossy(&buf[s..e]);
-        let text = text.trim_end_matches('\r');
-        if text.chars().count() > LINE_CHARS {
-            let cut: String = text.chars().take(LINE_CHARS).collect();
-            format!("{cut}…")
-        } else {
-            text.to_string()
-        }
-    };
-    let line_end = |at: usize| buf[at..].iter().position(|&b| b == b'\n').map_or(buf.len(), |p| at + p);
-    // (line number, start, end) of each matching line.
-    let mut matched: Vec<(usize, usize, usize)> = Vec::new();
-    let mut counted_to = 0;
-    let mut number = 1;
-    let mut m = Some(first);
-    while let Some(found) = m {
-        let start = buf[..found.start()].iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
-        number += buf[counted_to..start].iter().filter(|&&b| b == b'\n').count();
-        counted_to = start;
-        let end = line_end(start);
-        matched.push((number, start, end));
-        if end >= buf.len() {
-            break;
-        }
-        m = re.find_at(buf, end + 1);
-    }
-    if context == 0 {
-        return Some(matched.into_iter().map(|(n, s, e)| (n, line_text(s, e), true)).collect());
-    }
-    // With context: index the lines of this (matching) file.
-    let mut starts = vec![0];
-    starts.extend(buf.iter().enumerate().filter(|(_, b)| **b == b'\n').map(|(i, _)| i + 1));
-    if starts.last() == Some(&buf.len()) {
-        starts.pop();
-    }
-    let mut hits: Hits = Vec::new();
-    let mut next_line = 1;
-    for (n, _, _) in &matched {
-        let from = n.saturating_sub(context).max(next_line);
-        let to = (n + context).min(starts.len());
-        for line in from..=to {
-            if line < next_line {
-                continue;
-            }
-            let s = starts[line - 1];
-            let e = line_end(s);
-            let is_match = matched.binary_search_by_key(&line, |m| m.0).is_ok();
-            hits.push((line, line_text(s, e), is_match));
-            next_line = line + 1;
-        }
-    }
-    Some(hits)
 }
 
 /// One `grep` search.
@@ -180,8 +107,8 @@ pub struct GrepQuery<'a> {
 /// The body of `grep`; also what the benchmark times.
 pub fn grep(cwd: &Path, q: &GrepQuery<'_>, judged: &Judged, stop: &AtomicBool) -> ToolOutput {
     let GrepQuery { pattern, path, glob, ignore_case, context, limit } = *q;
-    let re = match regex::bytes::RegexBuilder::new(pattern).case_insensitive(ignore_case).build() {
-        Ok(r) => r,
+    let matcher = match stream::matcher(pattern, ignore_case) {
+        Ok(m) => m,
         Err(e) => return ToolOutput::error(format!("bad regex {pattern:?}: {e}")),
     };
     let glob = match glob.map(NameGlob::new).transpose() {
@@ -196,31 +123,40 @@ pub fn grep(cwd: &Path, q: &GrepQuery<'_>, judged: &Judged, stop: &AtomicBool) -
     let Ok(meta) = std::fs::symlink_metadata(&root) else {
         return ToolOutput::error(format!("cannot search {shown_root}: no such file or folder"));
     };
+    let under = if meta.is_dir() { root.as_path() } else { root.parent().unwrap_or(&root) };
+    if stream::is_virtual(under) {
+        return ToolOutput::error(format!(
+            "grep does not search {shown_root}: /proc and /sys are made up as they are read (some files never end); \
+             read one file there with read"
+        ));
+    }
     let real_cwd = real_cwd(cwd);
-    let found: Mutex<Vec<(String, Hits)>> = Mutex::default();
-    let search_file = |file: &Path| {
+    let found: Mutex<Vec<(String, stream::Found)>> = Mutex::default();
+    let search_file = |searcher: &mut grep_searcher::Searcher, file: &Path| {
         let target = Target::of_real(&real_cwd, file.to_path_buf());
         if judged.reads.refuses("grep", &target).is_none()
-            && let Some(buf) = read_regular(file)
-            && let Some(hits) = search_bytes(&re, &buf, context)
+            && let Some(hits) = stream::search_file(searcher, &matcher, file, limit, stop)
             && let Ok(mut all) = found.lock()
         {
             all.push((target.shown, hits));
         }
     };
     if meta.is_file() {
-        search_file(&root);
+        search_file(&mut stream::searcher(context), &root);
     } else {
-        walker(&root, &real_cwd, "grep", judged).build_parallel().run(|| {
-            Box::new(|entry| {
+        let (glob, root, search_file) = (&glob, &root, &search_file);
+        walker(root, &real_cwd, "grep", judged).build_parallel().run(|| {
+            // One searcher (and its buffer) per thread of the walk.
+            let mut searcher = stream::searcher(context);
+            Box::new(move |entry| {
                 if stop.load(Ordering::Relaxed) {
                     return ignore::WalkState::Quit;
                 }
                 if let Ok(entry) = entry
                     && entry.file_type().is_some_and(|t| t.is_file())
-                    && glob.as_ref().is_none_or(|g| g.is_match(&root, entry.path()))
+                    && glob.as_ref().is_none_or(|g| g.is_match(root, entry.path()))
                 {
-                    search_file(entry.path());
+                    search_file(&mut searcher, entry.path());
                 }
                 ignore::WalkState::Continue
             })
@@ -234,11 +170,11 @@ pub fn grep(cwd: &Path, q: &GrepQuery<'_>, judged: &Judged, stop: &AtomicBool) -
         return ToolOutput::ok(format!("no matches for {pattern:?} in {shown_root}"));
     }
     found.sort_by(|a, b| a.0.cmp(&b.0));
-    let total: usize = found.iter().map(|(_, h)| h.iter().filter(|x| x.2).count()).sum();
+    let total: usize = found.iter().map(|(_, f)| f.matches).sum();
     let mut out = String::new();
     let mut shown = 0;
     let mut full = false;
-    'files: for (name, hits) in &found {
+    'files: for (name, stream::Found { hits, .. }) in &found {
         let mut last = 0;
         for (n, text, is_match) in hits {
             if *is_match && shown == limit {
@@ -262,7 +198,7 @@ pub fn grep(cwd: &Path, q: &GrepQuery<'_>, judged: &Judged, stop: &AtomicBool) -
             out.push_str("--\n");
         }
     }
-    if full {
+    if full || shown < total {
         out.push_str(&format!(
             "[showing {shown} of {total} matching lines: narrow the pattern, path or glob, or raise limit]\n"
         ));
@@ -467,6 +403,8 @@ impl Tool for Find {
         })
     }
 }
+
+mod stream;
 
 #[cfg(test)]
 mod tests;

@@ -42,3 +42,29 @@ fn a_numbered_key_body_and_a_yaml_aws_secret_never_reach_the_session_file() {
         assert!(!all.contains(line), "{line} reached a file glrs wrote");
     }
 }
+
+/// Issue 31, item 15: a sparse 64 GB file in the workspace aborted the chat
+/// when `grep` read it whole. Now the search streams it: the chat lives on
+/// to read its own peak memory (`VmHWM` of `/proc/self/status`: the `read`
+/// tool runs in the chat's process), which stays far below the file.
+#[test]
+fn grep_over_a_sparse_64_gb_file_leaves_the_chat_alive_and_small() {
+    let (ts, server, proj) = agent_setup(json!({}));
+    let sparse = std::fs::File::create(proj.join("huge.log")).unwrap();
+    sparse.set_len(64 << 30).unwrap();
+    write(&proj, "notes.txt", b"needle in a haystack\n");
+    call(&server, 1, "grep", json!({"pattern": "needle"}));
+    call(&server, 2, "read", json!({"path": "/proc/self/status"}));
+    server.push(Reply::sse(openai_text(&["done"], 10, 2, 0)));
+    let out = agent(&ts, &proj, &["-p", "search"]);
+    assert!(out.status.success(), "the chat died: {}", stderr_of(&out));
+    let results = crate::agent::tool_entries(&ts);
+    assert_eq!(results[0].1, "notes.txt:1:needle in a haystack\n", "{results:?}");
+    let peak_kb: u64 = results[1]
+        .1
+        .lines()
+        .find_map(|l| l.split_once("VmHWM:"))
+        .and_then(|(_, v)| v.split_whitespace().find_map(|w| w.parse().ok()))
+        .unwrap_or_else(|| panic!("no VmHWM in {:?}", results[1].1));
+    assert!(peak_kb < 512 * 1024, "the chat's peak memory was {peak_kb} kB");
+}
