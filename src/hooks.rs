@@ -1,7 +1,8 @@
 //! Hooks (SPEC 15): `hooks.<event>` in the config is a list of
-//! `{"command", "matcher?", "timeout?"}`. Each runs with `sh -c` in the
-//! session's cwd, in its own process group, with the event as JSON on stdin
-//! (`event`, `sessionId`, `sessionFile`, `cwd` and the event's fields).
+//! `{"command", "matcher?", "timeout?", "cwd?"}`. Each runs with `sh -c` in
+//! its `cwd`, else in `/` (never the workspace), in its own process group,
+//! with the event as JSON on stdin (`event`, `sessionId`, `sessionFile`,
+//! `cwd` and the event's fields).
 //! Exit 0: its stdout is kept (a `user_prompt` hook's is appended to the
 //! message). Exit 2: it blocks (a `tool_call`; a `before_compact` cancels an
 //! automatic compaction), its stderr being the reason. Anything else, or
@@ -41,6 +42,12 @@ pub struct Hook {
     pub matcher: Option<Rule>,
     /// Seconds before it is killed (default 60).
     pub timeout: Option<u64>,
+    /// The folder it runs in (`~` expanded, a relative one, `.` too, from
+    /// the session's cwd); else `/`, never the workspace, where the model
+    /// may have planted what the command would run
+    /// ([`crate::paths::OWN_PROGRAMS_CWD`]). The session's cwd is in the
+    /// event's JSON either way.
+    pub cwd: Option<String>,
 }
 
 /// Read a `matcher` as a [`Rule`]; the config reader puts the key before
@@ -209,7 +216,7 @@ pub struct Scene<'a> {
     pub session_id: &'a str,
     /// The session's file.
     pub session_file: &'a Path,
-    /// The session's cwd (where hooks run).
+    /// The session's cwd (told to hooks; where one whose `cwd` is relative runs).
     pub cwd: &'a Path,
     /// Applied to a hook's long output kept in a file.
     pub redactor: &'a crate::redact::Redactor,
@@ -273,7 +280,8 @@ async fn run_in(
         }
         let secs = hook.timeout.unwrap_or(DEFAULT_TIMEOUT);
         let shown = limits::one_line(&hook.command, 60);
-        let ran = run_one(&hook.command, scene.cwd, stdin.as_bytes(), Duration::from_secs(secs), output_dir).await;
+        let dir = crate::paths::own_program_cwd(scene.cwd, hook.cwd.as_deref());
+        let ran = run_one(&hook.command, &dir, stdin.as_bytes(), Duration::from_secs(secs), output_dir).await;
         let ran = match ran {
             Ok(ran) => ran,
             Err(why) => {
@@ -363,7 +371,7 @@ mod tests {
         let rt = crate::runtime::build().unwrap();
         let h = hooks(json!({
             "tool_call": [
-                {"command": "cat > seen.json; echo ok"},
+                {"command": "cat > seen.json; echo ok", "cwd": "."},
                 {"command": "echo 'no rm -rf' >&2; exit 2", "matcher": "bash:rm -rf*"},
                 {"command": "exit 5"}
             ],
@@ -388,6 +396,24 @@ mod tests {
         assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 0, "short outputs leave no file");
     }
 
+    /// Issue 31, item 11: never in the workspace unless the config says so.
+    #[test]
+    fn a_hook_runs_in_slash_unless_its_cwd_names_a_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let scene = scene(dir.path());
+        let rt = crate::runtime::build().unwrap();
+        let h = hooks(json!({"session_start": [
+            {"command": "pwd"}, {"command": "pwd", "cwd": "."}, {"command": "pwd", "cwd": "sub"}
+        ]}));
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let out = rt.block_on(run_in(&h, &Payload::SessionStart {}, &scene, None, &dir.path().join("output")));
+        let real = dir.path().canonicalize().unwrap();
+        assert_eq!(
+            out.output,
+            ["/\n".to_string(), format!("{}\n", real.display()), format!("{}/sub\n", real.display())]
+        );
+    }
+
     #[test]
     fn a_long_output_is_cut_and_a_background_child_neither_holds_nor_outlives_the_hook() {
         let dir = tempfile::tempdir().unwrap();
@@ -397,7 +423,7 @@ mod tests {
         // The background child writes its pid then holds stdout open; the
         // test's own bound (not the hook's 60 s) is what a regression hits.
         let h = hooks(json!({
-            "session_start": [{"command": "sleep 100 & echo $! > bg.pid; echo started", "timeout": 60}],
+            "session_start": [{"command": "sleep 100 & echo $! > bg.pid; echo started", "timeout": 60, "cwd": dir.path()}],
             "session_end": [{"command": "seq 1 100000; echo 'err' >&2"}]
         }));
         let out = rt.block_on(async {

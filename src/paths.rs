@@ -7,6 +7,30 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 
+/// Where the user's own programs start (hooks, MCP servers,
+/// `apiKeyCommand`, an executable tool's `--describe`: SPEC 15), unless
+/// their config names a `cwd`: a folder the model cannot write. In the
+/// session's folder, what the model planted there ran, outside the
+/// sandbox, at the next chat start: a `notes_mcp.py` for `python3 -m
+/// notes_mcp`, an `.npmrc` for `npx`, a `pyproject.toml` for `uv run`
+/// (issue 31, item 11).
+pub const OWN_PROGRAMS_CWD: &str = "/";
+
+/// The folder a hook or server runs in: its configured `cwd` (`~`
+/// expanded; a relative one, `.` too, is taken from the session's folder,
+/// which then is trusted), else [`OWN_PROGRAMS_CWD`].
+pub fn own_program_cwd(session_cwd: &Path, configured: Option<&str>) -> PathBuf {
+    let Some(dir) = configured else { return PathBuf::from(OWN_PROGRAMS_CWD) };
+    let expanded = match dir.strip_prefix('~') {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => match dirs::home_dir() {
+            Some(home) => home.join(rest.trim_start_matches('/')),
+            None => PathBuf::from(dir),
+        },
+        _ => PathBuf::from(dir),
+    };
+    if expanded.is_absolute() { expanded } else { session_cwd.join(expanded) }
+}
+
 /// Every path glrs uses, worked out once from the environment.
 #[derive(Debug, Clone)]
 pub struct Paths {

@@ -43,7 +43,8 @@ pub struct ServerConfig {
     /// `env`: variables added to its environment.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
-    /// `cwd`: the folder it runs in (`~` expanded); else the chat's cwd.
+    /// `cwd`: the folder it runs in (`~` expanded, a relative one from the
+    /// chat's cwd); else `/`, never the workspace ([`crate::paths::OWN_PROGRAMS_CWD`]).
     pub cwd: Option<String>,
     /// `url`: the endpoint of a streamable HTTP server.
     pub url: Option<String>,
@@ -68,7 +69,7 @@ pub enum Transport {
         args: Vec<String>,
         /// Variables added to its environment.
         env: BTreeMap<String, String>,
-        /// The folder it runs in; `None`: the chat's cwd.
+        /// The folder it runs in; `None`: `/` ([`crate::paths::OWN_PROGRAMS_CWD`]).
         cwd: Option<String>,
     },
     /// Streamable HTTP.

@@ -71,14 +71,6 @@ pub(super) fn client_config() -> ClientConfig {
     ClientConfig::new(ClientCapabilities::default(), Implementation::new("glrs", env!("CARGO_PKG_VERSION")))
 }
 
-/// `~` and relative folders, as the model's paths are read.
-fn server_cwd(cwd: &Path, configured: Option<&str>) -> std::path::PathBuf {
-    match configured {
-        Some(dir) => crate::tools::resolve_path(cwd, dir),
-        None => cwd.to_path_buf(),
-    }
-}
-
 /// Start or reach `server` and complete the MCP handshake. `group` is set
 /// as soon as a child process exists, so it can be stopped even if the
 /// handshake never ends. `listener` hears the server's notifications.
@@ -95,7 +87,7 @@ pub(super) async fn connect(
     let server = server.expanded(&|name| std::env::var(name).ok())?;
     match &server.transport {
         Transport::Stdio { command, args, env, cwd: dir } => {
-            let dir = server_cwd(cwd, dir.as_deref());
+            let dir = crate::paths::own_program_cwd(cwd, dir.as_deref());
             let process = stdio(command, args, env, &dir, tail, group, oversized)?;
             let transport = Counted { inner: process, refresh };
             listener.serve(transport).await.map_err(|e| format!("the MCP handshake failed: {e}"))

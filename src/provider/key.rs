@@ -53,6 +53,8 @@ fn run_key_command(command: &str, timeout: Duration) -> Result<Vec<u8>> {
     let deadline = std::time::Instant::now() + timeout;
     let mut cmd = Command::new("sh");
     cmd.args(["-c", command]).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit()).process_group(0);
+    // Not in the workspace: what the model planted there would run (issue 31, item 11).
+    cmd.current_dir(crate::paths::OWN_PROGRAMS_CWD);
     crate::process::die_with_parent(&mut cmd);
     crate::process::env::scrub(&mut cmd);
     let mut child = cmd.spawn().context("could not be run")?;

@@ -381,7 +381,7 @@ mod tests {
     }
 
     fn hook(command: &str) -> crate::hooks::Hook {
-        crate::hooks::Hook { command: command.into(), matcher: None, timeout: Some(10) }
+        crate::hooks::Hook { command: command.into(), matcher: None, timeout: Some(10), cwd: None }
     }
 
     /// The registry runs the hooks of every call, whoever calls it: a

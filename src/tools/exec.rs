@@ -97,11 +97,13 @@ const DESCRIBE_MAX_BYTES: u64 = 1024 * 1024;
 
 /// Run `FILE --describe` and check what it prints. It runs like a call
 /// (the runner `bash` uses: own process group, killed with all it started
-/// when it exits or times out, dying with the chat), in the chat's cwd as
-/// before; it is done when the file itself exits, whatever it left behind.
+/// when it exits or times out, dying with the chat), outside the sandbox,
+/// so in `/`, not the chat's cwd, where the model may have planted what it
+/// would load ([`crate::paths::OWN_PROGRAMS_CWD`]); it is done when the
+/// file itself exits, whatever it left behind.
 async fn describe(path: &Path, output_dir: &Path) -> Result<ToolSpec, String> {
-    let cwd = std::env::current_dir().unwrap_or_else(|_| path.parent().unwrap_or(Path::new("/")).to_path_buf());
-    let spawn = Spawn { stderr_apart: true, ..Spawn::new(path.as_os_str(), &["--describe"], &cwd) };
+    let cwd = Path::new(crate::paths::OWN_PROGRAMS_CWD);
+    let spawn = Spawn { stderr_apart: true, ..Spawn::new(path.as_os_str(), &["--describe"], cwd) };
     let ran = process::run_process(&spawn, DESCRIBE_TIMEOUT, output_dir, "describe")
         .await
         .map_err(|e| format!("--describe could not run: {e}"))?;

@@ -16,8 +16,12 @@ fn setup(hooks: Value) -> (TestStore, MockServer) {
     setup_with(hooks, &[])
 }
 
-fn setup_with(hooks: Value, disabled: &[&str]) -> (TestStore, MockServer) {
+fn setup_with(mut hooks: Value, disabled: &[&str]) -> (TestStore, MockServer) {
     let ts = TestStore::new();
+    // The hooks log to files in the test's folder: their `cwd` (else `/`).
+    for hook in hooks.as_object_mut().unwrap().values_mut().flat_map(|list| list.as_array_mut().unwrap()) {
+        hook["cwd"] = Value::from(ts.dir.path().to_str().unwrap());
+    }
     let server = MockServer::start();
     ts.config(json!({
         "keepRecentTokens": 100,

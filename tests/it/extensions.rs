@@ -231,7 +231,8 @@ fn hooks_block_a_bash_call_add_context_to_a_prompt_and_are_cut_off_at_their_time
         "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}},
         "retry": {"attempts": 1},
         "hooks": {
-            "user_prompt": [{"command": "cat > prompt-event.json; echo 'context: the build is green'"}],
+            // `.`: the session's folder, by name (else `/`).
+            "user_prompt": [{"command": "cat > prompt-event.json; echo 'context: the build is green'", "cwd": "."}],
             "tool_call": [{"command": "echo 'rm -rf is not allowed here' >&2; exit 2", "matcher": "bash:rm -rf*"}],
             "turn_end": [{"command": "sleep 60", "timeout": 1}]
         }

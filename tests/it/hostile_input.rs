@@ -68,3 +68,33 @@ fn grep_over_a_sparse_64_gb_file_leaves_the_chat_alive_and_small() {
         .unwrap_or_else(|| panic!("no VmHWM in {:?}", results[1].1));
     assert!(peak_kb < 512 * 1024, "the chat's peak memory was {peak_kb} kB");
 }
+
+/// Issue 31, item 11: MCP servers and hooks started in the workspace, so a
+/// module the model planted there ran, unsandboxed, at the next chat
+/// start (`python3 -m` puts the cwd first on its path). Now they start in
+/// `/` unless their config names a `cwd`.
+#[test]
+fn a_module_planted_in_the_workspace_is_not_run_by_the_next_chat_start() {
+    require("python3");
+    let (ts, server, proj) = agent_setup(json!({
+        "mcpServers": {"notes": {"command": "python3", "args": ["-m", "notes_mcp"], "startupTimeoutSec": 10}},
+        "hooks": {"session_start": [{"command": "python3 -m notes_hook"}]},
+    }));
+    let marker = |name: &str| ts.dir.path().join(name);
+    for (n, (module, ran)) in [("notes_mcp.py", "mcp-ran"), ("notes_hook.py", "hook-ran")].into_iter().enumerate() {
+        let body = format!("open({:?}, 'w').write('ran')\n", marker(ran).display().to_string());
+        call(&server, n + 1, "write", json!({"path": module, "content": body}));
+    }
+    server.push(Reply::sse(openai_text(&["planted"], 10, 2, 0)));
+    let out = agent(&ts, &proj, &["-p", "take notes"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(proj.join("notes_mcp.py").is_file() && proj.join("notes_hook.py").is_file(), "the model planted both");
+    // The next chat in the same folder.
+    server.push(Reply::sse(openai_text(&["hello"], 10, 2, 0)));
+    let out = agent(&ts, &proj, &["-p", "hi"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(stderr_of(&out).contains("No module named notes_mcp"), "the server started in /: {}", stderr_of(&out));
+    for ran in ["mcp-ran", "hook-ran"] {
+        assert!(!marker(ran).exists(), "{ran}: the planted module ran at the chat's start");
+    }
+}
