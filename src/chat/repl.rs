@@ -314,13 +314,16 @@ async fn goodbye(chat: &mut Chat, signals: &Watcher) -> ExitCode {
     code
 }
 
-/// `ID MODEL [thinking:LEVEL] FILL% > `: the level only when not off.
+/// `ID MODEL [thinking:LEVEL] FILL% > `: the level only when not off. The
+/// model id may come from another agent's transcript (an imported
+/// session's header): shown, never obeyed.
 fn prompt_text(chat: &Chat) -> String {
     let thinking = match chat.agent().thinking() {
         crate::provider::cache::Thinking::Off => String::new(),
         level => format!(" thinking:{level}"),
     };
-    format!("{} {}{thinking} {}% > ", chat.agent().id(), chat.agent().model().model, chat.agent().fill_percent())
+    let model = crate::output::terminal_safe(&chat.agent().model().model).into_owned();
+    format!("{} {model}{thinking} {}% > ", chat.agent().id(), chat.agent().fill_percent())
 }
 
 /// What runs at idle.

@@ -195,7 +195,7 @@ fn status(chat: &Chat) -> Result<()> {
     let line = trigger.threshold().map_or("off".to_string(), |t| format!("{t} tokens"));
     say!(
         "model {} · thinking {} · window {} tokens · trigger {line} · context {} tokens ({}%) · compactions {} · last memory flush: {}",
-        chat.agent().model().full(),
+        model_shown(chat),
         chat.agent().thinking(),
         trigger.window,
         chat.agent().context_tokens(),
@@ -229,10 +229,10 @@ fn export(chat: &Chat, arg: &str) -> Result<()> {
 fn model(chat: &mut Chat, arg: &str) -> Result<()> {
     if !arg.is_empty() {
         chat.set_model(crate::provider::select::ModelRef::parse(arg)?)?;
-        say!("model {} for the next turns", chat.agent().model().full());
+        say!("model {} for the next turns", model_shown(chat));
         return Ok(());
     }
-    say!("{} (window {} tokens)", chat.agent().model().full(), chat.agent().window());
+    say!("{} (window {} tokens)", model_shown(chat), chat.agent().window());
     let mut models = crate::provider::select::configured_models(chat.agent().config());
     if !models.contains(&chat.agent().model().full()) {
         models.push(chat.agent().model().full());
@@ -241,9 +241,14 @@ fn model(chat: &mut Chat, arg: &str) -> Result<()> {
     say!("configured models (/model NAME switches; Tab completes):");
     for m in models {
         let mark = if m == chat.agent().model().full() { "*" } else { " " };
-        say!("  {mark} {m}");
+        say!("  {mark} {}", crate::output::terminal_safe(&m));
     }
     Ok(())
+}
+
+/// The model's id on the terminal: an imported session's may hold escapes.
+fn model_shown(chat: &Chat) -> String {
+    crate::output::terminal_safe(&chat.agent().model().full()).into_owned()
 }
 
 fn thinking(chat: &mut Chat, arg: &str) -> Result<()> {
@@ -277,7 +282,7 @@ fn resume(chat: &mut Chat, arg: &str, color: bool) -> Result<()> {
     chat.agent().carry_tools_to(&mut next);
     let next = Chat::from(next);
     switch_to(chat, next);
-    say!("session {} · {}", chat.agent().id(), chat.agent().model().full());
+    say!("session {} · {}", chat.agent().id(), model_shown(chat));
     super::history::show(chat, color);
     Ok(())
 }

@@ -98,3 +98,18 @@ fn a_module_planted_in_the_workspace_is_not_run_by_the_next_chat_start() {
         assert!(!marker(ran).exists(), "{ran}: the planted module ran at the chat's start");
     }
 }
+
+/// A Claude Code transcript line: `kind` (`user` or `assistant`) `uuid`
+/// under `parent`, in `cwd`, saying `text` (an assistant's by `model`).
+pub(crate) fn claude_line(kind: &str, uuid: &str, parent: Option<&str>, cwd: &str, text: &str, model: &str) -> String {
+    let message = match kind {
+        "assistant" => json!({"id": format!("msg_{uuid}"), "role": "assistant", "model": model,
+            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+            "usage": {"input_tokens": 10, "output_tokens": 2}}),
+        _ => json!({"role": "user", "content": text}),
+    };
+    let line = json!({"parentUuid": parent, "isSidechain": false, "type": kind, "uuid": uuid, "cwd": cwd,
+        "sessionId": "5a0c1e2d-0000-4000-8000-000000000001", "version": "2.1.0",
+        "timestamp": "2026-11-01T10:00:00.000Z", "message": message});
+    format!("{line}\n")
+}

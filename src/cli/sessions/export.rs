@@ -17,7 +17,10 @@ pub fn run(store: &Store, args: &ExportArgs, out: &mut dyn Write) -> Result<Exit
     let format = args.format.or_else(|| args.output.as_deref().and_then(Format::from_path)).unwrap_or(Format::Md);
     let text = export::export(&loaded.file, format);
     match &args.output {
-        None => out.write_all(text.as_bytes())?,
+        // On a terminal, escapes in the transcript (a reply's OSC 52 that
+        // would set the clipboard) are shown, not obeyed; a pipe and a
+        // file get the transcript as it is.
+        None => out.write_all(crate::output::shown(&text, crate::output::stdout_is_terminal()).as_bytes())?,
         Some(path) => {
             // 0600 like every file glrs writes: a transcript is private.
             let mut file = std::fs::OpenOptions::new()

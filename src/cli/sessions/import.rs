@@ -15,7 +15,7 @@ use super::{ImportArgs, PROGRAM};
 use crate::config::Config;
 use crate::exit::ExitCode;
 use crate::import::{Existing, FileError, Imported, Job, Outcome, Status, Tool};
-use crate::output::field;
+use crate::output::{field, shown, to_stderr};
 use crate::store::Store;
 
 /// Run `import`.
@@ -27,22 +27,23 @@ pub fn run(store: &Store, args: &ImportArgs, out: &mut dyn Write) -> Result<Exit
     for root in &roots {
         match crate::import::sources_under(root) {
             Ok(found) if found.is_empty() => {
-                eprintln!(
+                to_stderr(format_args!(
                     "{PROGRAM}: {}: nothing to import (no {} transcripts, *.jsonl, in it)",
                     root.display(),
                     tool.name()
-                );
+                ));
             }
             Ok(found) => files.extend(found),
             Err(e) => {
-                eprintln!("{PROGRAM}: error: cannot read {}: {e}", root.display());
+                to_stderr(format_args!("{PROGRAM}: error: cannot read {}: {e}", root.display()));
                 code = ExitCode::Failure;
             }
         }
     }
     let redactor = Config::load_env(&store.paths)?.redactor()?;
     let mut existing = Existing::load(store)?;
-    let mut run = Run { out, json: args.json, progress: Progress::new(&files), code, unchanged: 0 };
+    let terminal = crate::output::stdout_is_terminal();
+    let mut run = Run { out, json: args.json, terminal, progress: Progress::new(&files), code, unchanged: 0 };
     let mut job = Job { store, redactor: &redactor, dry_run: args.dry_run, orphans_too: false };
     // Children wait until their parents are in: a second pass takes them,
     // and then those whose parent was never imported, without `parent`.
@@ -56,12 +57,12 @@ pub fn run(store: &Store, args: &ImportArgs, out: &mut dyn Write) -> Result<Exit
     job.orphans_too = true;
     for file in waiting {
         if let Some(missing) = run.one(&job, &mut existing, tool, &file)? {
-            eprintln!(
-                "{}{PROGRAM}: note: {}: its parent ({} session {missing}) is not imported: imported without a parent",
-                run.progress.clear(),
+            eprint!("{}", run.progress.clear());
+            to_stderr(format_args!(
+                "{PROGRAM}: note: {}: its parent ({} session {missing}) is not imported: imported without a parent",
                 file.display(),
                 tool.name()
-            );
+            ));
         }
     }
     eprint!("{}", run.progress.clear());
@@ -76,6 +77,8 @@ pub fn run(store: &Store, args: &ImportArgs, out: &mut dyn Write) -> Result<Exit
 struct Run<'a> {
     out: &'a mut dyn Write,
     json: bool,
+    /// stdout is a terminal: rows are made [`crate::output::terminal_safe`].
+    terminal: bool,
     progress: Progress,
     code: ExitCode,
     unchanged: usize,
@@ -88,7 +91,8 @@ impl Run<'_> {
         let outcome = match crate::import::import_file(job, existing, tool, file) {
             Ok(outcome) => outcome,
             Err(e @ (FileError::WrongTool { .. } | FileError::NotATranscript { .. } | FileError::Failed(_))) => {
-                eprintln!("{}{PROGRAM}: error: {e}", self.progress.clear());
+                eprint!("{}", self.progress.clear());
+                to_stderr(format_args!("{PROGRAM}: error: {e}"));
                 self.code = ExitCode::Failure;
                 return Ok(None);
             }
@@ -98,7 +102,8 @@ impl Run<'_> {
             return Ok(orphan);
         }
         for line in &skipped {
-            eprintln!("{}{PROGRAM}: {}:{}: skipped: {}", self.progress.clear(), file.display(), line.line, line.why);
+            eprint!("{}", self.progress.clear());
+            to_stderr(format_args!("{PROGRAM}: {}:{}: skipped: {}", file.display(), line.line, line.why));
             self.code = ExitCode::Failure;
         }
         if unchanged {
@@ -106,11 +111,11 @@ impl Run<'_> {
         }
         for session in &sessions {
             if let Status::Rewritten { was } = &session.status {
-                eprintln!(
-                    "{}{PROGRAM}: note: {} changed since it was imported as {was}: imported as a new session",
-                    self.progress.clear(),
+                eprint!("{}", self.progress.clear());
+                to_stderr(format_args!(
+                    "{PROGRAM}: note: {} changed since it was imported as {was}: imported as a new session",
                     session.source
-                );
+                ));
             }
             self.row(session)?;
         }
@@ -132,7 +137,10 @@ impl Run<'_> {
             });
             writeln!(self.out, "{record}")?;
         } else {
-            writeln!(self.out, "{}\t{}\t{}\t{}", s.id, field(&s.source), s.entries, field(&s.title))?;
+            // Titles and paths come from another agent's files: shown, never
+            // obeyed, on a terminal.
+            let cell = |text: &str| shown(&field(text), self.terminal).into_owned();
+            writeln!(self.out, "{}\t{}\t{}\t{}", s.id, cell(&s.source), s.entries, cell(&s.title))?;
         }
         // Rows reach a pipe as they are made, not at the end of the run.
         self.out.flush()?;
@@ -189,6 +197,7 @@ fn recovery(store: &Store, paths: &[PathBuf], out: &mut dyn Write) -> Result<Exi
     };
     let (id, count) = store.import_recovery(file)?;
     let entries = crate::output::count(count as u64, "entry", "entries");
-    writeln!(out, "{id}: {entries} imported from {}", file.display())?;
+    let file = file.display().to_string();
+    writeln!(out, "{id}: {entries} imported from {}", shown(&file, crate::output::stdout_is_terminal()))?;
     Ok(ExitCode::Success)
 }
