@@ -43,6 +43,9 @@ pub struct Spawn<'a> {
     pub cwd: &'a Path,
     /// Variables added to its environment.
     pub env: &'a [(&'a str, &'a std::ffi::OsStr)],
+    /// Variables removed from its environment (a sandbox's: those naming
+    /// the user's servers).
+    pub unset: &'a [&'a str],
     /// What it reads on stdin (else nothing: stdin is /dev/null).
     pub stdin: Option<&'a [u8]>,
     /// Keep stderr in a file of its own rather than merged into stdout's.
@@ -72,6 +75,7 @@ impl<'a> Spawn<'a> {
             args,
             cwd,
             env: &[],
+            unset: &[],
             stdin: None,
             stderr_apart: false,
             confine: None,
@@ -204,6 +208,9 @@ fn command(spawn: &Spawn<'_>, out: std::io::PipeWriter, err: std::io::PipeWriter
     super::deathsig::die_with_parent(cmd.as_std_mut());
     if !spawn.keep_keys {
         super::env::scrub(cmd.as_std_mut());
+    }
+    for name in spawn.unset {
+        cmd.env_remove(name);
     }
     if let Some(fd) = spawn.pass_fd {
         // SAFETY: dup2 and fcntl are async-signal-safe and touch no memory.

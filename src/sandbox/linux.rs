@@ -1,4 +1,4 @@
-//! The Linux backend: Landlock, seccomp and a private mount namespace,
+//! The Linux backend: Landlock, seccomp and namespaces of the command's own,
 //! applied to the child between `fork` and `exec` (so the command and
 //! everything it starts, `setsid` children included, are held; nothing can
 //! lift it: `no_new_privs`, and Landlock refuses mount changes to a
@@ -19,10 +19,12 @@
 //! then restricts itself with Landlock (read and execute everywhere, write
 //! under the writable roots and `/dev/null`; TCP bind/connect refused when
 //! the network is off; signals and abstract Unix sockets scoped to the
-//! sandbox) and, with the network off, a seccomp filter refusing `socket`
-//! and `socketpair` for any family but `AF_UNIX` and `io_uring_setup`
-//! (`EPERM`). The mounts are made before Landlock, which then forbids the
-//! command to unmount them.
+//! sandbox) and a seccomp filter (`seccomp.rs`: no Unix sockets, no other
+//! sockets with the network off, no io_uring, no `TIOCSTI`, no keyrings).
+//! The mounts are made before Landlock, which then forbids the command to
+//! unmount them. The namespaces themselves (user, mount, PID with its
+//! init, IPC, UTS, network), the new session and the dropped capabilities
+//! are `namespaces.rs`'s.
 //!
 //! Limits: what is protected is what exists when the command starts (a
 //! `.git` or `AGENTS.md` the command creates is its own); a protected path
@@ -42,6 +44,8 @@ use landlock::{
     RulesetCreatedAttr, Scope, path_beneath_rules,
 };
 
+use super::namespaces::Isolation;
+use super::seccomp::{self, Allowed};
 use super::{Mode, Policy};
 
 /// The Landlock ABI the rules are written for (the crate maps it down to
@@ -89,10 +93,9 @@ pub fn check_kernel() -> Result<i64, String> {
 pub struct Prepared {
     /// The Landlock ruleset (its rules added), restricted onto in the child.
     ruleset: std::os::fd::OwnedFd,
-    seccomp: Option<seccompiler::BpfProgram>,
+    seccomp: seccompiler::BpfProgram,
     mounts: super::mounts::Mounts,
-    uid_map: CString,
-    gid_map: CString,
+    isolation: Isolation,
 }
 
 /// The Landlock ruleset for `policy`, with its rules, made in the parent.
@@ -119,38 +122,15 @@ fn ruleset(policy: &Policy, private_tmp: Option<&Path>) -> Result<RulesetCreated
         .add_rules(path_beneath_rules(writable, AccessFs::from_all(abi)))
 }
 
-/// The seccomp filter of a sandbox without network: no sockets but Unix
-/// ones, no io_uring (which can open sockets past the filter).
-fn network_filter() -> Result<seccompiler::BpfProgram, seccompiler::Error> {
-    use seccompiler::{SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule};
-    let not_unix = || -> Result<Vec<SeccompRule>, seccompiler::Error> {
-        let family = SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, libc::AF_UNIX as u64)?;
-        Ok(vec![SeccompRule::new(vec![family])?])
-    };
-    let rules =
-        [(libc::SYS_socket, not_unix()?), (libc::SYS_socketpair, not_unix()?), (libc::SYS_io_uring_setup, Vec::new())]
-            .into_iter()
-            .collect();
-    let arch = std::env::consts::ARCH.try_into()?;
-    let filter = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(libc::EPERM as u32), arch)?;
-    Ok(filter.try_into()?)
-}
-
 /// Build everything for one command under `policy` (not `off`).
 pub fn prepare(policy: &Policy, private_tmp: Option<&Path>) -> io::Result<Prepared> {
     let ruleset = ruleset(policy, private_tmp).map_err(|e| io::Error::other(format!("Landlock rules: {e}")))?;
     let ruleset: Option<std::os::fd::OwnedFd> = ruleset.into();
     let ruleset = ruleset.ok_or_else(|| io::Error::other("this kernel has no Landlock"))?;
-    let seccomp = if policy.network() {
-        None
-    } else {
-        Some(network_filter().map_err(|e| io::Error::other(format!("seccomp filter: {e}")))?)
-    };
-    // SAFETY: getuid/getgid cannot fail.
-    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-    let map = |id: u32| CString::new(format!("{id} {id} 1\n")).map_err(io::Error::other);
+    let allowed = Allowed { network: policy.network(), unix_sockets: !policy.unix_sockets().is_empty() };
+    let seccomp = seccomp::filter(allowed).map_err(|e| io::Error::other(format!("seccomp filter: {e}")))?;
     let mounts = super::mounts::Mounts::new(policy, private_tmp)?;
-    Ok(Prepared { ruleset, seccomp, mounts, uid_map: map(uid)?, gid_map: map(gid)? })
+    Ok(Prepared { ruleset, seccomp, mounts, isolation: Isolation::new(policy.network())? })
 }
 
 /// `-1` from a libc call as the error it set.
@@ -158,31 +138,12 @@ fn check(rc: libc::c_int) -> io::Result<()> {
     if rc == -1 { Err(io::Error::last_os_error()) } else { Ok(()) }
 }
 
-/// Write `text` to the proc file `path` (in the child: no allocation).
-fn write_proc(path: &std::ffi::CStr, text: &[u8]) -> io::Result<()> {
-    // SAFETY: a valid C string path, a buffer we own; the fd is closed.
-    unsafe {
-        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-        check(fd)?;
-        let n = libc::write(fd, text.as_ptr().cast(), text.len());
-        libc::close(fd);
-        if n != text.len() as isize {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(())
-}
-
 impl Prepared {
     /// Enter the namespace and make the mounts (in the child).
     fn enter_namespace(&self) -> io::Result<()> {
-        // SAFETY: plain system calls with C strings we own; the child is
-        // single-threaded (just forked), as unshare(CLONE_NEWUSER) needs.
+        self.isolation.enter()?;
+        // SAFETY: plain system calls with C strings we own.
         unsafe {
-            check(libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS))?;
-            write_proc(c"/proc/self/setgroups", b"deny")?;
-            write_proc(c"/proc/self/uid_map", self.uid_map.as_bytes())?;
-            write_proc(c"/proc/self/gid_map", self.gid_map.as_bytes())?;
             let null = std::ptr::null::<libc::c_char>();
             check(libc::mount(null, c"/".as_ptr(), null, libc::MS_REC | libc::MS_PRIVATE, std::ptr::null()))?;
         }
@@ -190,11 +151,14 @@ impl Prepared {
         Ok(())
     }
 
-    /// Everything, in the child between fork and exec: the namespace and
-    /// its mounts, then Landlock (with `no_new_privs`), then seccomp.
+    /// Everything, in the child between fork and exec: the namespaces
+    /// and the mounts, the PID namespace's init (the child stays behind as
+    /// its relay), then Landlock (with `no_new_privs`) and seccomp, which
+    /// the init and the command it forks last both hold.
     pub fn apply_in_child(&self) -> io::Result<()> {
         use std::os::fd::AsRawFd;
         self.enter_namespace()?;
+        let init = self.isolation.start_init()?;
         // SAFETY: plain system calls on an fd we own.
         unsafe {
             check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
@@ -203,10 +167,8 @@ impl Prepared {
                 return Err(io::Error::last_os_error());
             }
         }
-        if let Some(filter) = &self.seccomp {
-            seccompiler::apply_filter(filter).map_err(|_| io::Error::from_raw_os_error(libc::EPERM))?;
-        }
-        Ok(())
+        seccompiler::apply_filter(&self.seccomp).map_err(|_| io::Error::from_raw_os_error(libc::EPERM))?;
+        init.start_command()
     }
 }
 
@@ -227,7 +189,7 @@ pub fn probe() -> Result<String, String> {
         cmd.pre_exec(move || prepared.apply_in_child());
     }
     match cmd.status() {
-        Ok(status) if status.success() => Ok(format!("Landlock ABI {abi}, seccomp, mount namespace")),
+        Ok(status) if status.success() => Ok(format!("Landlock ABI {abi}, seccomp, namespaces")),
         Ok(status) => Err(format!("a sandboxed test command failed ({status})")),
         Err(e) if e.raw_os_error() == Some(libc::EPERM) || e.raw_os_error() == Some(libc::EINVAL) => Err(format!(
             "the kernel refused to set it up ({e}: user namespaces may be off, see /proc/sys/user/max_user_namespaces)"

@@ -26,9 +26,13 @@
 pub mod linux;
 #[cfg(target_os = "linux")]
 mod mounts;
+#[cfg(target_os = "linux")]
+mod namespaces;
 pub mod policy;
 pub mod real;
 pub mod refusal;
+#[cfg(target_os = "linux")]
+mod seccomp;
 
 #[cfg(target_os = "linux")]
 use linux as backend;
@@ -93,12 +97,46 @@ pub struct SandboxConfig {
     pub deny_read: Option<Vec<String>>,
     /// `network`: true lets commands inside open network sockets.
     pub network: Option<bool>,
+    /// `allowUnixSockets`: Unix socket paths commands may connect to
+    /// (default none: no Unix socket can be made; see
+    /// [`Policy::unix_sockets`] for what an entry allows on Linux).
+    pub allow_unix_sockets: Option<Vec<String>>,
 }
+
+/// Variables removed from a sandboxed command's environment: each names
+/// a server of the user's (a terminal multiplexer, the desktop bus, an
+/// agent, a container engine, an editor) that runs what it is asked to,
+/// outside the sandbox. One whose value names a path of
+/// `sandbox.allowUnixSockets` is kept.
+pub const DROPPED_ENV: &[&str] = &[
+    "TMUX",
+    "TMUX_PANE",
+    "STY",
+    "ZELLIJ",
+    "ZELLIJ_SESSION_NAME",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "DBUS_SYSTEM_BUS_ADDRESS",
+    "SSH_AUTH_SOCK",
+    "SSH_AGENT_PID",
+    "GPG_AGENT_INFO",
+    "DOCKER_HOST",
+    "CONTAINER_HOST",
+    "XDG_RUNTIME_DIR",
+    "WAYLAND_DISPLAY",
+    "DISPLAY",
+    "KITTY_LISTEN_ON",
+    "WEZTERM_UNIX_SOCKET",
+    "NVIM",
+    "NVIM_LISTEN_ADDRESS",
+    "EMACS_SOCKET_NAME",
+    "VSCODE_IPC_HOOK_CLI",
+    "VSCODE_GIT_IPC_HANDLE",
+];
 
 /// Whether this kernel can enforce the sandbox.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Support {
-    /// It can; the text says by what (`Landlock ABI 7, seccomp, mount namespace`).
+    /// It can; the text says by what (`Landlock ABI 7, seccomp, namespaces`).
     Enforced(String),
     /// It cannot, and why: commands ask as with `off`.
     Unavailable(String),
@@ -133,9 +171,16 @@ pub struct Confinement {
     /// Applied in the child before exec.
     pub confine: crate::process::Confine,
     tmp: Option<tempfile::TempDir>,
+    unset: Vec<&'static str>,
 }
 
 impl Confinement {
+    /// The variables to remove from the command's environment
+    /// ([`DROPPED_ENV`] less those naming an allowed socket).
+    pub fn unset(&self) -> &[&'static str] {
+        &self.unset
+    }
+
     /// The private temporary folder (`read-only`): set `TMPDIR` to it.
     pub fn tmpdir(&self) -> Option<&std::path::Path> {
         self.tmp.as_ref().map(|t| t.path())
@@ -204,7 +249,7 @@ impl Sandbox {
     }
 
     /// The mode and its enforcement in one line, for `/status`:
-    /// `workspace-write (enforced: Landlock ABI 7, seccomp, mount namespace)`.
+    /// `workspace-write (enforced: Landlock ABI 7, seccomp, namespaces)`.
     pub fn describe(&self) -> String {
         let net = if self.policy.network() { ", network on" } else { "" };
         if self.mode() == Mode::Off {
@@ -231,8 +276,21 @@ impl Sandbox {
         };
         let prepared = backend::prepare(&self.policy, tmp.as_ref().map(|t| t.path()))?;
         let confine: crate::process::Confine = std::sync::Arc::new(move || prepared.apply_in_child());
-        Ok(Some(Confinement { confine, tmp }))
+        Ok(Some(Confinement { confine, tmp, unset: dropped_env(&self.policy) }))
     }
+}
+
+/// [`DROPPED_ENV`] less the variables whose value names a path of
+/// `sandbox.allowUnixSockets` (`SSH_AUTH_SOCK=/run/user/1000/ssh-agent`,
+/// `DOCKER_HOST=unix:///var/run/docker.sock`).
+fn dropped_env(policy: &Policy) -> Vec<&'static str> {
+    let allowed = |name: &str| {
+        std::env::var_os(name).is_some_and(|value| {
+            let value = value.to_string_lossy();
+            policy.unix_sockets().iter().any(|p| value.contains(&*p.to_string_lossy()))
+        })
+    };
+    DROPPED_ENV.iter().copied().filter(|name| !allowed(name)).collect()
 }
 
 /// The result of a call asking to leave the sandbox with no one to ask.

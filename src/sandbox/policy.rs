@@ -83,6 +83,9 @@ pub struct Policy {
     deny_read_except: Vec<PathBuf>,
     data: PathBuf,
     own_output: Option<PathBuf>,
+    /// `sandbox.allowUnixSockets`, expanded (not resolved: a socket path
+    /// is compared as written, see [`Policy::unix_sockets`]).
+    unix_sockets: Vec<PathBuf>,
 }
 
 impl Policy {
@@ -124,7 +127,14 @@ impl Policy {
         }
         read_only.sort();
         read_only.dedup();
+        let mut unix_sockets = Vec::new();
+        for (i, text) in config.allow_unix_sockets.iter().flatten().enumerate() {
+            let path = expand(text, places.home.as_deref())
+                .map_err(|e| anyhow::anyhow!("sandbox.allowUnixSockets[{i}] ({text:?}): {e}"))?;
+            unix_sockets.push(path);
+        }
         Ok(Policy {
+            unix_sockets,
             mode,
             network: config.network.unwrap_or(false),
             writable_roots,
@@ -147,6 +157,7 @@ impl Policy {
             deny_read_except: Vec::new(),
             data: PathBuf::new(),
             own_output: None,
+            unix_sockets: Vec::new(),
         }
     }
 
@@ -162,6 +173,7 @@ impl Policy {
             deny_read_except: Vec::new(),
             data: resolve(&dir.join("data")),
             own_output: None,
+            unix_sockets: Vec::new(),
         }
     }
 
@@ -178,6 +190,15 @@ impl Policy {
     /// `sandbox.network`: whether commands inside may open network sockets.
     pub fn network(&self) -> bool {
         self.network
+    }
+
+    /// `sandbox.allowUnixSockets`: the Unix socket paths commands may
+    /// connect to. On Linux the kernel cannot judge a `connect()`'s path
+    /// (seccomp sees numbers only), so any entry lets commands make Unix
+    /// sockets and connect to every path; the entries also keep the
+    /// variables naming them ([`super::DROPPED_ENV`]).
+    pub fn unix_sockets(&self) -> &[PathBuf] {
+        &self.unix_sockets
     }
 
     /// Where `workspace-write` lets commands write: the workspace (the cwd,
@@ -272,7 +293,11 @@ impl Policy {
 /// Check `sandbox.writableRoots` and `sandbox.denyRead` when the config is
 /// read: each entry absolute, or under `~`/`$HOME`.
 pub fn check_config(config: &SandboxConfig) -> Result<()> {
-    let lists = [("writableRoots", &config.writable_roots), ("denyRead", &config.deny_read)];
+    let lists = [
+        ("writableRoots", &config.writable_roots),
+        ("denyRead", &config.deny_read),
+        ("allowUnixSockets", &config.allow_unix_sockets),
+    ];
     for (key, list) in lists {
         for (i, text) in list.iter().flatten().enumerate() {
             expand(text, Some(Path::new("/"))).map_err(|e| anyhow::anyhow!("sandbox.{key}[{i}] ({text:?}): {e}"))?;

@@ -120,6 +120,7 @@ impl Tool for Bash {
             let env: Vec<(&str, &std::ffi::OsStr)> = tmpdir.map(|t| ("TMPDIR", t.as_os_str())).into_iter().collect();
             let spawn = Spawn {
                 env: &env,
+                unset: confinement.as_ref().map_or(&[], |c| c.unset()),
                 confine: confinement.as_ref().map(|c| c.confine.clone()),
                 ..Spawn::new(shell.as_ref(), &args, ctx.cwd)
             };

@@ -168,6 +168,7 @@ impl Tool for ExecTool {
             }
             let spawn = Spawn {
                 env: &env,
+                unset: confinement.as_ref().map_or(&[], |c| c.unset()),
                 stdin: Some(stdin.as_bytes()),
                 stderr_apart: true,
                 confine: confinement.as_ref().map(|c| c.confine.clone()),

@@ -456,15 +456,19 @@ fn the_repl_asks_and_takes_y_a_and_n() {
 fn esc_during_bash_leaves_no_process_behind() {
     let (ts, server, _) = agent_setup(json!({}));
     let cwd = ts.dir.path();
-    call(&server, 1, "bash", json!({"command": "sleep 300 & echo $! > bg.pid; echo $$ > sh.pid; sleep 300"}));
+    // Marked with their files' paths: the `$$` of a sandboxed command is its PID namespace's.
+    let (bg, fg) = (cwd.join("bg.pid").display().to_string(), cwd.join("sh.pid").display().to_string());
+    let mark = procs::MARK;
+    let command = format!("{mark}='{bg}' sleep 300 & echo $! > bg.pid; echo $$ > sh.pid; {mark}='{fg}' sleep 300");
+    call(&server, 1, "bash", json!({"command": command}));
     let mut p = support::pty::chat(&ts, &["-m", "openai/gpt-4.1", "--allow-all"], &[], false);
     support::pty::prompt(&mut p);
     p.send_line("start something long").unwrap();
-    p.exp_string("bash  sleep 300").unwrap();
+    p.exp_string("bash  GLRS_TEST_M").unwrap();
     let limit = std::time::Duration::from_secs(15);
     let pids = [
-        procs::wait_for_pids(&cwd.join("bg.pid"), limit, "the command's background sleep")[0],
-        procs::wait_for_pids(&cwd.join("sh.pid"), limit, "the command's shell")[0],
+        procs::wait_for_marked(&cwd.join("bg.pid"), limit, "the command's background sleep")[0],
+        procs::wait_for_marked(&cwd.join("sh.pid"), limit, "the command's foreground sleep")[0],
     ];
     assert!(pids.iter().all(|pid| procs::alive(*pid)), "both run before Esc");
     p.send("\x1b").unwrap();

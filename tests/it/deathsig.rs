@@ -11,7 +11,7 @@
 use std::time::{Duration, Instant};
 
 use crate::support::mock::{MockServer, Reply};
-use crate::support::procs::{Reap, alive, mcp_test_server, wait_for_pids, wait_until_gone};
+use crate::support::procs::{MARK, Reap, alive, mcp_test_server, wait_for_marked, wait_for_pids, wait_until_gone};
 use crate::support::sse::*;
 use crate::support::*;
 use serde_json::json;
@@ -55,7 +55,8 @@ fn a_sigkilled_chat_leaves_neither_its_mcp_server_nor_its_bash_command_running()
         "retry": {"attempts": 1, "baseDelayMs": 10},
         "mcpServers": {"t": {"command": mcp_test_server(), "env": {"MCP_TEST_PIDS": mcp_pids}}},
     }));
-    let command = format!("echo $$ > '{}'; exec sleep 300", bash_pid.display());
+    // Marked with the file's path: its `$$` is its PID namespace's.
+    let command = format!("echo $$ > '{0}'; {MARK}='{0}' exec sleep 300", bash_pid.display());
     server.push(Reply::sse(openai_tool_call("call_0", "bash", &[&json!({"command": command}).to_string()])));
     let mut cmd = ts.std_cmd(env!("CARGO_BIN_EXE_glrs-chat"));
     cmd.env("OPENAI_API_KEY", OPENAI_KEY)
@@ -66,8 +67,10 @@ fn a_sigkilled_chat_leaves_neither_its_mcp_server_nor_its_bash_command_running()
     let mut chat = cmd.spawn().unwrap();
     let mut reap = Reap(vec![chat.id() as i32]);
     let limit = Duration::from_secs(30);
-    let children =
-        [wait_for_pids(&mcp_pids, limit, "the MCP server")[0], wait_for_pids(&bash_pid, limit, "the bash command")[0]];
+    let children = [
+        wait_for_pids(&mcp_pids, limit, "the MCP server")[0],
+        wait_for_marked(&bash_pid, limit, "the bash command")[0],
+    ];
     reap.0.extend(children);
     assert!(children.iter().all(|p| alive(*p)), "both running while the chat is");
     chat.kill().unwrap();
@@ -121,7 +124,7 @@ fn a_sigkilled_chat_leaves_nothing_its_bash_command_started_in_the_background() 
     }));
     // The sleep is bash's child: the kernel's parent-death signal reaches
     // bash, not it.
-    let command = format!("sleep 300 & echo $! > '{}'; wait", sleep_pid.display());
+    let command = format!("{MARK}='{0}' sleep 300 & echo $! > '{0}'; wait", sleep_pid.display());
     server.push(Reply::sse(openai_tool_call("call_0", "bash", &[&json!({"command": command}).to_string()])));
     let mut cmd = ts.std_cmd(env!("CARGO_BIN_EXE_glrs-chat"));
     cmd.env("OPENAI_API_KEY", OPENAI_KEY)
@@ -131,7 +134,7 @@ fn a_sigkilled_chat_leaves_nothing_its_bash_command_started_in_the_background() 
         .stderr(std::process::Stdio::null());
     let mut chat = cmd.spawn().unwrap();
     let mut reap = Reap(vec![chat.id() as i32]);
-    let sleep = wait_for_pids(&sleep_pid, Duration::from_secs(30), "the bash command's backgrounded sleep")[0];
+    let sleep = wait_for_marked(&sleep_pid, Duration::from_secs(30), "the bash command's backgrounded sleep")[0];
     reap.0.push(sleep);
     let watchdog = watchdog_of(chat.id());
     reap.0.push(watchdog);
@@ -145,13 +148,6 @@ fn a_sigkilled_chat_leaves_nothing_its_bash_command_started_in_the_background() 
         "the backgrounded sleep and the watchdog of the SIGKILLed chat",
     );
     eprintln!("sleep and watchdog gone {:?} after the SIGKILL", killed.elapsed());
-}
-
-/// The parent of `pid`, field 4 of its stat (after the parenthesised
-/// name, which may hold spaces).
-fn parent_of(pid: i32) -> i32 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().nth(1)).unwrap().parse().unwrap()
 }
 
 /// The pids of running `glrs-compact` processes whose command line holds
@@ -213,7 +209,7 @@ fn a_sigkilled_chat_leaves_no_background_compaction_running() {
     // mock fails a test whose scripted reply was never asked for).
     server.wait_for_model_requests(4, "glrs-compact's brief request");
     let compactions = compactions_tagged(&tag);
-    let chat = parent_of(compactions[0]);
+    let chat = crate::support::procs::parent_of(compactions[0]).unwrap();
     let _reap = Reap(compactions.iter().copied().chain([chat]).collect());
     let killed = Instant::now();
     // SAFETY: a plain kill(2) of the pid of the chat this test started.

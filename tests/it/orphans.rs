@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::support::mock::{MockServer, Reply};
 use crate::support::procs::Reap;
-use crate::support::procs::{alive, mcp_test_server, wait_for_pids, wait_until_gone};
+use crate::support::procs::{MARK, alive, mcp_test_server, wait_for_marked, wait_for_pids, wait_until_gone};
 use crate::support::sse::*;
 use crate::support::*;
 use serde_json::json;
@@ -21,11 +21,13 @@ use serde_json::json;
 /// `setsid()` runs; a shell that exited first had its child killed with the
 /// group, correctly, before it could escape (the flake this test had, about
 /// 1 run in 4). The pid is written after `setsid`, by the escaped process
-/// itself, which then becomes the sleep.
+/// itself, which then becomes the sleep; it is marked with the file's path
+/// ([`MARK`]), which finds it from outside (a sandboxed command's `$$` is
+/// its PID namespace's).
 fn escape(file: &std::path::Path) -> String {
     let file = file.display();
     format!(
-        "f='{file}' setsid sh -c 'echo $$ > \"$f\"; exec sleep 1000' > /dev/null 2>&1 < /dev/null &\n\
+        "f='{file}' {MARK}='{file}' setsid sh -c 'echo $$ > \"$f\"; exec sleep 1000' > /dev/null 2>&1 < /dev/null &\n\
          i=0; while [ ! -s '{file}' ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i + 1)); done"
     )
 }
@@ -42,6 +44,9 @@ fn setsid_children_of_a_hook_a_command_and_an_mcp_server_die_with_a_sigkilled_ch
         "memoryFlush": {"enabled": false},
         "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}},
         "retry": {"attempts": 1, "baseDelayMs": 10},
+        // Unsandboxed, as a hook and an MCP server are: a sandboxed
+        // command's escapes end with its call (tests/it/sandbox_escape.rs).
+        "sandbox": {"mode": "off"},
         "hooks": {"user_prompt": [{"command": escape(&hook_pid)}]},
         "mcpServers": {"h": {
             "command": mcp_test_server(), "args": ["--hostile", "--spawn-child"],
@@ -55,7 +60,7 @@ fn setsid_children_of_a_hook_a_command_and_an_mcp_server_die_with_a_sigkilled_ch
     let run = json!({"command": escape(&mcp_pid)}).to_string();
     server.push(Reply::sse(openai_tool_call("call_1", "mcp__h__run", &[&run])));
     // The call the chat is SIGKILLed in.
-    server.push(bash(2, format!("echo $$ > '{}'; exec sleep 300", last_pid.display())));
+    server.push(bash(2, format!("echo $$ > '{0}'; {MARK}='{0}' exec sleep 300", last_pid.display())));
     let mut cmd = ts.std_cmd(env!("CARGO_BIN_EXE_glrs-chat"));
     cmd.env("OPENAI_API_KEY", OPENAI_KEY)
         .env("XDG_CACHE_HOME", dir.join("cache"))
@@ -68,14 +73,14 @@ fn setsid_children_of_a_hook_a_command_and_an_mcp_server_die_with_a_sigkilled_ch
     let limit = Duration::from_secs(30);
     let mut pids = Vec::new();
     let mut named = Vec::new();
-    for (file, what) in [
-        (&hook_pid, "the hook's setsid sleep"),
-        (&bash_pid, "the bash command's setsid sleep"),
-        (&mcp_pid, "the MCP server's setsid sleep"),
-        (&server_pids, "the MCP server and its plain child"),
-        (&last_pid, "the last bash command"),
+    for (file, what, marked) in [
+        (&hook_pid, "the hook's setsid sleep", true),
+        (&bash_pid, "the bash command's setsid sleep", true),
+        (&mcp_pid, "the MCP server's setsid sleep", true),
+        (&server_pids, "the MCP server and its plain child", false),
+        (&last_pid, "the last bash command", true),
     ] {
-        let found = wait_for_pids(file, limit, what);
+        let found = if marked { wait_for_marked(file, limit, what) } else { wait_for_pids(file, limit, what) };
         reap.0.extend(&found);
         named.extend(found.iter().map(|p| (*p, what)));
         pids.extend(found);

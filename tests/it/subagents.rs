@@ -253,12 +253,22 @@ fn a_named_agent_runs_with_its_own_system_prompt_model_and_tools() {
     assert!(result_of(&parent_requests[1], "call_t").contains("looks fine"));
 }
 
-/// A child whose `bash` writes its own pid and its parent's (the child
-/// `glrs-chat`) to `pids`, then sleeps: what must not outlive the parent.
+/// A child whose `bash` writes `pids` and sleeps, marked with its path
+/// (its `$$` is its PID namespace's): what must not outlive the parent.
 fn sleeping_child(server: &MockServer, pids: &Path) {
     task_call(server, "parent:", "call_t", json!({"description": "sleep", "prompt": "child: sleep"}));
-    let command = format!("echo $$ $PPID > {}; sleep 60", pids.display());
+    let mark = crate::support::procs::MARK;
+    let command = format!("echo started > '{0}'; {mark}='{0}' exec sleep 60", pids.display());
     call_for(server, "child:", "call_b", "bash", json!({"command": command}));
+}
+
+/// The child's sleeping `bash` and everything between it and `parent`
+/// (the child `glrs-chat` and the sandbox's processes), once it runs.
+fn child_and_its_bash(pids: &Path, parent: u32) -> Vec<i32> {
+    use crate::support::procs::{ancestors_below, wait_for_marked};
+    let mut running = wait_for_marked(pids, Duration::from_secs(20), "the child's bash");
+    running.extend(ancestors_below(running[0], parent as i32));
+    running
 }
 
 #[test]
@@ -277,8 +287,8 @@ fn sigkill_of_a_one_shot_parent_leaves_no_child_and_the_session_goes_on() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let running = crate::support::procs::wait_for_pids(&pids, Duration::from_secs(20), "the child's bash");
-    assert_eq!(running.len(), 2, "{running:?}");
+    let running = child_and_its_bash(&pids, parent.id());
+    assert!(running.len() >= 2, "the sleep and the child glrs-chat: {running:?}");
     parent.kill().unwrap();
     parent.wait().unwrap();
     crate::support::procs::wait_until_gone(&running, Duration::from_secs(10), "the child glrs-chat and its bash");
@@ -298,7 +308,7 @@ fn esc_in_the_repl_stops_the_child_and_the_next_request_pairs_its_call() {
     let mut p = crate::support::pty::hangable_chat(&ts, &["-m", "openai/gpt-4.1", "--allow-all"], &[]);
     p.expect("% > ");
     p.send("parent: sleep\r");
-    let running = crate::support::procs::wait_for_pids(&pids, Duration::from_secs(20), "the child's bash");
+    let running = child_and_its_bash(&pids, p.child.id());
     // The child's live line: its description, its tool calls, its time.
     p.expect("task  sleep  (1 tool, ");
     p.send("\x1b");

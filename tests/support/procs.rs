@@ -75,3 +75,61 @@ pub fn mcp_test_server() -> PathBuf {
     );
     path
 }
+
+/// The variable a test's command sets to find its processes from outside:
+/// a sandboxed command runs in a PID namespace of its own, so the `$$` it
+/// writes is not the host's number.
+pub const MARK: &str = "GLRS_TEST_MARK";
+
+/// The live processes whose environment (as they were started) holds
+/// `GLRS_TEST_MARK=mark`.
+pub fn marked(mark: &str) -> Vec<i32> {
+    let want = format!("{MARK}={mark}");
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            alive(*pid) && environ.split(|b| *b == 0).any(|v| v == want.as_bytes())
+        })
+        .collect()
+}
+
+/// Once `file` exists (the command writes it after starting what it
+/// marked with the file's path, [`MARK`]), the marked processes, waited
+/// for (a shell's `exec` may not have run yet). Fails the test after
+/// `limit`, naming `what` they are.
+pub fn wait_for_marked(file: &Path, limit: Duration, what: &str) -> Vec<i32> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if file.exists() {
+            let found = marked(&file.display().to_string());
+            if !found.is_empty() {
+                return found;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "waited {limit:?} for {what} (marked {MARK}={}, and the file written)",
+            file.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The parent of `pid`, field 4 of its stat (after the parenthesised name,
+/// which may hold spaces).
+pub fn parent_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit(')').next()?.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The ancestors of `pid`, nearest first, up to (not including) `stop`.
+pub fn ancestors_below(pid: i32, stop: i32) -> Vec<i32> {
+    let mut found = Vec::new();
+    let mut at = pid;
+    while let Some(parent) = parent_of(at).filter(|p| *p != stop && *p > 1) {
+        found.push(parent);
+        at = parent;
+    }
+    found
+}
