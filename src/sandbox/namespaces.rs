@@ -255,6 +255,12 @@ impl Isolation {
         let alive = pipe()?;
         let status = pipe()?;
         block_signals(true);
+        // The relay and the init hold a copy of the chat's memory (its
+        // environment, the provider's key): not dumpable, so a command in
+        // the same Landlock domain cannot read it (`/proc/1/mem`,
+        // `/proc/1/environ`, ptrace); the command's exec makes it dumpable.
+        // SAFETY: prctl with plain integers.
+        check(unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0 as libc::c_ulong, 0, 0, 0) })?;
         // SAFETY: fork in a single-threaded child; each side makes only
         // async-signal-safe calls after it.
         let init = unsafe { libc::fork() };

@@ -58,6 +58,7 @@ mod resets;
 mod rewind;
 mod rewind_repl;
 mod sandbox;
+mod sandbox_escape;
 mod sandbox_files;
 mod sandbox_fs_attacks;
 mod sessions_commands;

@@ -24,7 +24,7 @@ use serde_json::json;
 /// itself, which then becomes the sleep; it is marked with the file's path
 /// ([`MARK`]), which finds it from outside (a sandboxed command's `$$` is
 /// its PID namespace's).
-fn escape(file: &std::path::Path) -> String {
+pub(crate) fn escape(file: &std::path::Path) -> String {
     let file = file.display();
     format!(
         "f='{file}' {MARK}='{file}' setsid sh -c 'echo $$ > \"$f\"; exec sleep 1000' > /dev/null 2>&1 < /dev/null &\n\

@@ -35,7 +35,7 @@ pub(crate) fn setup(extra: Value) -> (TestStore, MockServer, PathBuf) {
     (ts, server, proj)
 }
 
-fn bash(server: &MockServer, n: usize, input: Value) {
+pub(crate) fn bash(server: &MockServer, n: usize, input: Value) {
     server.push(Reply::sse(openai_tool_call(&format!("call_{n}"), "bash", &[&input.to_string()])));
 }
 
