@@ -107,6 +107,11 @@ pub const KEYS: &[Key] = &[
         range: "paths, replacing the default (glrs's config folder is always added)",
     },
     Key { path: "sandbox.network", default: "false", range: "true, false" },
+    Key {
+        path: "sandbox.allowUnixSockets",
+        default: "[] (no Unix socket can be made)",
+        range: "socket paths commands may connect to; on Linux any entry allows every Unix socket",
+    },
     Key { path: "contextPruning.mode", default: "cache-ttl for Claude models, else off", range: "cache-ttl, off" },
     Key { path: "contextPruning.ttl", default: "5m", range: "a duration" },
     Key { path: "contextPruning.keepLastAssistants", default: "3", range: "a count" },
