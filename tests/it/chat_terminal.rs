@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use crate::support::mock::{MockServer, Reply};
-use crate::support::procs::{mcp_test_server, wait_for_pids, wait_until_gone};
+use crate::support::procs::{MARK, mcp_test_server, wait_for_marked, wait_for_pids, wait_until_gone};
 use crate::support::pty::{Hangable, hangable_chat, prompt};
 use crate::support::sse::*;
 use crate::support::*;
@@ -90,11 +90,12 @@ fn closing_the_terminal_at_a_permission_prompt_ends_the_chat_like_sighup() {
 fn closing_the_terminal_while_bash_runs_ends_the_chat_and_the_command() {
     let (ts, server) = store_and_server();
     let pids = ts.dir.path().join("bash-pids");
-    call(&server, "call_1", &format!("echo $$ > {}; exec sleep 60", pids.display()));
+    // Marked with the file's path: a sandboxed command's `$$` is its PID namespace's.
+    call(&server, "call_1", &format!("echo $$ > '{0}'; {MARK}='{0}' exec sleep 60", pids.display()));
     let mut chat = hangable_chat(&ts, &["-m", "openai/gpt-4.1", "--allow", "bash"], &[]);
     chat.expect("% > ");
     chat.send("run it\r");
-    let running = wait_for_pids(&pids, Duration::from_secs(20), "the bash command");
+    let running = wait_for_marked(&pids, Duration::from_secs(20), "the bash command");
     hang_up_and_resume(chat, &ts, &server);
     wait_until_gone(&running, PROMPTLY, "the bash command of a chat whose terminal closed");
 }

@@ -95,16 +95,30 @@ fn wait_bounded(child: &mut std::process::Child, limit: Duration, what: &str) ->
 /// A config with the hostile test server as `h` (and `entry` merged into
 /// its entry); bash and the built-in tools on.
 fn hostile_config(ts: &TestStore, server: &crate::support::mock::MockServer, entry: serde_json::Value) {
+    hostile_config_with(ts, server, entry, json!({}));
+}
+
+/// [`hostile_config`], each key of `top` added at the config's top level.
+fn hostile_config_with(
+    ts: &TestStore,
+    server: &crate::support::mock::MockServer,
+    entry: serde_json::Value,
+    top: serde_json::Value,
+) {
     let mut h = json!({"command": mcp_test_server(), "args": ["--more-tools", "--hostile"]});
     if let (Some(h), Some(extra)) = (h.as_object_mut(), entry.as_object()) {
         h.extend(extra.clone());
     }
-    ts.config(json!({
+    let mut config = json!({
         "memoryFlush": {"enabled": false},
         "providers": {"openai": {"baseUrl": format!("{}/v1", server.url())}},
         "retry": {"attempts": 1, "baseDelayMs": 10},
         "mcpServers": {"h": h},
-    }));
+    });
+    if let (Some(config), Some(top)) = (config.as_object_mut(), top.as_object()) {
+        config.extend(top.clone());
+    }
+    ts.config(config);
 }
 
 /// A one-shot chat with every tool allowed, bounded.
@@ -162,10 +176,13 @@ fn a_call_past_tool_timeout_sec_tells_the_server_it_is_cancelled() {
 fn a_server_storming_tools_list_changed_is_stopped_and_holds_no_model_call() {
     let (ts, server) = store_and_server();
     let pids = ts.dir.path().join("server-pid");
-    hostile_config(&ts, &server, json!({"env": {"MCP_TEST_PIDS": pids}}));
+    // The sandbox off: the model's wait reads the host's /proc (a sandboxed
+    // command has a /proc of its own PID namespace).
+    let unsandboxed = json!({"sandbox": {"mode": "off"}});
+    hostile_config_with(&ts, &server, json!({"env": {"MCP_TEST_PIDS": pids}}), unsandboxed);
     server.push(Reply::sse(openai_tool_call("call_0", "mcp__h__storm", &["{}"])));
     // The model waits (bounded) until the stormer has been stopped (by
-    // /proc: from inside the sandbox, signals to outside are refused).
+    // /proc).
     let wait = format!(
         "p=$(cat '{}'); for i in $(seq 400); do [ -e /proc/$p ] || exit 0; sleep 0.05; done; exit 1",
         pids.display()
