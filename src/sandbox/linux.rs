@@ -35,7 +35,6 @@
 //! allocate (the Landlock ruleset with its rules, the BPF program, the
 //! mount paths) is built before `fork`; the child only makes system calls.
 
-use std::ffi::CString;
 use std::io;
 use std::path::{Path, PathBuf};
 
