@@ -84,14 +84,12 @@ impl<'a> Standing<'a> {
 
     /// What `a` grants for this call, as the prompt says it.
     fn always(&self, tool: &str) -> String {
-        match (tool, self.every_time(), &self.sandboxing) {
-            ("bash", true, _) => "this exact command, outside the sandbox".into(),
-            ("bash", false, _) => "this exact command".into(),
-            (_, true, _) => format!("{tool} of this file, outside the writable roots"),
-            (_, false, Sandboxing::Writes(_)) if self.sandbox.mode() != crate::sandbox::Mode::Off => {
-                format!("every {tool} call inside the writable roots")
-            }
-            (_, false, _) => format!("every {tool} call"),
+        match (tool, self.every_time()) {
+            ("bash", true) => "this exact command, outside the sandbox".into(),
+            ("bash", false) => "this exact command".into(),
+            (_, true) => format!("{tool} of this file, outside the writable roots"),
+            // A write inside the roots asks only with the sandbox off.
+            (_, false) => format!("every {tool} call"),
         }
     }
 
@@ -366,6 +364,34 @@ mod tests {
         assert_eq!(decide(Decision::Ask, &writes("work/a.rs"), &ww.with_mode(Mode::ReadOnly)), Decision::Ask);
         assert_eq!(decide(Decision::Ask, &Sandboxing::Inside, &ww.with_mode(Mode::Off)), Decision::Ask);
         assert_eq!(decide(Decision::Ask, &Sandboxing::None, &ww), Decision::Ask);
+        // `a` answered to this very call past the sandbox lets it run again
+        // (a deny rule still wins); it means nothing for a call inside.
+        let past = |decision: Decision, sandboxing: &Sandboxing, sandbox: &Sandbox| {
+            Standing::of(sandboxing.clone(), sandbox).decide(decision, true)
+        };
+        assert_eq!(past(Decision::Ask, &outside, &ww), Decision::Allow);
+        assert_eq!(past(deny.clone(), &outside, &ww), deny);
+        assert_eq!(past(Decision::Ask, &writes("home/.bashrc"), &ww), Decision::Allow);
+        assert_eq!(past(Decision::Ask, &Sandboxing::Inside, &ww.with_mode(Mode::Off)), Decision::Ask);
+        // What the prompt says `a` grants.
+        let says = |sandboxing: &Sandboxing, sandbox: &Sandbox, tool: &str| {
+            let standing = Standing::of(sandboxing.clone(), sandbox);
+            (standing.always(tool), standing.beyond_key(Some("echo hi")))
+        };
+        let bashrc = root.join("home/.bashrc").to_string_lossy().into_owned();
+        assert_eq!(
+            says(&outside, &ww, "bash"),
+            ("this exact command, outside the sandbox".into(), Some("echo hi".into()))
+        );
+        assert_eq!(says(&Sandboxing::Inside, &ww, "bash"), ("this exact command".into(), None));
+        assert_eq!(
+            says(&writes("home/.bashrc"), &ww, "edit"),
+            ("edit of this file, outside the writable roots".into(), Some(bashrc))
+        );
+        let ro = ww.with_mode(Mode::ReadOnly);
+        assert_eq!(says(&writes("work/a.rs"), &ro, "edit").0, "edit of this file, outside the writable roots");
+        assert_eq!(says(&writes("work/a.rs"), &ww.with_mode(Mode::Off), "edit"), ("every edit call".into(), None));
+        assert_eq!(says(&Sandboxing::None, &ww, "note"), ("every note call".into(), None));
     }
 
     /// Collects what the registry tells.
