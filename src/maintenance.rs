@@ -281,9 +281,15 @@ pub fn enforce_forgetting(store: &Store, rows: &[Row]) -> (Vec<(Row, String)>, V
         let result = match (row.reason, &row.session) {
             (Reason::Stale | Reason::CronRetention | Reason::OverMaxEntries | Reason::OverBudget, Some(id)) => {
                 // Its checkpoints go with it (SPEC 19).
-                store.resolve(id).and_then(|at| store.remove(&at).map(|()| at)).map(|at| {
-                    forgotten.extend(crate::checkpoint::lifecycle::forget(&store.paths.data, &at.id));
-                })
+                store
+                    .resolve(id)
+                    .and_then(|at| {
+                        crate::rewind::note_removal(store, &at);
+                        store.remove(&at).map(|()| at)
+                    })
+                    .map(|at| {
+                        forgotten.extend(crate::checkpoint::lifecycle::forget(&store.paths.data, &at.id));
+                    })
             }
             (Reason::OrphanCheckpoints, _) => {
                 if let Err(e) = checkpoints::remove_orphan(&store.paths.data, &row.path) {

@@ -131,6 +131,23 @@ fn record_present(store: &Store, at: &Located, present: &Recorded, target: &Poin
     total.checked_sub(1).context("the session lost its entries while rewinding")
 }
 
+/// Before session `at` is removed, note in the shadow of its workspace
+/// the time its checkpoints span (`checkpoint::lifecycle::remember_removed`),
+/// so blame can say which lines it can no longer attribute. Best effort.
+pub fn note_removal(store: &Store, at: &Located) {
+    let Ok(loaded) = store.read(at) else { return };
+    let (points, _) = scan(&loaded.file.events);
+    if let (Some(first), Some(last)) = (points.first(), points.last()) {
+        crate::checkpoint::lifecycle::remember_removed(
+            &store.paths.data,
+            &first.workspace,
+            &at.id,
+            &first.at,
+            &last.at,
+        );
+    }
+}
+
 /// A commit's first 12 characters.
 pub fn short(commit: &str) -> &str {
     commit.get(..12).unwrap_or(commit)

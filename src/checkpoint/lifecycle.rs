@@ -88,6 +88,27 @@ pub struct Forgotten {
     pub commit: Option<String>,
 }
 
+/// The file in a shadow noting the sessions removed from it: a line each,
+/// `ID\tFIRST\tLAST`, the times of its first and last checkpoint.
+pub const REMOVED: &str = "glrs-removed";
+
+/// Note in `workspace`'s shadow that session `id`, whose checkpoints
+/// there span `first` to `last`, is being removed: what changed in that
+/// time can no longer be attributed (SPEC 24), and provenance says so
+/// rather than calling it nobody's. Best effort: a failure loses only that.
+pub fn remember_removed(data: &Path, workspace: &Path, id: &SessionId, first: &str, last: &str) {
+    use std::io::Write;
+    let shadow = shadow_of(data, workspace);
+    if !shadow.join(ref_name(id)).is_file() {
+        return;
+    }
+    let line = format!("{id}\t{first}\t{last}\n");
+    let file = std::fs::OpenOptions::new().create(true).append(true).open(shadow.join(REMOVED));
+    if let Ok(mut file) = file {
+        let _ = file.write_all(line.as_bytes());
+    }
+}
+
 /// Forget session `id`'s checkpoints in every shadow. A shadow no session
 /// is left in is removed whole; the others are returned, to be swept.
 pub fn forget(data: &Path, id: &SessionId) -> Vec<Forgotten> {

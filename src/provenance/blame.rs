@@ -48,19 +48,29 @@ pub async fn blame(
     let workspace = super::workspace_of(&store.paths.data, file)?;
     let program = git_program()?;
     let gathered = gather(store, &workspace)?;
-    let history = history::build(&program, &workspace.shadow, &workspace.root, &gathered.steps, &gathered.undone)
-        .await
-        .map_err(ProvenanceError::Git)?;
+    let history = history::build(
+        &program,
+        &workspace.shadow,
+        &workspace.root,
+        &gathered.steps,
+        &gathered.undone,
+        &gathered.removed,
+    )
+    .await
+    .map_err(ProvenanceError::Git)?;
     let real = super::resolved(file);
     let rel = history::relative(&workspace.root, &real).ok_or_else(|| ProvenanceError::NoWorkspace(file.into()))?;
     let owners = owners_of(&history, &rel, &real, range).await?;
+    // Lines no checkpoint holds: nobody's, unless a removed session's
+    // checkpoints reach past the newest one.
+    let outside = if history.unknown_after_tip { Owner::Unknown } else { Owner::Nobody };
     let text = String::from_utf8_lossy(&contents);
     let lines = text
         .lines()
         .enumerate()
         .map(|(i, t)| (i + 1, t))
         .filter(|(n, _)| range.is_none_or(|(a, b)| (a..=b).contains(n)))
-        .map(|(n, t)| line(n, t, owners.get(&n).copied().unwrap_or(Owner::Nobody), &gathered.steps))
+        .map(|(n, t)| line(n, t, owners.get(&n).copied().unwrap_or(outside), &gathered.steps))
         .collect();
     Ok((lines, history.missing))
 }
@@ -115,7 +125,9 @@ fn parse_porcelain(out: &[u8]) -> HashMap<usize, Owner> {
     let mut current: Option<(&[u8], usize)> = None;
     for line in out.split(|b| *b == b'\n') {
         if line.first() == Some(&b'\t') {
-            if let Some((hash, n)) = current.take() {
+            // The zero hash: changed since the newest commit (the caller
+            // knows whose such lines are).
+            if let Some((hash, n)) = current.take().filter(|(h, _)| h.iter().any(|b| *b != b'0')) {
                 owners.insert(n, tags.get(hash).copied().unwrap_or(Owner::Nobody));
             }
             continue;
@@ -152,6 +164,6 @@ mod tests {
         assert_eq!(owners.get(&1), Some(&Owner::Step(3)));
         assert_eq!(owners.get(&2), Some(&Owner::Step(3)));
         assert_eq!(owners.get(&3), Some(&Owner::Nobody));
-        assert_eq!(owners.get(&4), Some(&Owner::Nobody));
+        assert_eq!(owners.get(&4), None, "not committed: the caller's to say");
     }
 }

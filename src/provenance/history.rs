@@ -66,6 +66,9 @@ pub struct History {
     pub tip: Option<String>,
     /// Steps whose checkpoints are gone.
     pub missing: usize,
+    /// A removed session's checkpoints reach past the newest step: lines
+    /// changed since it can no longer be attributed either.
+    pub unknown_after_tip: bool,
 }
 
 /// The tree of each of `commits` in `git`'s repository, `None` for one
@@ -119,20 +122,23 @@ pub async fn build(
     workspace: &Path,
     steps: &[Step],
     undone: &HashSet<(String, String)>,
+    removed: &[(i64, i64)],
 ) -> Result<History, String> {
     let (dir, git) = scratch(program, shadow, workspace).await?;
     let mut commits: Vec<&str> = steps.iter().flat_map(|s| [s.before.as_str(), s.after.as_str()]).collect();
     commits.sort_unstable();
     commits.dedup();
     let trees = trees(&git, &commits).await?;
-    let (script, missing, made) = script(steps, undone, &trees);
+    let (script, missing, made) = script(steps, undone, &trees, removed);
     let tip = if made {
         git.run(&["fast-import", "--quiet", "--done"], Some(script.as_bytes())).await?;
         Some(git.run(&["rev-parse", "--verify", BRANCH], None).await?.text())
     } else {
         None
     };
-    Ok(History { _scratch: dir, git, tip, missing })
+    let last = steps.last().map_or(i64::MIN, |s| millis(&s.at));
+    let unknown_after_tip = removed.iter().any(|(_, to)| *to > last);
+    Ok(History { _scratch: dir, git, tip, missing, unknown_after_tip })
 }
 
 /// The fast-import stream for `steps`, how many steps' checkpoints are
@@ -141,9 +147,11 @@ fn script(
     steps: &[Step],
     undone: &HashSet<(String, String)>,
     trees: &HashMap<String, Option<String>>,
+    removed: &[(i64, i64)],
 ) -> (String, usize, bool) {
     let mut out = String::new();
     let (mut tip, mut missing, mut gap, mut made): (Option<&str>, usize, bool, bool) = (None, 0, false, false);
+    let mut since = i64::MIN;
     for (k, step) in steps.iter().enumerate() {
         let tree_of = |c: &str| trees.get(c).cloned().flatten();
         let (Some(before), Some(after)) = (tree_of(&step.before), tree_of(&step.after)) else {
@@ -151,9 +159,12 @@ fn script(
             gap = true;
             continue;
         };
-        let secs = seconds(&step.at);
+        let secs = millis(&step.at) / 1000;
+        let until = millis(&step.before_at);
+        let overlaps = removed.iter().any(|(from, to)| *from <= until && *to >= since);
+        since = millis(&step.at);
         if tip != Some(before.as_str()) {
-            let owner = if gap { Owner::Unknown } else { Owner::Nobody };
+            let owner = if gap || overlaps { Owner::Unknown } else { Owner::Nobody };
             commit(&mut out, owner, secs, &before);
             made = true;
         }
@@ -180,10 +191,10 @@ fn commit(out: &mut String, owner: Owner, secs: i64, tree: &str) {
     );
 }
 
-/// Seconds since the epoch of a recorded time (0 when unreadable: only
-/// the order of the commits matters, and that is the steps' order).
-fn seconds(at: &str) -> i64 {
-    at.parse::<jiff::Timestamp>().map_or(0, |t| t.as_second())
+/// Milliseconds since the epoch of a recorded time (0 when unreadable:
+/// the commits' order is the steps' order whatever their times).
+fn millis(at: &str) -> i64 {
+    at.parse::<jiff::Timestamp>().map_or(0, |t| t.as_millisecond())
 }
 
 /// The path of `file` inside `workspace`, as git names it.

@@ -35,9 +35,16 @@ pub async fn log(store: &Store, path: &Path) -> Result<Vec<Row>, ProvenanceError
     let workspace = super::workspace_of(&store.paths.data, path)?;
     let program = git_program()?;
     let gathered = gather(store, &workspace)?;
-    let history = history::build(&program, &workspace.shadow, &workspace.root, &gathered.steps, &gathered.undone)
-        .await
-        .map_err(ProvenanceError::Git)?;
+    let history = history::build(
+        &program,
+        &workspace.shadow,
+        &workspace.root,
+        &gathered.steps,
+        &gathered.undone,
+        &gathered.removed,
+    )
+    .await
+    .map_err(ProvenanceError::Git)?;
     let Some(tip) = &history.tip else { return Ok(Vec::new()) };
     let real = super::resolved(path);
     let rel = history::relative(&workspace.root, &real).ok_or_else(|| ProvenanceError::NoWorkspace(path.into()))?;

@@ -91,6 +91,9 @@ pub struct Gathered {
     pub steps: Vec<Step>,
     /// The (before, after) of steps a files rewind undid.
     pub undone: HashSet<(String, String)>,
+    /// The spans of time (milliseconds, first and last checkpoint) of
+    /// sessions removed from the workspace with their checkpoints.
+    pub removed: Vec<(i64, i64)>,
 }
 
 /// The steps of every session with checkpoints in `workspace` (those
@@ -105,8 +108,27 @@ pub fn gather(store: &Store, workspace: &Workspace) -> Result<Gathered, Provenan
         all.steps.extend(read.steps);
         all.undone.extend(read.undone);
     }
+    all.removed = removed_spans(workspace);
     all.steps.sort_by_cached_key(|s| (s.at.parse::<jiff::Timestamp>().ok(), s.session.as_str().to_string(), s.turn));
     Ok(all)
+}
+
+/// The spans noted by `checkpoint::lifecycle::remember_removed` of
+/// sessions whose checkpoints are gone (one whose ref is still there was
+/// not removed after all).
+fn removed_spans(workspace: &Workspace) -> Vec<(i64, i64)> {
+    let path = workspace.shadow.join(crate::checkpoint::lifecycle::REMOVED);
+    let Ok(text) = std::fs::read_to_string(path) else { return Vec::new() };
+    let millis = |t: &str| t.parse::<jiff::Timestamp>().ok().map(|t| t.as_millisecond());
+    text.lines()
+        .filter_map(|line| {
+            let mut cells = line.split('\t');
+            let (id, first, last) = (cells.next()?, cells.next()?, cells.next()?);
+            let still_there =
+                SessionId::parse(id).is_ok_and(|id| workspace.shadow.join(crate::checkpoint::ref_name(&id)).is_file());
+            if still_there { None } else { Some((millis(first)?, millis(last)?)) }
+        })
+        .collect()
 }
 
 /// One session's steps and what its rewinds undid.

@@ -25,6 +25,8 @@ pub struct Step {
     pub prompt: String,
     /// When the step ended (its second checkpoint), as recorded.
     pub at: String,
+    /// When its first checkpoint was taken.
+    pub before_at: String,
     /// The checkpoint before it.
     pub before: String,
     /// The checkpoint after it.
@@ -69,6 +71,7 @@ pub fn read<E: EntryText>(id: &SessionId, events: &[E], own_from: usize) -> Read
             turn: a.turn,
             prompt,
             at: b.at.clone(),
+            before_at: a.at.clone(),
             before: a.commit.clone(),
             after: b.commit.clone(),
         });

@@ -180,3 +180,42 @@ fn bad_files_are_refused_with_the_reason_and_exit_1() {
     let out = ts.sessions().current_dir(&proj).args(["blame", "f.txt", "-L", "3,1"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
 }
+
+#[test]
+fn a_session_with_checkpoints_off_is_claimed_by_no_other() {
+    let (ts, server, proj) = agent_setup(json!({}));
+    let f = proj.join("f.txt");
+    std::fs::write(&f, "a\n").unwrap();
+    let s1 = turn(&ts, &server, &proj, None, "add A1", write("f.txt", "a\nA1\n"));
+    let config_file = ts.dir.path().join("config/glrs/config.json");
+    let config: Value = serde_json::from_str(&std::fs::read_to_string(&config_file).unwrap()).unwrap();
+    let mut off = config.clone();
+    off["checkpoints"] = json!({"enabled": false});
+    ts.config(off);
+    let s2 = turn(&ts, &server, &proj, None, "add X", write("f.txt", "a\nA1\nX\n"));
+    ts.config(config);
+    let s3 = turn(&ts, &server, &proj, None, "add C1", write("f.txt", "a\nA1\nX\nC1\n"));
+    let got = owners(&ts, &proj, "f.txt");
+    let want = [("-", "a"), (s1.as_str(), "A1"), ("-", "X"), (s3.as_str(), "C1")];
+    assert_eq!(got, want.map(|(s, l)| (s.to_string(), l.to_string())));
+    assert!(!sessions(&ts, &proj, &["diff", &s3]).contains("+X"), "X is not session 3's");
+    let out = ts.sessions().current_dir(&proj).args(["diff", &s2]).output().unwrap();
+    assert!(out.status.success() && out.stdout.is_empty(), "{}", stderr_of(&out));
+    assert!(stderr_of(&out).contains("no checkpoints"), "{}", stderr_of(&out));
+}
+
+#[test]
+fn lines_a_removed_sessions_checkpoints_covered_are_shown_as_no_longer_attributable() {
+    let (ts, server, proj) = agent_setup(json!({}));
+    let f = proj.join("f.txt");
+    std::fs::write(&f, "a\n").unwrap();
+    let s1 = turn(&ts, &server, &proj, None, "add A1", write("f.txt", "a\nA1\n"));
+    let s2 = turn(&ts, &server, &proj, None, "add B1", write("f.txt", "a\nA1\nB1\n"));
+    sessions(&ts, &proj, &["rm", &s1]);
+    let out = ts.sessions().current_dir(&proj).args(["blame", "f.txt"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let rows: Vec<Vec<String>> = stdout_of(&out).lines().map(|l| l.split('\t').map(str::to_string).collect()).collect();
+    let owners: Vec<&str> = rows.iter().map(|r| r[1].as_str()).collect();
+    assert_eq!(owners, vec!["?", "?", s2.as_str()], "{}", stdout_of(&out));
+    assert!(stderr_of(&out).contains("2 line(s) can no longer be attributed"), "{}", stderr_of(&out));
+}

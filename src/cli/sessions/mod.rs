@@ -392,6 +392,7 @@ fn rm(store: &Store, args: &RmArgs) -> ExitCode {
     for text in &args.ids {
         let removed = store.resolve(text).and_then(|at| {
             let artifacts = crate::compact::artifact::list(store, &at.id).map_or(0, |a| a.len());
+            crate::rewind::note_removal(store, &at);
             store.remove(&at).map(|()| (at.id, artifacts))
         });
         if let Ok((id, _)) = &removed {
