@@ -91,6 +91,23 @@ pub enum StoreError {
         /// Why it is refused.
         detail: String,
     },
+    /// A lock stayed held by another process for longer than a writer
+    /// waits (a process that took `<id>.lock` and keeps it): the write
+    /// was not made, rather than waiting for ever.
+    #[error(
+        "{}: another process has held this lock for over {secs} s, so nothing was written \
+         (the lock of {what}; see who holds it with: fuser {})",
+        .path.display(),
+        .path.display()
+    )]
+    LockHeld {
+        /// The lock file.
+        path: PathBuf,
+        /// What it locks (`session 3f9a1c2b`).
+        what: String,
+        /// How long it was waited for.
+        secs: u64,
+    },
     /// A legacy session cannot be changed in place.
     #[error("session {id} is in the legacy glorious folder, which glrs never changes; cannot {what} it")]
     Legacy {

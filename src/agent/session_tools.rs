@@ -3,7 +3,6 @@
 //! artifact, `compaction_list`, `compaction_read`, `compaction_annotate` and
 //! `compaction_delete`, which act only on that session's artifacts folder.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -61,13 +60,13 @@ impl Tool for MemoryAppend {
         }
     }
 
-    fn run<'a>(&'a self, input: &'a Value, _ctx: &'a ToolContext<'a>) -> ToolFuture<'a> {
-        Box::pin(async move { self.append(input) })
+    fn run<'a>(&'a self, input: &'a Value, ctx: &'a ToolContext<'a>) -> ToolFuture<'a> {
+        Box::pin(async move { self.append(input, ctx.sandbox.policy()) })
     }
 }
 
 impl MemoryAppend {
-    fn append(&self, input: &Value) -> ToolOutput {
+    fn append(&self, input: &Value, policy: &crate::sandbox::Policy) -> ToolOutput {
         let text = match string_arg(input, "text") {
             Ok(t) => t,
             Err(e) => return e,
@@ -76,11 +75,17 @@ impl MemoryAppend {
         // Notes are private: 0600 in a 0700 folder, and a cwd that is gone
         // is never recreated.
         let written = crate::compact::flush::memory_folder(&self.cwd)
-            .and_then(|_| {
-                use std::os::unix::fs::OpenOptionsExt;
-                std::fs::OpenOptions::new().create(true).append(true).mode(0o600).open(&path)
-            })
-            .and_then(|mut f| f.write_all(format!("{}\n", text.trim_end()).as_bytes()));
+            .and_then(|_| checked_memory_file(&self.cwd, &path, policy))
+            .and_then(|real| {
+                crate::tools::fs::open::append_no_links(&real, format!("{}\n", text.trim_end()).as_bytes()).map_err(
+                    |e| match e {
+                        crate::tools::fs::open::OpenError::Io(e) => e,
+                        crate::tools::fs::open::OpenError::NotRegular(kind) => {
+                            std::io::Error::other(format!("it is {kind}, not a regular file"))
+                        }
+                    },
+                )
+            });
         match written {
             Ok(()) => ok(format!(
                 "appended {} characters to memory/{}",
@@ -90,6 +95,25 @@ impl MemoryAppend {
             Err(e) => fail(format!("cannot write {}: {e}", path.display())),
         }
     }
+}
+
+/// Today's memory file `path` resolved and judged (issue 31 item 5): it
+/// must be where it is meant to be, `<cwd>/memory/<day>.md` with no link
+/// on the way (one the model planted, to `~/.bashrc`, is refused), and a
+/// place the sandbox lets the session write (or glrs's own data folder).
+fn checked_memory_file(cwd: &Path, path: &Path, policy: &crate::sandbox::Policy) -> std::io::Result<PathBuf> {
+    let real = crate::sandbox::resolve(path);
+    let meant = crate::sandbox::resolve(cwd).join("memory").join(path.file_name().unwrap_or_default());
+    let refused = |why: String| std::io::Error::new(std::io::ErrorKind::PermissionDenied, why);
+    if real != meant {
+        return Err(refused(format!("it leads to {} (a symbolic link): not followed", real.display())));
+    }
+    let data = policy.data();
+    let in_data = !data.as_os_str().is_empty() && real.starts_with(data);
+    if !policy.is_writable(&real) && !in_data {
+        return Err(refused(format!("{} is outside the sandbox's writable roots", real.display())));
+    }
+    Ok(real)
 }
 
 /// The artifact `name` in this session's folder only: a bare file name.
@@ -291,17 +315,18 @@ mod tests {
     fn memory_append_writes_todays_file() {
         let dir = tempfile::tempdir().unwrap();
         let tool = MemoryAppend { cwd: dir.path().into() };
-        assert!(!tool.append(&json!({"text": "- the API is v2"})).is_error);
-        assert!(!tool.append(&json!({"text": "- deploy on Fridays"})).is_error);
+        let off = crate::sandbox::Sandbox::off().policy();
+        assert!(!tool.append(&json!({"text": "- the API is v2"}), off).is_error);
+        assert!(!tool.append(&json!({"text": "- deploy on Fridays"}), off).is_error);
         assert_eq!(std::fs::read_to_string(tool.file()).unwrap(), "- the API is v2\n- deploy on Fridays\n");
-        assert!(tool.append(&json!({})).is_error);
+        assert!(tool.append(&json!({}), off).is_error);
         use std::os::unix::fs::PermissionsExt;
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&tool.file()), 0o600);
         assert_eq!(mode(&dir.path().join("memory")), 0o700);
         // A cwd that is gone is not recreated.
         let gone = MemoryAppend { cwd: dir.path().join("gone/deeper") };
-        let out = gone.append(&json!({"text": "x"}));
+        let out = gone.append(&json!({"text": "x"}), off);
         assert!(out.is_error && out.content.contains("does not exist"), "{out:?}");
         assert!(!dir.path().join("gone").exists());
     }

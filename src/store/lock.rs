@@ -20,6 +20,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crate::error::StoreError;
 
@@ -154,24 +155,65 @@ enum Locked {
 /// holds its lock while doing so: once we have the lock (or are refused
 /// it), a path that no longer names the file we opened means that file was
 /// removed meanwhile, and we start over with the new one.
-fn lock_exclusive(path: &Path, wait: bool) -> Result<Locked, StoreError> {
+fn lock_exclusive(path: &Path, wait: Option<Duration>) -> Result<Locked, StoreError> {
     lock_exclusive_from(path, wait, || open_lock_file(path, true))
+}
+
+/// How long a writer waits for a write lock. The lock is held for one
+/// read-modify-write (milliseconds); a process holding it for longer (a
+/// helper that opened `<id>.lock` and locked it, issue 31 item 14) gets a
+/// clear error rather than a chat hung for ever.
+pub const LOCK_WAIT: Duration = Duration::from_secs(15);
+
+/// Wait at most `limit` for `file`'s exclusive lock. `flock` has no
+/// timeout of its own (and a blocked one cannot be cancelled from another
+/// thread), so the lock is tried with pauses growing to a tenth of a
+/// second: at most ten tries a second once the wait is long.
+fn lock_within(file: &File, path: &Path, limit: Duration) -> Result<(), StoreError> {
+    use std::fs::TryLockError;
+    let start = std::time::Instant::now();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(TryLockError::WouldBlock) => {}
+            Err(TryLockError::Error(e)) => return Err(StoreError::io(path, "lock", e)),
+        }
+        if start.elapsed() >= limit {
+            return Err(StoreError::LockHeld {
+                path: path.to_path_buf(),
+                what: locked_thing(path),
+                secs: limit.as_secs(),
+            });
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(100));
+    }
+}
+
+/// What a lock file locks, for its error: `session 3f9a1c2b` for
+/// `3f9a1c2b.lock`, else the file's name.
+fn locked_thing(path: &Path) -> String {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let is_id = stem.len() == 8 && stem.bytes().all(|b| b.is_ascii_hexdigit());
+    if is_id { format!("session {stem}") } else { stem }
 }
 
 /// [`lock_exclusive`] with the opening given (a test hands it a file that
 /// was removed after it was opened).
 fn lock_exclusive_from(
     path: &Path,
-    wait: bool,
+    wait: Option<Duration>,
     mut open: impl FnMut() -> std::io::Result<File>,
 ) -> Result<Locked, StoreError> {
     for _ in 0..ATTEMPTS {
         let file = open().map_err(|e| StoreError::io(path, "open lock file", e))?;
-        let mine = if wait {
-            file.lock().map_err(|e| StoreError::io(path, "lock", e))?;
-            true
-        } else {
-            try_exclusive(&file).map_err(|e| StoreError::io(path, "lock", e))?
+        let mine = match wait {
+            Some(limit) => {
+                lock_within(&file, path, limit)?;
+                true
+            }
+            None => try_exclusive(&file).map_err(|e| StoreError::io(path, "lock", e))?,
         };
         if still_names(path, &file).map_err(|e| StoreError::io(path, "lock", e))? {
             return Ok(if mine { Locked::Mine(file) } else { Locked::Held(file) });
@@ -276,15 +318,21 @@ impl Drop for WriteLock {
 impl WriteLock {
     /// Take the lock in `path` if nobody holds it; `None` when somebody does.
     pub fn try_acquire(path: &Path) -> Result<Option<WriteLock>, StoreError> {
-        match lock_exclusive(path, false)? {
+        match lock_exclusive(path, None)? {
             Locked::Mine(file) => Ok(Some(WriteLock { file })),
             Locked::Held(_) => Ok(None),
         }
     }
 
-    /// Wait for and take the lock in `path` (created if missing).
+    /// Wait for and take the lock in `path` (created if missing), at most
+    /// [`LOCK_WAIT`]: then the error is `LockHeld`.
     pub fn acquire(path: &Path) -> Result<WriteLock, StoreError> {
-        match lock_exclusive(path, true)? {
+        WriteLock::acquire_within(path, LOCK_WAIT)
+    }
+
+    /// [`WriteLock::acquire`], waiting at most `limit`.
+    pub fn acquire_within(path: &Path, limit: Duration) -> Result<WriteLock, StoreError> {
+        match lock_exclusive(path, Some(limit))? {
             Locked::Mine(file) => Ok(WriteLock { file }),
             Locked::Held(_) => Err(StoreError::io(path, "lock", std::io::Error::other("lock refused while waiting"))),
         }
@@ -339,7 +387,7 @@ impl OpenLock {
 
     /// [`OpenLock::try_acquire`], saying who holds it.
     pub fn try_acquire_as(path: &Path, id: &str, holder: Holder) -> Result<OpenLock, StoreError> {
-        match lock_exclusive(path, false)? {
+        match lock_exclusive(path, None)? {
             Locked::Mine(mut file) => {
                 let mut text = std::process::id().to_string();
                 if holder == Holder::Compaction {

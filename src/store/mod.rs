@@ -37,6 +37,10 @@ pub use format::SessionFile;
 pub use inplace::Mark;
 pub use lock::{OpenLock, Stamp, WriteLock};
 
+/// How long `glrs-compact` waits for another compaction of the session
+/// (one model call, its retries included) before it gives up.
+const COMPACTION_WAIT: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+
 /// Where a session's file is: the store, or the read-only legacy folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Located {
@@ -401,11 +405,12 @@ impl Store {
     }
 
     /// `<id>.compact`: held by `glrs-compact` for a whole compaction, so two
-    /// never summarise the same range (waits for one under way).
+    /// never summarise the same range (waits for one under way, as long as
+    /// a compaction's model call may take, not for ever).
     pub fn compaction_lock(&self, id: &SessionId) -> Result<WriteLock, StoreError> {
         ensure_private_dir(&self.paths.sessions)
             .map_err(|e| StoreError::io(&self.paths.sessions, "create folder", e))?;
-        WriteLock::acquire(&self.compact_path(id))
+        WriteLock::acquire_within(&self.compact_path(id), COMPACTION_WAIT)
     }
 
     /// [`Store::compaction_lock`] without waiting: `None` while another

@@ -159,7 +159,7 @@ fn an_acquirer_whose_file_was_removed_meanwhile_takes_the_new_one() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("3f9a1c2b.open");
     let never_saved = vec![dir.path().join("3f9a1c2b.json")];
-    for wait in [true, false] {
+    for wait in [Some(LOCK_WAIT), None] {
         let held = OpenLock::try_acquire(&path, "3f9a1c2b").unwrap().removed_on_release_unless(never_saved.clone());
         // Another acquirer opened the lock file while it was held...
         let mut stale = Some(open_lock_file(&path, true).unwrap());
@@ -236,4 +236,25 @@ fn removing_lock_files_on_release_never_lets_two_hold_one_name() {
     });
     assert!(open_taken.load(Ordering::SeqCst) > 0);
     assert!(!open.exists() && !write.exists(), "the last holders removed them");
+}
+
+#[test]
+fn a_write_lock_held_elsewhere_is_waited_for_a_bounded_time_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("3f9a1c2b.lock");
+    // Another process's lock, as a helper holding it would (flock locks
+    // of two open files conflict within one process too).
+    let holder = open_lock_file(&path, true).unwrap();
+    holder.lock().unwrap();
+    let started = std::time::Instant::now();
+    let err = WriteLock::acquire_within(&path, Duration::from_millis(300)).unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(5), "bounded");
+    let text = err.to_string();
+    assert!(matches!(err, StoreError::LockHeld { .. }), "{text}");
+    assert!(
+        text.contains("3f9a1c2b.lock") && text.contains("session 3f9a1c2b") && text.contains("nothing was written"),
+        "{text}"
+    );
+    holder.unlock().unwrap();
+    assert!(WriteLock::acquire_within(&path, Duration::from_millis(300)).is_ok(), "free again: taken");
 }

@@ -24,11 +24,16 @@ const WALK: OFlags = OFlags::RDONLY;
 /// symlink on the way or at the end: `openat2` with `RESOLVE_NO_SYMLINKS`
 /// where the kernel has it, else one `openat` with `O_NOFOLLOW` a part.
 pub fn open_no_links(real: &Path, flags: OFlags) -> io::Result<OwnedFd> {
+    open_no_links_mode(real, flags, Mode::empty())
+}
+
+/// [`open_no_links`], a file it creates given `mode`.
+fn open_no_links_mode(real: &Path, flags: OFlags, mode: Mode) -> io::Result<OwnedFd> {
     let flags = flags | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     #[cfg(target_os = "linux")]
     {
         use rustix::fs::ResolveFlags;
-        match rustix::fs::openat2(CWD, real, flags, Mode::empty(), ResolveFlags::NO_SYMLINKS) {
+        match rustix::fs::openat2(CWD, real, flags, mode, ResolveFlags::NO_SYMLINKS) {
             // ENOSYS: an old kernel; EPERM: a seccomp filter that refuses it.
             Err(rustix::io::Errno::NOSYS | rustix::io::Errno::PERM) => {}
             other => return other.map_err(io::Error::from),
@@ -36,7 +41,20 @@ pub fn open_no_links(real: &Path, flags: OFlags) -> io::Result<OwnedFd> {
     }
     let (parent, name) = split(real)?;
     let dir = walk(parent)?;
-    Ok(rustix::fs::openat(&dir, name, flags, Mode::empty())?)
+    Ok(rustix::fs::openat(&dir, name, flags, mode)?)
+}
+
+/// Append `bytes` to the regular file `real` (absolute, resolved),
+/// created 0600 when missing, following no symlink on the way or at the
+/// end: a link planted in its place (to `~/.bashrc`) fails the open.
+pub fn append_no_links(real: &Path, bytes: &[u8]) -> Result<(), OpenError> {
+    let flags = OFlags::WRONLY | OFlags::APPEND | OFlags::CREATE | OFlags::NONBLOCK | OFlags::NOCTTY;
+    let fd = open_no_links_mode(real, flags, Mode::from_raw_mode(0o600))?;
+    let stat = rustix::fs::fstat(&fd)?;
+    match FileType::from_raw_mode(stat.st_mode) {
+        FileType::RegularFile => Ok(File::from(fd).write_all(bytes)?),
+        other => Err(OpenError::NotRegular(kind_name(other))),
+    }
 }
 
 /// The folder and the last name of a real path.
