@@ -25,7 +25,13 @@ use std::io::Write;
 use super::lock::Stamp;
 
 /// The first bytes of an index file; the digit is the layout's version.
-pub const MAGIC: &[u8; 16] = b"glrs-listing v2\n";
+/// v3: files with damaged lines are read (issue 33), so a v2 index's
+/// "problem" records of them must not hide them any longer.
+pub const MAGIC: &[u8; 16] = b"glrs-listing v3\n";
+
+/// The start of every version's [`MAGIC`]: an index of another version is
+/// rebuilt without a word (it is not damaged, only older).
+pub const MAGIC_FAMILY: &[u8] = b"glrs-listing v";
 
 const LEGACY: u8 = 1;
 const PINNED: u8 = 2;

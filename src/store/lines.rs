@@ -83,7 +83,7 @@ pub fn read(at: &Located) -> Result<Lines, StoreError> {
 pub(crate) fn read_locked(at: &Located) -> Result<Lines, StoreError> {
     let (bytes, ino) = read_bytes(at)?;
     let mark = Mark::of_bytes(ino, &bytes);
-    let (doc, text) = split(bytes, at)?;
+    let (doc, text) = super::damage::parse_or_salvage(bytes, |bytes| split(bytes, at))?;
     Ok(Lines { at: at.clone(), doc, text, mark })
 }
 
@@ -243,13 +243,20 @@ pub(crate) fn read_settled<T>(
     let complete = at.legacy || journal::holds_all(&journal_path, ino, bytes.len() as u64, slice);
     let parsed =
         if complete { parse(bytes) } else { Err(StoreError::Corrupt { path: at.path.clone(), detail: String::new() }) };
+    // Settled, a file still corrupt is read past its damaged lines, if
+    // that is all that is wrong with it (see [`super::damage`]).
     match parsed {
         Err(StoreError::Corrupt { .. }) if !at.legacy => {
             let _lock = WriteLock::acquire(&at.path.with_extension("lock"))?;
             journal::recover(&at.path, &journal_path)?;
             let (bytes, ino) = read_bytes(at)?;
             let mark = Mark::of_bytes(ino, &bytes);
-            Ok((parse(bytes)?, mark))
+            Ok((super::damage::parse_or_salvage(bytes, parse)?, mark))
+        }
+        Err(StoreError::Corrupt { .. }) => {
+            let (bytes, ino) = read_bytes(at)?;
+            let mark = Mark::of_bytes(ino, &bytes);
+            Ok((super::damage::parse_or_salvage(bytes, parse)?, mark))
         }
         other => Ok((other?, mark)),
     }

@@ -251,6 +251,9 @@ fn decode_index<'a>(bytes: &'a [u8], index_path: &Path, problems: &mut Vec<Strin
     if bytes.is_empty() && !index_path.exists() {
         return (Vec::new(), false);
     }
+    if bytes.starts_with(index::MAGIC_FAMILY) && !bytes.starts_with(index::MAGIC) {
+        return (Vec::new(), true);
+    }
     match index::decode(bytes) {
         Ok(records) => (records, false),
         Err(index::Corrupt(why)) => {

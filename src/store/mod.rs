@@ -7,6 +7,7 @@
 
 mod append;
 pub mod cleanup;
+pub mod damage;
 pub mod entry;
 pub mod format;
 #[cfg(test)]
@@ -216,11 +217,47 @@ impl Store {
         recent::tally(at)
     }
 
-    /// Read and parse the file as it is now (under the write lock).
+    /// Read and parse the file as it is now (under the write lock), to
+    /// rewrite it. A file with damaged lines is read salvaged, and the
+    /// original kept beside it first (see [`damage`]): the rewrite keeps
+    /// every line, the `.bak` every byte.
     fn read_now(&self, at: &Located) -> Result<Loaded, StoreError> {
         let (bytes, ino) = read_bytes(at)?;
-        let file = format::parse(&bytes, &at.path, Some(at.id.as_str()))?;
-        Ok(Loaded { at: at.clone(), file, mark: Mark::of_bytes(ino, &bytes) })
+        let mark = Mark::of_bytes(ino, &bytes);
+        let parse = |bytes: &[u8]| format::parse(bytes, &at.path, Some(at.id.as_str()));
+        let file = match parse(&bytes) {
+            Err(e @ StoreError::Corrupt { .. }) => {
+                let Some(salvaged) = damage::salvage(&bytes) else { return Err(e) };
+                let file = parse(&salvaged.bytes).map_err(|_| e)?;
+                if !at.legacy {
+                    damage::keep_backup(&at.path, &bytes)?;
+                }
+                file
+            }
+            other => other?,
+        };
+        Ok(Loaded { at: at.clone(), file, mark })
+    }
+
+    /// `glrs-sessions repair`: rewrite a session whose file has damaged
+    /// lines with each kept as a `custom` entry in its place, the original
+    /// kept beside it as `<id>.json.bak`. `None` when nothing is damaged
+    /// (nothing is written); else the damaged lines' numbers and the backup.
+    pub fn repair(&self, at: &Located) -> Result<Option<(Vec<usize>, PathBuf)>, StoreError> {
+        if at.legacy {
+            return Err(StoreError::Legacy { id: at.id.to_string(), what: "repair" });
+        }
+        let id = &at.id;
+        let _lock = WriteLock::acquire(&self.lock_path(id))?;
+        journal::recover(&self.session_path(id), &self.journal_path(id))?;
+        let (bytes, _) = read_bytes(at)?;
+        let Some(salvaged) = damage::salvage(&bytes) else { return Ok(None) };
+        // Only a file that then reads whole is written.
+        format::parse::<serde::de::IgnoredAny>(&salvaged.bytes, &at.path, Some(id.as_str()))?;
+        let backup = damage::keep_backup(&at.path, &bytes)?;
+        journal::clear(&at.path, &self.journal_path(id))?;
+        lock::write_atomic(&at.path, true, |w| w.write_all(&salvaged.bytes))?;
+        Ok(Some((salvaged.lines, backup)))
     }
 
     /// Apply every append the journal of `id` committed, make the session
@@ -483,6 +520,8 @@ impl Store {
             let _ = std::fs::remove_file(lock_file);
         }
         let _ = lock::remove_unheld(&self.compact_path(id));
+        // The originals `repair` kept: the conversation, as private as the session.
+        damage::remove_backups(&at.path);
         // The write lock first: dropping the open lock checkpoints a
         // journal left behind, under the write lock.
         drop((write, open));

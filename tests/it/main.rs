@@ -27,6 +27,7 @@ mod compaction_hooks;
 mod compaction_refs;
 mod completions;
 mod cost;
+mod damaged;
 mod deathsig;
 mod escapes;
 mod export;

@@ -86,6 +86,8 @@ pub enum Command {
     Blame(BlameArgs),
     /// The sessions and turns that changed a file or folder, newest first, with lines added and removed
     Log(LogArgs),
+    /// Rewrite a session whose file has damaged lines, each kept as a custom entry (the original saved as .bak)
+    Repair(RepairArgs),
 }
 
 #[derive(Debug, ClapArgs)]
@@ -134,6 +136,23 @@ pub struct LogArgs {
     /// The file or folder
     pub path: std::path::PathBuf,
     /// Print a JSON array
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, ClapArgs)]
+#[command(long_about = "Rewrite a session whose file has damaged lines (a line that is no entry: a hand edit, a \
+        disk error). Every program reads past such a line already (show prints it as damaged, no model is sent \
+        it); repair makes the file whole again: each damaged line becomes a custom entry named damaged, in its \
+        place, holding its line number and text, so nothing is dropped and entry numbers stay as they were. \
+        The original file is kept beside the session as <id>.json.bak (.bak.2, … when one exists). A sound \
+        file is left alone.")]
+/// Arguments of `repair`.
+pub struct RepairArgs {
+    /// Session id or unique prefix
+    #[arg(add = crate::cli::complete::ids())]
+    pub id: String,
+    /// Print a JSON object: id, lines (the damaged lines' numbers), backup
     #[arg(long)]
     pub json: bool,
 }
@@ -369,6 +388,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Command::Diff(a) => provenance::diff(&store, &a, &mut out)?,
         Command::Blame(a) => provenance::blame(&store, &a, &mut out)?,
         Command::Log(a) => provenance::log(&store, &a, &mut out)?,
+        Command::Repair(a) => repair(&store, &a, &mut out)?,
     };
     out.flush()?;
     Ok(code)
@@ -425,6 +445,33 @@ pub(crate) fn forget_checkpoints(store: &Store, id: &crate::SessionId) {
     if let Err(e) = removed {
         crate::cli::warn(PROGRAM, &format!("the checkpoints of {id}: {e:#}"));
     }
+}
+
+/// `repair ID`: the damaged lines kept as entries, the original as `.bak`.
+fn repair(store: &Store, args: &RepairArgs, out: &mut dyn Write) -> Result<ExitCode> {
+    let at = store.resolve(&args.id)?;
+    let repaired = store.repair(&at)?;
+    if args.json {
+        let (lines, backup) = repaired.map_or((Vec::new(), None), |(l, b)| (l, Some(b)));
+        let report = serde_json::json!({"id": at.id.as_str(), "lines": lines, "backup": backup});
+        writeln!(out, "{report}")?;
+        return Ok(ExitCode::Success);
+    }
+    match repaired {
+        None => crate::output::to_stderr(format_args!("{PROGRAM}: {}: no damaged line: nothing to repair", at.id)),
+        Some((lines, backup)) => {
+            let numbers: Vec<String> = lines.iter().map(usize::to_string).collect();
+            crate::output::to_stderr(format_args!(
+                "{PROGRAM}: {}: kept {} as custom entries named {} (line {}); the original is {}",
+                at.id,
+                crate::output::count(lines.len() as u64, "damaged line", "damaged lines"),
+                crate::store::damage::NAME,
+                numbers.join(", "),
+                backup.display()
+            ));
+        }
+    }
+    Ok(ExitCode::Success)
 }
 
 fn pin(store: &Store, text: &str, pinned: bool) -> Result<ExitCode> {

@@ -174,7 +174,13 @@ fn describe(entry: &Entry) -> (String, String) {
             }
             (head, brief.clone())
         }
-        Entry::Custom { name, data, .. } => (format!("custom {name}"), compact_json(data)),
+        Entry::Custom { name, data, .. } => match crate::store::damage::line_of(data) {
+            // A line of the file that was no entry, kept as it was read.
+            Some((line, text)) if name == crate::store::damage::NAME => {
+                (format!("damaged · line {line} of the file, kept as read, never sent to a model"), text.to_string())
+            }
+            _ => (format!("custom {name}"), compact_json(data)),
+        },
         Entry::Checkpoint { commit, files, more_files, too_large, .. } => {
             let changed = count(files.len() as u64 + more_files, "file", "files");
             let short = commit.get(..12).unwrap_or(commit);
