@@ -176,6 +176,7 @@ impl Agent {
         let recent = flush::read_for_context(&store, at)?;
         let file = &recent.lines;
         let events = file.entries();
+        let chosen = model.is_some();
         let model = match model {
             Some(m) => m,
             None => match file.get_str("model") {
@@ -183,7 +184,8 @@ impl Agent {
                 None => fallback()?,
             },
         };
-        let provider = Provider::from_config(&config, &model.provider)?;
+        let provider = Provider::from_config(&config, &model.provider)
+            .map_err(|e| if chosen { e } else { model_hint(e, &model, &config) })?;
         let cwd = file.get_str("cwd").unwrap_or("").to_string();
         // `--system` wins, then what the session was started with, then the config.
         let system =
@@ -468,4 +470,20 @@ impl Agent {
         self.context.tokens = self.system_tokens();
         self.save_or_report()
     }
+}
+
+/// A session's own model that cannot be used here (an imported session's,
+/// whose provider has no key on this machine): the error, and how to go
+/// on with another model, naming those configured.
+fn model_hint(e: anyhow::Error, model: &ModelRef, config: &Config) -> anyhow::Error {
+    let configured = crate::provider::select::configured_models(config);
+    let choices = match configured.as_slice() {
+        [] => "none is configured: see glrs models".to_string(),
+        names => format!("configured: {}", names.join(", ")),
+    };
+    anyhow::anyhow!(
+        "{e:#}; this session last used {}: to continue it with another model, pass --model provider/model-id \
+         ({choices})",
+        model.full()
+    )
 }

@@ -451,6 +451,8 @@ fn create(
         }
     }
     file.set("importedFrom", from.header(unit, entries));
+    // The source's dates are kept; when it entered the store is this (cleanup's age counts from it).
+    file.set("importedAt", Value::from(crate::time::now()));
     let tokens = crate::context::estimate(&crate::context::replay(&raws));
     file.set("contextTokens", Value::from(tokens));
     file.events = raws;

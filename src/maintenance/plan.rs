@@ -49,7 +49,7 @@ impl<'a> Sessions<'a> {
         let mut oldest_first: Vec<Summary> = listing.sessions.into_iter().filter(|s| !s.legacy).collect();
         let existing: HashSet<String> = oldest_first.iter().map(|s| s.id.clone()).collect();
         let current: HashSet<String> = store.keys()?.into_values().map(|r| r.session).collect();
-        oldest_first.sort_by_key(|s| crate::time::parse_ms(&s.updated_at).unwrap_or(0));
+        oldest_first.sort_by_key(last_active_ms);
         let shadows = checkpoints::all(&store.paths.data);
         Ok(Sessions { store, oldest_first, existing, current, shadows })
     }
@@ -148,13 +148,20 @@ fn by_session_rules(sessions: &Sessions, policy: &Policy, now: SystemTime, decid
     rows
 }
 
+/// When a session was last active, for retention: `updatedAt`, or when it
+/// entered the store if later. An imported session carries its source's
+/// dates, so its age counts from its import at the earliest (SPEC 10), or
+/// cleanup would remove what was just imported.
+fn last_active_ms(s: &Summary) -> i64 {
+    let updated = crate::time::parse_ms(&s.updated_at).unwrap_or(0);
+    let entered = s.imported_at.as_deref().and_then(crate::time::parse_ms).unwrap_or(0);
+    updated.max(entered)
+}
+
 /// The first rule that lists a session, if one does.
 fn session_rule(s: &Summary, newest_first_rank: usize, policy: &Policy, now_ms: i128) -> Option<Reason> {
-    let older_than = |age: Option<Duration>| {
-        age.is_some_and(|age| {
-            i128::from(crate::time::parse_ms(&s.updated_at).unwrap_or(0)) < now_ms - age.as_millis() as i128
-        })
-    };
+    let since = i128::from(last_active_ms(s));
+    let older_than = |age: Option<Duration>| age.is_some_and(|age| since < now_ms - age.as_millis() as i128);
     if older_than(policy.prune_after) {
         Some(Reason::Stale)
     } else if s.key.as_deref().is_some_and(|k| k.starts_with("cron:")) && older_than(policy.cron_retention) {

@@ -12,7 +12,7 @@
 //!   - for a summary: `updatedAt` in ms (i64, `i64::MIN` when unreadable),
 //!     entries (u64), `contextTokens` (u64), then the strings file name,
 //!     id, `createdAt`, `updatedAt`, `cwd`, title, key, model, parent (its
-//!     JSON text);
+//!     JSON text), `importedAt`;
 //!   - for a problem: the strings file name and the problem;
 //! - nothing after the last record.
 //!
@@ -26,7 +26,8 @@ use super::lock::Stamp;
 
 /// The first bytes of an index file; the digit is the layout's version.
 /// v3: files with damaged lines are read (issue 33), so a v2 index's
-/// "problem" records of them must not hide them any longer.
+/// "problem" records of them must not hide them any longer; and
+/// `importedAt` is kept (cleanup counts an import's age from it).
 pub const MAGIC: &[u8; 16] = b"glrs-listing v3\n";
 
 /// The start of every version's [`MAGIC`]: an index of another version is
@@ -68,6 +69,8 @@ pub struct Fields<'a> {
     pub model: Option<&'a str>,
     /// `parent`, as JSON text.
     pub parent: Option<&'a str>,
+    /// `importedAt`: when an imported session entered the store.
+    pub imported_at: Option<&'a str>,
     /// Whether it is pinned.
     pub pinned: bool,
 }
@@ -132,6 +135,7 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<Record<'_>>, Corrupt> {
                 key: r.opt()?,
                 model: r.opt()?,
                 parent: r.opt()?,
+                imported_at: r.opt()?,
                 pinned: flags & PINNED != 0,
             };
             (name, Body::Summary(fields))
@@ -177,7 +181,7 @@ pub fn write_record(out: &mut dyn Write, stamp: &Stamp, legacy: bool, name: &str
             for s in [name, f.id, f.created_at, f.updated_at, f.cwd, f.title] {
                 write_str(out, s)?;
             }
-            for s in [f.key, f.model, f.parent] {
+            for s in [f.key, f.model, f.parent, f.imported_at] {
                 match s {
                     Some(s) => write_str(out, s)?,
                     None => out.write_all(&NONE.to_le_bytes())?,
@@ -268,6 +272,7 @@ mod tests {
             key: None,
             model: Some("openai/gpt-4.1"),
             parent: Some(r#"{"id":"aaaa0001","entry":2}"#),
+            imported_at: Some("2026-11-30T10:00:00.000Z"),
             pinned: true,
         }
     }

@@ -61,6 +61,10 @@ pub struct Summary {
     pub parent: Option<Value>,
     /// Whether it is pinned.
     pub pinned: bool,
+    /// `importedAt`: when an imported session entered the store (cleanup
+    /// counts its age from the later of this and `updatedAt`, SPEC 10).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub imported_at: Option<String>,
     /// Whether it is in the legacy folder.
     pub legacy: bool,
     /// Its file.
@@ -92,6 +96,7 @@ impl Summary {
             model: text("model"),
             parent: doc.get("parent").cloned(),
             pinned: doc.get("pinned").and_then(Value::as_bool).unwrap_or(false),
+            imported_at: text("importedAt"),
             legacy: at.legacy,
             path: at.path.clone(),
         }
@@ -112,6 +117,7 @@ impl Summary {
             model: text(f.model),
             parent: f.parent.and_then(|p| serde_json::from_str(p).ok()),
             pinned: f.pinned,
+            imported_at: text(f.imported_at),
             legacy: at.legacy,
             path: at.path.clone(),
             updated_ms: f.updated_ms,
@@ -133,6 +139,7 @@ impl Summary {
             model: self.model.as_deref(),
             parent,
             pinned: self.pinned,
+            imported_at: self.imported_at.as_deref(),
         }
     }
 }

@@ -24,6 +24,7 @@ pub mod lock;
 pub mod prompts;
 pub mod recent;
 pub mod recovery;
+mod sources;
 pub mod survey;
 mod tail;
 
@@ -164,8 +165,17 @@ impl Store {
 
     /// Turn user text (a full id or a unique prefix of 4+ characters) into
     /// a session that exists. The text is checked before any path is built.
+    /// Text that is no id may be an imported session's source id (a Claude
+    /// Code uuid, a Codex rollout id): looked up in the sessions'
+    /// `importedFrom` records (see [`sources`]), never used as a path.
     pub fn resolve(&self, text: &str) -> Result<Located, StoreError> {
-        let prefix = IdPrefix::parse(text)?;
+        let prefix = match IdPrefix::parse(text) {
+            Ok(prefix) => prefix,
+            Err(invalid) if sources::could_be(text) => {
+                return sources::find(self.all()?, text).ok_or(invalid);
+            }
+            Err(invalid) => return Err(invalid),
+        };
         if let Some(id) = prefix.as_full() {
             return self.locate(&id).ok_or(StoreError::NotFound { id: id.to_string() });
         }

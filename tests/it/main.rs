@@ -43,6 +43,7 @@ mod import_branches;
 mod import_codex;
 mod import_lossless;
 mod import_recorded;
+mod imported;
 mod kept_scans;
 mod layering;
 mod lifecycle;
