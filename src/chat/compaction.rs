@@ -255,6 +255,14 @@ impl Chat {
         cancel: &Cancel,
         ui: &mut dyn TurnUi,
     ) -> Option<CompactOutcome> {
+        // The server the turn could not reach is not asked again (and again)
+        // for the flush and the brief: they wait for a turn that reaches it.
+        if self.automatic.unreachable {
+            if self.flush_due() || stopped_at_line || self.compaction_due() {
+                ui.notice("(no memory flush or compaction now: the model's server did not answer; they run after the next turn that reaches it)");
+            }
+            return None;
+        }
         // A flush that overflowed the window says the context is fuller
         // than estimated: the compaction runs now, not at the next overflow.
         let mut overflowed = false;

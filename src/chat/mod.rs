@@ -63,6 +63,10 @@ struct Automatic {
     overflowed: bool,
     /// Compactions started during a turn (`/compact` typed meanwhile).
     background: Vec<crate::process::Background>,
+    /// The last user turn failed because the model's server did not answer
+    /// (after its retries): the flush and compaction at idle, which would
+    /// ask the same server, do not run (issue 33: three rounds of retries).
+    unreachable: bool,
     /// A turn that passes the compaction line compacts and goes on, rather
     /// than stopping for a "continue" (one-shot: no one could send it).
     goes_on_at_line: bool,
@@ -153,6 +157,7 @@ impl Chat {
         let mut driver = ChatDriver { automatic: &mut self.automatic, typed: steers };
         let outcome = self.agent.turn_with(text, TurnKind::Normal, ui, cancel, &mut driver).await;
         self.automatic.overflowed = matches!(outcome.error, Some(CallError::Overflow(_)));
+        self.automatic.unreachable = outcome.error.as_ref().is_some_and(CallError::server_down);
         outcome
     }
 }

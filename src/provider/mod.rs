@@ -126,6 +126,17 @@ pub enum CallError {
 }
 
 impl CallError {
+    /// True when the server did not answer, or answered only with errors of
+    /// its own (429, 5xx), through every retry: asking it again at once
+    /// would go the same way.
+    pub fn server_down(&self) -> bool {
+        match self {
+            CallError::Failed(_) => true,
+            CallError::Http { status, .. } => *status == 429 || *status >= 500,
+            _ => false,
+        }
+    }
+
     /// The `kind` of the `error` entry this becomes.
     pub fn kind(&self) -> &'static str {
         match self {

@@ -28,6 +28,7 @@ mod compaction_refs;
 mod completions;
 mod cost;
 mod damaged;
+mod dead_server;
 mod deathsig;
 mod escapes;
 mod export;
