@@ -5,6 +5,8 @@ use glrs::cli::{chat, finish};
 
 fn main() -> std::process::ExitCode {
     glrs::cli::complete::handle(chat::Args::command);
-    let args: chat::Args = glrs::cli::parse_args(chat::PROGRAM_NAME);
-    finish(chat::PROGRAM_NAME, chat::run(args))
+    // Run by the front door (`glrs --resume …`), its errors are glrs's.
+    let name = glrs::cli::front::invoked_as(chat::PROGRAM_NAME);
+    let args: chat::Args = glrs::cli::parse_args(name);
+    finish(name, chat::run(args))
 }

@@ -487,12 +487,18 @@ const MAX_COST_PER_M: f64 = 1_000_000.0;
 /// `maxStepsPerTurn` when not configured.
 pub const DEFAULT_MAX_STEPS: u64 = 100;
 
-fn check_model_name(key: &str, name: &str) -> Result<()> {
+fn check_model_name(key: &str, name: &str) -> Result<(), MisnamedModel> {
     match name.split_once('/') {
         Some((p, m)) if !p.is_empty() && !m.is_empty() => Ok(()),
-        _ => bail!("{key}: {}", misnamed_model(name)),
+        _ => Err(MisnamedModel(format!("{key}: {}", misnamed_model(name)))),
     }
 }
+
+/// A model named without its provider (`GLRS_MODEL=gpt-4.1`): a mistake in
+/// how glrs was called (the programs exit 2), not a failure.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct MisnamedModel(pub String);
 
 /// What to say about a model name without a provider: the likely provider
 /// when the name says it (`gpt-4.1` is OpenAI's), else the form. The one

@@ -163,6 +163,16 @@ fn checked_arguments(args: &Args, config: &Config) -> Result<Option<String>> {
     if no_executables {
         check_rule_tools(&args.allow, &crate::agent::standard_tool_names(), config)?;
     }
+    // A model named by --model or GLRS_MODEL that no provider serves is a
+    // mistake in how glrs was called too (a model in the config is not).
+    let named = match &args.model {
+        Some(model) => Some(("--model", model.clone())),
+        None => std::env::var("GLRS_MODEL").ok().filter(|m| !m.is_empty()).map(|m| ("GLRS_MODEL", m)),
+    };
+    if let Some((from, name)) = named {
+        let model = ModelRef::parse(&name).map_err(|e| UsageError(format!("{from}: {e:#}")))?;
+        crate::provider::check_known(config, &model.provider).map_err(|e| UsageError(format!("{from}: {e:#}")))?;
+    }
     Ok(prompt)
 }
 

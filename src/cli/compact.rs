@@ -7,6 +7,7 @@ use anyhow::{Result, bail};
 use clap::Parser;
 
 use crate::agent::{Agent, TurnUi};
+use crate::cli::UsageError;
 use crate::compact::report::Report;
 use crate::compact::run::{self, Landed, Options, Outcome};
 use crate::compact::{Trigger, flush};
@@ -28,14 +29,14 @@ pub const PROGRAM_NAME: &str = "glrs-compact";
     name = "glrs-compact",
     version,
     about = "Summarise the older part of a session into a brief, keeping the replaced messages in an artifact",
-    long_about = "Summarise the older part of a session into a brief (a `compacted` entry), keep the recent part \
+    long_about = "Summarise the older part of a session into a brief (a compacted entry), keep the recent part \
         verbatim, and write the replaced messages, whole, to an artifact in \
         $XDG_DATA_HOME/glrs/sessions/artifacts/ID/. Nothing is deleted from the session.\n\n\
         With --all (for cron), every session over its compaction trigger is compacted; sessions open in a chat \
         are skipped with a note (none with --quiet), and one failure never stops the rest.\n\n\
-        Hooks (SPEC 15): `hooks.before_compact` runs before each compaction, with `tokensBefore`; in an automatic \
+        Hooks (SPEC 15): hooks.before_compact runs before each compaction, with tokensBefore; in an automatic \
         one (--all, --if-needed, --auto) a hook that exits 2 cancels it (reported, nothing written). \
-        `hooks.compacted` runs after a brief lands, with `tokensBefore`, `tokensAfter` and `artifact` (its path).",
+        hooks.compacted runs after a brief lands, with tokensBefore, tokensAfter and artifact (its path).",
     after_help = "Exit status: 0 success (also when there was nothing to compact, or a hook cancelled it), 1 failure, \
         2 usage error."
 )]
@@ -80,11 +81,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
     crate::process::env::withhold(config.withheld_env());
     let options = Options {
         instruction: args.instruction.clone(),
-        model: args.model.as_deref().map(ModelRef::parse).transpose()?,
+        model: args.model.as_deref().map(ModelRef::parse).transpose().map_err(|e| UsageError(format!("{e:#}")))?,
     };
-    // A model that cannot work is an error even when nothing needs it.
+    // A model that cannot work is a usage error even when nothing needs it.
     if let Some(model) = &options.model {
-        crate::provider::check_known(&config, &model.provider)?;
+        crate::provider::check_known(&config, &model.provider).map_err(|e| UsageError(format!("{e:#}")))?;
     }
     let runtime = crate::runtime::build()?;
     let cancel = Cancel::default();

@@ -125,14 +125,42 @@ pub fn dispatch(args: &[OsString]) -> std::process::ExitCode {
             return ExitCode::Success.into();
         }
         name if BUILTINS.contains(&name) => return builtin(args),
-        "" => ("glrs-chat".to_string(), args),
-        name if name.starts_with('-') => ("glrs-chat".to_string(), args),
+        "" => return exec_chat(args),
+        name if name.starts_with('-') => return exec_chat(args),
         // Not a program's name (spaces, punctuation): a prompt for the chat.
-        name if !is_program_name(name) => ("glrs-chat".to_string(), args),
+        name if !is_program_name(name) => return exec_chat(args),
         name => (format!("glrs-{name}"), &args[1..]),
     };
-    exec(&program, rest, args)
+    exec_program(&program, rest, args)
 }
+
+/// Run `program` with `rest` (see [`exec`]).
+fn exec_program(program: &str, rest: &[OsString], typed: &[OsString]) -> std::process::ExitCode {
+    exec(std::process::Command::new(program_path(program)), program, rest, typed)
+}
+
+/// `glrs [chat flags] [PROMPT]`: glrs-chat, run as `glrs` (its zeroth
+/// argument), so what it says of its arguments says `glrs:` and `Usage:
+/// glrs`, the command the user typed.
+fn exec_chat(args: &[OsString]) -> std::process::ExitCode {
+    let mut command = std::process::Command::new(program_path(CHAT));
+    command.arg0(FRONT);
+    exec(command, CHAT, args, args)
+}
+
+/// The name a program goes by: `glrs` when the front door ran it (its
+/// zeroth argument, see [`exec_chat`]), else its own.
+pub fn invoked_as(own: &'static str) -> &'static str {
+    let zeroth = std::env::args_os().next().map(PathBuf::from);
+    match zeroth.as_deref().and_then(|p| p.file_name()) {
+        Some(name) if name == FRONT => FRONT,
+        _ => own,
+    }
+}
+
+/// The front door's name, and the program it is when no other is named.
+const FRONT: &str = "glrs";
+const CHAT: &str = "glrs-chat";
 
 fn is_program_name(name: &str) -> bool {
     !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
@@ -140,8 +168,13 @@ fn is_program_name(name: &str) -> bool {
 
 /// Run `program` with `rest`; `typed` is everything after `glrs`, for the
 /// advice when there is no such program.
-fn exec(program: &str, rest: &[OsString], typed: &[OsString]) -> std::process::ExitCode {
-    let error = std::process::Command::new(program_path(program)).args(rest).exec();
+fn exec(
+    mut command: std::process::Command,
+    program: &str,
+    rest: &[OsString],
+    typed: &[OsString],
+) -> std::process::ExitCode {
+    let error = command.args(rest).exec();
     if error.kind() == std::io::ErrorKind::NotFound {
         eprintln!("glrs: error: no program {program} (looked beside glrs and on PATH); {}", not_found_advice(typed));
         return ExitCode::Usage.into();
@@ -188,7 +221,7 @@ fn builtin(args: &[OsString]) -> std::process::ExitCode {
                 eprintln!("glrs: error: {name:?} is not a glrs program");
                 return ExitCode::Usage.into();
             }
-            exec(&format!("glrs-{name}"), &[OsString::from("--help")], &[OsString::from(&name)])
+            exec_program(&format!("glrs-{name}"), &[OsString::from("--help")], &[OsString::from(&name)])
         }
         Ok(cmd) => super::finish("glrs", run_builtin(cmd)),
         Err(e) => super::usage_error("glrs", &e).into(),

@@ -59,7 +59,9 @@ pub fn finish(program: &str, result: anyhow::Result<ExitCode>) -> std::process::
                 describe(&err),
                 advice.unwrap_or_default()
             ));
-            let code = if err.chain().any(|e| e.is::<UsageError>()) {
+            let usage =
+                |e: &(dyn std::error::Error + 'static)| e.is::<UsageError>() || e.is::<crate::config::MisnamedModel>();
+            let code = if err.chain().any(usage) {
                 ExitCode::Usage
             } else {
                 err.chain().find_map(|e| e.downcast_ref::<StoreError>()).map_or(ExitCode::Failure, exit_code_of)

@@ -18,11 +18,11 @@ pub use run::{Existing, FileError, Imported, Job, Outcome, Status, default_root,
 /// The agent a transcript comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum Tool {
-    /// Claude Code: `~/.claude/projects/<cwd>/<uuid>.jsonl`
+    /// Claude Code: ~/.claude/projects/<cwd>/<uuid>.jsonl
     Claude,
-    /// Codex: `~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`
+    /// Codex: ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl
     Codex,
-    /// pi (and OpenClaw): `~/.pi/agent/sessions/…/*.jsonl`
+    /// pi (and OpenClaw): ~/.pi/agent/sessions/…/*.jsonl
     Pi,
 }
 

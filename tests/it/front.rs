@@ -141,9 +141,10 @@ fn a_missing_glrs_config_a_model_without_provider_and_an_unknown_compact_model_a
         let expected = format!("{program}: error: GLRS_CONFIG names {}, which does not exist", missing.display());
         assert!(stderr_of(&out).contains(&expected), "{program}: {}", stderr_of(&out));
     }
-    // GLRS_MODEL gets the suggestion -m gets.
+    // GLRS_MODEL gets the suggestion -m gets, and is a usage error as -m
+    // gpt-4.1 is (issue 32); so is a provider no one serves.
     let out = ts.chat().env("GLRS_MODEL", "gpt-4.1").args(["-p", "hi"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
     assert!(
         stderr_of(&out).contains("GLRS_MODEL: a model is named provider/model-id: did you mean openai/gpt-4.1?"),
         "{}",
@@ -152,8 +153,13 @@ fn a_missing_glrs_config_a_model_without_provider_and_an_unknown_compact_model_a
     // A model that cannot work is refused though nothing needs compacting.
     let id = ts.session("/tmp", &[user("hello")]);
     let out = ts.cmd("glrs-compact").args([id.as_str(), "--model", "nosuch/model"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
     assert!(stderr_of(&out).contains("unknown provider \"nosuch\""), "{}", stderr_of(&out));
+    for (env, args) in [("nosuch/model", &["-p", "hi"][..]), ("", &["-m", "nosuch/model", "-p", "hi"])] {
+        let out = ts.chat().env("GLRS_MODEL", env).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{env} {args:?}: {}", stderr_of(&out));
+        assert!(stderr_of(&out).contains("unknown provider \"nosuch\""), "{}", stderr_of(&out));
+    }
 }
 
 #[test]
@@ -177,11 +183,15 @@ fn unknown_programs_get_the_name_meant_or_the_whole_prompt_and_usage_errors_thei
         ("glrs-compact", &["--bogus"]),
         ("glrs-artifacts", &["cat"]),
         ("glrs", &["man", "--bogus"]),
+        // The front door's own flags are the chat's, its errors its own.
+        ("glrs", &["--no-such-flag"]),
     ] {
         let out = ts.cmd(program).args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{program} {args:?}");
         assert!(stderr_of(&out).starts_with(&format!("{program}: error: ")), "{program}: {}", stderr_of(&out));
     }
+    let out = ts.cmd("glrs").args(["--no-such-flag"]).output().unwrap();
+    assert!(stderr_of(&out).contains("Usage: glrs [OPTIONS]"), "{}", stderr_of(&out));
     let out = ts.cmd("glrs-sessions").arg("--version").output().unwrap();
     assert!(out.status.success() && stdout_of(&out).starts_with("glrs-sessions "), "{}", stdout_of(&out));
 }

@@ -33,6 +33,40 @@ fn walk(root: &Path, dir: &Path, files: &mut BTreeMap<PathBuf, Vec<u8>>) {
     }
 }
 
+/// Help and man pages are plain text: a doc comment's Markdown code marks
+/// would show as they are (issue 32).
+#[test]
+fn help_and_man_pages_show_no_backticks_and_say_ids_as_the_readme_does() {
+    fn helps(cmd: &mut clap::Command, out: &mut Vec<(String, String)>) {
+        out.push((cmd.get_name().to_string(), cmd.render_long_help().to_string()));
+        for sub in cmd.get_subcommands_mut() {
+            helps(sub, out);
+        }
+    }
+    let mut all = Vec::new();
+    for mut cmd in generate::programs() {
+        cmd.build();
+        helps(&mut cmd, &mut all);
+    }
+    for (name, page) in generate::man_pages() {
+        all.push((name, String::from_utf8(page).expect("UTF-8")));
+    }
+    for (name, text) in &all {
+        assert!(!text.contains('`'), "{name} shows a backtick:\n{text}");
+    }
+    let said = "unique prefix of 4 or more hex characters";
+    // The user docs (README.md, and GUIDE.md and docs/ once it is split).
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut docs = BTreeMap::new();
+    walk(root, &root.join("docs"), &mut docs);
+    for name in ["README.md", "GUIDE.md"] {
+        docs.insert(PathBuf::from(name), std::fs::read(root.join(name)).unwrap_or_default());
+    }
+    assert!(docs.values().any(|d| String::from_utf8_lossy(d).contains(said)), "the user docs: {said}");
+    let sessions = all.iter().find(|(n, _)| n == "glrs-sessions.1").expect("glrs-sessions.1");
+    assert!(sessions.1.contains(said), "glrs-sessions.1: {said}");
+}
+
 #[test]
 fn man_pages_and_completions_are_current() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));

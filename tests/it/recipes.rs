@@ -260,7 +260,11 @@ fn the_man_page_and_completion_install_lines() {
     assert!(installed(".local/share/zsh/site-functions", "_glrs-sessions"));
     // man(1) finds the pages by name as the README says: with ~/.local/bin
     // on PATH, or else after the README's MANPATH line, run as written.
-    if Path::new("/usr/bin/man").exists() {
+    assert!(
+        Path::new("/usr/bin/man").exists(),
+        "man(1) is not installed (/usr/bin/man): this test checks the README's man lines with it (apt-get install man-db)"
+    );
+    {
         let local_bin = h.home.join(".local/bin");
         std::fs::create_dir_all(&local_bin).expect("mkdir");
         let export = r#"export MANPATH="$HOME/.local/share/man:""#;

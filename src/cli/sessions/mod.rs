@@ -35,7 +35,7 @@ pub(crate) const PROGRAM: &str = PROGRAM_NAME;
     long_about = "List, show, search and remove glrs sessions.\n\n\
         Sessions live in $XDG_DATA_HOME/glrs/sessions (else ~/.local/share/glrs/sessions); \
         sessions in the legacy glorious folder are listed too and never changed. \
-        An ID may be any unique prefix of 4 or more characters.\n\n\
+        An ID may be any unique prefix of 4 or more hex characters.\n\n\
         Listings are tab-separated, one record a line with no header, when piped (glrs-sessions ls | fzf), \
         and JSON with --json.",
     after_help = "Exit status: 0 success, 1 failure (grep: nothing matched), 2 usage error or invalid id, \
@@ -201,7 +201,7 @@ pub struct AppendArgs {
     /// Session id or unique prefix
     #[arg(add = crate::cli::complete::ids())]
     pub id: String,
-    /// Append a custom entry with this name; its data is the JSON argument (`-`: stdin), else null
+    /// Append a custom entry with this name; its data is the JSON argument (- reads it from stdin), else null
     #[arg(long, value_name = "NAME")]
     pub custom: Option<String>,
     /// Append a notice with this text
