@@ -79,6 +79,19 @@ fn main() {
     println!("one-shot, median of {runs}\tglrs-chat -p ms\tcurl ms\toverhead ms");
     println!("time to first byte\t{:.1}\t{:.1}\t{:.1}", ms(gf), ms(cf), ms(gf) - ms(cf));
     println!("total\t{:.1}\t{:.1}\t{:.1}", ms(gt), ms(ct), ms(gt) - ms(ct));
+    println!("glrs-chat -p / curl, total\t{:.2}", ms(gt) / ms(ct));
+
+    // 1b. What the one-shot asks of the kernel (issue 32: at most 800
+    // system calls, none under /etc/ssl for an http:// endpoint).
+    server.push(reply(&short, 2));
+    let glrs_calls = syscalls(chat_cmd(home.path()));
+    server.push(reply(&short, 2));
+    let curl_calls = syscalls(curl_cmd(&server));
+    server.push(reply(&short, 2));
+    let ssl = files_opened(chat_cmd(home.path())).iter().filter(|f| f.starts_with("/etc/ssl")).count();
+    println!(
+        "system calls (strace -f -c)\tglrs-chat -p {glrs_calls}\tcurl {curl_calls}\tfiles under /etc/ssl opened {ssl}"
+    );
 
     // 2. The REPL showing 10,000 tokens (2,500 events of about 4 tokens).
     let long: Vec<String> = (0..2500).map(|i| format!("tok{i:05} ab ")).chain(["END-OF-REPLY".to_string()]).collect();
@@ -94,6 +107,42 @@ fn main() {
             ms(repl) / ms(curl)
         );
     }
+}
+
+/// `cmd` under `strace -f -c`: how many system calls it made, with its
+/// threads and children.
+fn syscalls(cmd: Command) -> u64 {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("counts");
+    let mut traced = strace(&cmd, &["-f", "-c", "-o"], &out);
+    assert!(traced.stdout(Stdio::null()).stderr(Stdio::null()).status().expect("strace").success(), "{cmd:?}");
+    let text = std::fs::read_to_string(&out).expect("strace's counts");
+    let total = text.lines().find(|l| l.trim_end().ends_with("total")).expect("a total line");
+    // `% time, seconds, usecs/call, calls, [errors,] total`.
+    total.split_whitespace().nth(3).and_then(|n| n.parse().ok()).expect("the count of calls")
+}
+
+/// The files `cmd` (and its threads and children) opened or looked at.
+pub fn files_opened(cmd: Command) -> Vec<String> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("files");
+    let mut traced = strace(&cmd, &["-f", "-e", "trace=%file", "-o"], &out);
+    assert!(traced.stdout(Stdio::null()).stderr(Stdio::null()).status().expect("strace").success(), "{cmd:?}");
+    let text = std::fs::read_to_string(&out).expect("strace's output");
+    text.lines().filter_map(|l| Some(l.split('"').nth(1)?.to_string())).collect()
+}
+
+/// `strace FLAGS OUT` running what `cmd` runs, in its environment.
+fn strace(cmd: &Command, flags: &[&str], out: &Path) -> Command {
+    let mut traced = Command::new("strace");
+    traced.args(flags).arg(out).arg(cmd.get_program()).args(cmd.get_args());
+    traced.env_clear();
+    for (k, v) in cmd.get_envs() {
+        if let Some(v) = v {
+            traced.env(k, v);
+        }
+    }
+    traced
 }
 
 /// Time from sending a prompt in the REPL to the whole reply being shown.

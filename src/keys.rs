@@ -108,7 +108,7 @@ impl ResetRule {
 
     /// When a session last active at `last` resets next, for display.
     pub fn next(&self, last: Timestamp) -> String {
-        let zone = jiff::tz::TimeZone::system();
+        let zone = crate::time::local_zone();
         let mut times: Vec<(Timestamp, String)> = Vec::new();
         if let Some(minutes) = self.idle_minutes
             && let Some(t) = idle_deadline(last, minutes)

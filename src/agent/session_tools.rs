@@ -34,7 +34,7 @@ pub struct MemoryAppend {
 impl MemoryAppend {
     /// Today's memory file (local date).
     pub fn file(&self) -> PathBuf {
-        let date = jiff::Zoned::now().strftime("%Y-%m-%d").to_string();
+        let date = crate::time::local_now().strftime("%Y-%m-%d").to_string();
         self.cwd.join("memory").join(format!("{date}.md"))
     }
 }

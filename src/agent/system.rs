@@ -151,7 +151,9 @@ pub fn assemble(
 ) -> Option<String> {
     let base = match (replacement, builtin_tools) {
         (Some(text), _) => text.to_string(),
-        (None, Some(tools)) => default_part(tools, cwd, &jiff::Zoned::now().strftime("%Y-%m-%d (%A)").to_string()),
+        (None, Some(tools)) => {
+            default_part(tools, cwd, &crate::time::local_now().strftime("%Y-%m-%d (%A)").to_string())
+        }
         (None, None) => String::new(),
     };
     let whole = format!("{base}{agents}");

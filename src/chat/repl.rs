@@ -279,7 +279,7 @@ async fn slash_command(chat: &mut Chat, line: &str, color: bool) -> Action {
 
 /// SPEC 16: the key's reset rule, checked before every message.
 fn reset_if_due(chat: &mut Chat, color: bool) {
-    let Some(why) = chat.reset_due(&jiff::Zoned::now()) else { return };
+    let Some(why) = chat.reset_due(&crate::time::local_now()) else { return };
     match chat.agent().reset_for(&why) {
         Ok((next, line)) => {
             leave_loudly(chat);

@@ -245,7 +245,7 @@ fn key_session(
     parent: Option<&str>,
     notices: &mut Vec<String>,
 ) -> Result<Option<Located>> {
-    match crate::keys::decide(store, config, key, &jiff::Zoned::now())? {
+    match crate::keys::decide(store, config, key, &crate::time::local_now())? {
         crate::keys::KeyDecision::Continue(at) => {
             // Not used now, but a typo would otherwise go unseen until
             // the key's next new session (a warning, not a failure: the

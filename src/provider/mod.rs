@@ -17,6 +17,7 @@ pub mod secret;
 pub mod select;
 pub mod sse;
 pub mod sse_parse;
+mod tls;
 pub mod types;
 mod wire;
 #[cfg(test)]
@@ -570,10 +571,15 @@ pub fn check_known(config: &Config, id: &str) -> Result<()> {
 /// The builder of every HTTP client (the providers', the MCP servers'):
 /// rustls with ring's cryptography, installed once as the process's
 /// provider first (reqwest is built without one of its own, see
-/// Cargo.toml).
+/// Cargo.toml), and the system's roots read only at the first TLS
+/// handshake (see [`tls`]).
 pub fn http_client() -> reqwest::ClientBuilder {
     install_tls();
-    reqwest::Client::builder()
+    let builder = reqwest::Client::builder();
+    match tls::client_config() {
+        Some(config) => builder.tls_backend_preconfigured(config),
+        None => builder,
+    }
 }
 
 /// Make ring's cryptography the process's rustls provider, once; a client

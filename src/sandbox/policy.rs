@@ -92,6 +92,8 @@ impl Policy {
     /// The policy for a session in `cwd` in `mode`; a bad `writableRoots`
     /// or `denyRead` entry is an error naming it.
     pub fn new(config: &SandboxConfig, mode: Mode, cwd: &Path, places: &Places) -> Result<Policy> {
+        let resolver = Resolver::new(places.home.as_deref());
+        let resolve = |path: &Path| resolver.resolve(path);
         let cwd = resolve(cwd);
         let workspace = work_tree_root(&cwd).unwrap_or_else(|| cwd.clone());
         let mut writable_roots = vec![workspace.clone(), resolve(&places.tmp)];
@@ -318,6 +320,31 @@ fn expand(text: &str, home: Option<&Path>) -> Result<PathBuf> {
         (Some(_), None) => bail!("names the home folder, which is not known (set HOME)"),
         (None, _) if Path::new(text).is_absolute() => Ok(PathBuf::from(text)),
         (None, _) => bail!("is not an absolute path (write /…, ~/… or $HOME/…)"),
+    }
+}
+
+/// [`resolve`] for the many paths of one policy, most of them under the
+/// home folder (the default `denyRead` list): the home folder is resolved
+/// once and the paths under it from there, a `statx` a part below it
+/// rather than one a part from `/` (issue 32).
+struct Resolver<'a> {
+    home: Option<(&'a Path, PathBuf)>,
+}
+
+impl<'a> Resolver<'a> {
+    fn new(home: Option<&'a Path>) -> Resolver<'a> {
+        let home = home.filter(|h| h.is_absolute()).and_then(|h| Some((h, super::real::real_path(h).ok()?)));
+        Resolver { home }
+    }
+
+    fn resolve(&self, path: &Path) -> PathBuf {
+        if let Some((given, real)) = &self.home
+            && let Ok(rest) = path.strip_prefix(given)
+            && let Ok(out) = super::real::real_path_from(real, rest)
+        {
+            return out;
+        }
+        resolve(path)
     }
 }
 

@@ -17,8 +17,15 @@ const MAX_LINKS: usize = 40;
 /// Errors are those of reading a link or a folder on the way (a folder
 /// that cannot be searched, a loop of links).
 pub fn real_path(path: &Path) -> io::Result<PathBuf> {
-    let mut pending: VecDeque<OsString> = parts(path).collect();
-    let mut out = PathBuf::from("/");
+    real_path_from(Path::new("/"), path)
+}
+
+/// [`real_path`] of `base` joined with `rest` (relative), where `base` is
+/// already a real path: the walk starts at `base`, so paths under one
+/// folder cost a `statx` a part below it, not one a part from `/`.
+pub fn real_path_from(base: &Path, rest: &Path) -> io::Result<PathBuf> {
+    let mut pending: VecDeque<OsString> = parts(rest).collect();
+    let mut out = base.to_path_buf();
     let mut links = 0;
     // Once a part does not exist, nothing below it can be a link.
     let mut missing = false;

@@ -34,6 +34,7 @@ mod escapes;
 mod export;
 mod extensions;
 mod file_attacks;
+mod floor;
 mod front;
 mod generated;
 mod harness;
