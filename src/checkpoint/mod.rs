@@ -14,12 +14,14 @@
 //! git (`lifecycle`).
 
 pub mod git;
+mod index;
 pub mod lifecycle;
 pub mod record;
 pub mod restore;
 pub mod snapshot;
 #[cfg(test)]
 mod tests;
+mod watch;
 
 use std::path::{Path, PathBuf};
 

@@ -9,6 +9,7 @@ use std::time::Duration;
 use super::git::Git;
 use super::restore::{Change, changes};
 use super::snapshot::{Snapshot, seed, snapshot};
+use super::watch::Watch;
 use super::{Settings, Unavailable, find_git, index_path, ref_name, shadow_of, workspace_of};
 use crate::SessionId;
 use crate::store::Entry;
@@ -75,6 +76,9 @@ pub struct Tracker {
     /// The tree the session's index was last written to by this tracker
     /// (`None`: not known, so the next snapshot writes it again).
     index_tree: Option<String>,
+    /// The workspace as captured after the last snapshot into the
+    /// session's index: an unchanged one runs no git (see `super::watch`).
+    watch: Option<Watch>,
     /// A user message came since the last checkpoint: the next one is
     /// recorded even when nothing changed (rewinding to that message needs it).
     due: bool,
@@ -117,12 +121,21 @@ impl Tracker {
             session: id.clone(),
             last: None,
             index_tree: None,
+            watch: None,
             due: true,
             stepped: false,
             said_unavailable: false,
             said_slow: false,
             slow_after: SLOW,
             named: Default::default(),
+        }
+    }
+
+    /// Run `program` as git from now on (a test shows when none runs).
+    #[cfg(test)]
+    pub(super) fn set_git_program(&mut self, program: PathBuf) {
+        if let Ok(git) = &mut self.state {
+            git.program = program;
         }
     }
 
@@ -195,10 +208,10 @@ impl Tracker {
     pub async fn record(&mut self, force: bool) -> Result<(Option<Recorded>, Vec<String>), String> {
         let git = self.git().map_err(|e| e.to_string())?.clone();
         let seeded = !git.index.exists() && seed(&git.dir, &git.index);
-        let snap = match snapshot(&git, &self.settings, self.index_tree.as_deref()).await {
+        let snap = match snapshot(&git, &self.settings, self.index_tree.as_deref(), &mut self.watch).await {
             Err(_) if seeded => {
                 let _ = std::fs::remove_file(&git.index);
-                snapshot(&git, &self.settings, None).await?
+                snapshot(&git, &self.settings, None, &mut self.watch).await?
             }
             done => done?,
         };
@@ -259,7 +272,8 @@ impl Tracker {
             let _ = std::fs::remove_file(copy.path());
         }
         let temporary = git.with_index(copy.path().to_path_buf());
-        let snap = snapshot(&temporary, &self.settings, self.index_tree.as_deref()).await?;
+        // Its own index: the session's capture is not its.
+        let snap = snapshot(&temporary, &self.settings, self.index_tree.as_deref(), &mut None).await?;
         let mut all = Vec::new();
         for target in targets {
             all.push(changes(&temporary, &snap.tree, target).await?);
@@ -278,6 +292,7 @@ impl Tracker {
         if !changed.is_empty() {
             // The index follows the workspace to the target's tree.
             self.index_tree = None;
+            self.watch = None;
             super::restore::apply(&git, &present.commit, target).await?;
         }
         Ok((present, changed))

@@ -13,16 +13,21 @@
 //! but not its contents is named once, hashed, and its stat refreshed, so
 //! it is not read again.
 //!
+//! Before git runs, the workspace is compared in process with what was
+//! captured after the last look (`super::watch`): when nothing changed, no
+//! git runs at all.
+//!
 //! Files over `checkpoints.maxFileBytes` are never hashed: left out of the
 //! index (removed from it, when they grew past the limit) and named.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::Settings;
 use super::git::Git;
+use super::watch::Watch;
 
 /// The workspace as a tree in the shadow, not yet committed.
 #[derive(Debug, Clone)]
@@ -64,16 +69,43 @@ impl Found {
 /// Record the workspace into `git`'s index and give its tree. `known`: the
 /// tree this index was last written to, when the caller knows it (then an
 /// unchanged workspace runs no third git command).
-pub async fn snapshot(git: &Git, settings: &Settings, known: Option<&str>) -> Result<Snapshot, String> {
+///
+/// `watch`: the workspace as captured after the last snapshot into this
+/// index (see [`Watch`]). When every stat is as captured, the tree is
+/// `known` and no git runs; otherwise git looks, and a new capture replaces
+/// it (`None` when there can be none).
+pub async fn snapshot(
+    git: &Git,
+    settings: &Settings,
+    known: Option<&str>,
+    watch: &mut Option<Watch>,
+) -> Result<Snapshot, String> {
     let started = Instant::now();
+    if let (Some(tree), Some(seen)) = (known, watch.as_ref())
+        && crate::runtime::blocking(|| seen.unchanged())
+    {
+        let (too_large, files) = (seen.too_large.clone(), seen.entries);
+        return Ok(Snapshot {
+            tree: tree.to_string(),
+            too_large,
+            no_commit: Vec::new(),
+            files,
+            took: started.elapsed(),
+        });
+    }
+    *watch = None;
     ensure_shadow(git).await?;
     write_excludes(&git.dir, &settings.exclude)?;
     if let Some(dir) = git.index.parent() {
         crate::paths::ensure_private_dir(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
-    let (changed, new) = tokio::try_join!(
+    // Before git looks: what changes from here on is newer than any stat
+    // the capture trusts.
+    let taken = SystemTime::now();
+    let (changed, new, others) = tokio::try_join!(
         git.run(&["diff-files", "-z", "--name-only", "--no-renames", "--ignore-submodules=dirty"], None),
         git.run(&["ls-files", "-z", "--others", "--exclude-standard"], None),
+        git.run(&["ls-files", "-z", "--others", "--exclude-standard", "--directory"], None),
     )?;
     let found = sort(&git.work_tree, &changed.paths(), &new.paths(), settings.max_file_bytes);
     let mut no_commit = Vec::new();
@@ -91,6 +123,11 @@ pub async fn snapshot(git: &Git, settings: &Settings, known: Option<&str>) -> Re
         }
     };
     let files = index_entries(&git.index);
+    if found.repos.is_empty() {
+        let others = others.paths();
+        *watch =
+            crate::runtime::blocking(|| Watch::capture(&git.work_tree, &git.index, taken, &others, &found.too_large));
+    }
     Ok(Snapshot { tree, too_large: found.too_large, no_commit, files, took: started.elapsed() })
 }
 

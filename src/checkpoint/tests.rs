@@ -330,3 +330,30 @@ async fn a_snapshot_is_what_git_add_all_makes_through_every_kind_of_change() {
     let changed = git.run(&["diff-files", "-z", "--name-only"], None).await.unwrap();
     assert!(!changed.records().contains(&"same".to_string()), "{:?}", changed.records());
 }
+
+/// Issue 32: an unchanged workspace costs a stat per file and runs no git;
+/// a change runs git again and is recorded.
+#[tokio::test]
+async fn an_unchanged_workspace_runs_no_git_and_a_change_is_still_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, ws) = (dir.path().join("data"), dir.path().join("ws"));
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::write(ws.join("src/a.txt"), "one\n").unwrap();
+    let id = crate::SessionId::parse("aaaa0003").unwrap();
+    let mut t = Tracker::new(&data, &ws, &id, settings(1000));
+    record(&mut t).await;
+    // Named wait: past the time within which a stat is not trusted (a
+    // change in the same clock tick could leave it as it was).
+    std::thread::sleep(std::time::Duration::from_millis(3100));
+    assert!(t.record(false).await.unwrap().0.is_none(), "git looked, and the workspace is captured");
+    let git = find_git().unwrap();
+    t.set_git_program(dir.path().join("no-git-here"));
+    for _ in 0..3 {
+        assert!(t.record(false).await.unwrap().0.is_none(), "unchanged, and no git ran");
+    }
+    std::fs::write(ws.join("src/new.txt"), "new\n").unwrap();
+    assert!(t.record(false).await.is_err(), "a new file makes git run");
+    t.set_git_program(git);
+    let now = record(&mut t).await;
+    assert_eq!(now.files, ["src/new.txt"]);
+}
