@@ -67,7 +67,7 @@ struct Stat {
 }
 
 fn stat_of(pid: i32) -> Option<Stat> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let text = proc_file(&format!("/proc/{pid}/stat"))?;
     // The name is in parentheses and may hold anything: fields follow the
     // last ')'.
     let rest = text.rsplit_once(')')?.1;
@@ -83,8 +83,49 @@ fn stat_of(pid: i32) -> Option<Stat> {
     })
 }
 
-/// This process's descendants, from one pass over `/proc`.
+/// A small file of `/proc`, read whole in one or two reads (its size is
+/// 0 to `stat`, so `read_to_string` would grow its buffer from 32 bytes).
+fn proc_file(path: &str) -> Option<String> {
+    let mut text = String::with_capacity(1024);
+    std::io::Read::read_to_string(&mut std::fs::File::open(path).ok()?, &mut text).ok()?;
+    Some(text)
+}
+
+/// This process's descendants: found from the children the kernel lists
+/// for each thread (`/proc/PID/task/TID/children`), a few reads for the
+/// small tree a chat has; else from a pass over all of `/proc`, a read for
+/// every process of the system (issue 32: hundreds, after every command).
 fn descendants(me: i32) -> Vec<Stat> {
+    children(me).map_or_else(|| descendants_in_all(me), |first| descendants_from(me, first))
+}
+
+/// The children of every thread of `pid`; `None` when the kernel does not
+/// list children (no `children` file), or `pid` is gone.
+fn children(pid: i32) -> Option<Vec<i32>> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).ok()? {
+        let tid = task.ok()?.file_name();
+        let listed = proc_file(&format!("/proc/{pid}/task/{}/children", tid.to_string_lossy()))?;
+        out.extend(listed.split_whitespace().filter_map(|n| n.parse::<i32>().ok()));
+    }
+    Some(out)
+}
+
+/// The tree below `me` from its `first` children down.
+fn descendants_from(me: i32, first: Vec<i32>) -> Vec<Stat> {
+    let mut found = Vec::new();
+    let mut pending = first;
+    while let Some(pid) = pending.pop() {
+        // Gone since it was listed: so are its children, or they are ours.
+        let Some(stat) = stat_of(pid).filter(|s| s.pid != me) else { continue };
+        pending.extend(children(pid).unwrap_or_default());
+        found.push(stat);
+    }
+    found
+}
+
+/// This process's descendants, from one pass over `/proc`.
+fn descendants_in_all(me: i32) -> Vec<Stat> {
     let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
     let all: Vec<Stat> =
         dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok()).filter_map(stat_of).collect();
@@ -147,6 +188,37 @@ fn reap(s: Stat) {
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_kernels_list_of_children_finds_what_a_pass_over_proc_finds() {
+        use std::os::unix::process::CommandExt;
+        let me = std::process::id() as i32;
+        let mut shells: Vec<std::process::Child> = (0..2)
+            .map(|_| std::process::Command::new("sh").args(["-c", "sleep 30 & wait"]).process_group(0).spawn().unwrap())
+            .collect();
+        let ids: Vec<i32> = shells.iter().map(|c| c.id() as i32).collect();
+        // Only these trees: other tests start processes of their own.
+        let ours = |found: Vec<Stat>| {
+            let mut pids: Vec<i32> =
+                found.iter().filter(|s| ids.contains(&s.pid) || ids.contains(&s.ppid)).map(|s| s.pid).collect();
+            pids.sort();
+            pids
+        };
+        // Named wait, bounded: until both shells have started their sleep.
+        let started = std::time::Instant::now();
+        while ours(descendants_in_all(me)).len() < 4 && started.elapsed() < std::time::Duration::from_secs(10) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let listed = children(me).expect("this kernel lists children");
+        let (fast, full) = (ours(descendants_from(me, listed)), ours(descendants_in_all(me)));
+        for shell in &mut shells {
+            // SAFETY: kill of the process group this test started.
+            unsafe { libc::kill(-(shell.id() as i32), libc::SIGKILL) };
+            let _ = shell.wait();
+        }
+        assert_eq!(full.len(), 4, "two shells and their sleeps: {full:?}");
+        assert_eq!(fast, full);
+    }
 
     #[test]
     fn the_stat_line_is_read_past_a_name_with_spaces_and_parentheses() {
