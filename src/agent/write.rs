@@ -31,9 +31,8 @@ impl Agent {
     }
 
     fn save_now(&mut self) -> Result<Option<String>, StoreError> {
-        if !self.is_saved() && self.log.store.locate(&self.log.id).is_none() {
-            self.log.store.create_as(&self.log.id, &self.log.cwd)?;
-        }
+        // Not written yet: created with this save's entries in one write.
+        let create = !self.is_saved() && self.log.store.locate(&self.log.id).is_none();
         let mut change = Append::new()
             .set("contextTokens", Value::from(self.context.tokens))
             .set("model", Value::from(self.binding.model.full()));
@@ -90,14 +89,21 @@ impl Agent {
             picked.extend(new.iter().map(String::as_str));
             merged = Some((messages, recent.total, crate::compact::flush::cycle_of(&picked), tokens));
         };
-        let written = self.log.store.append_since(
-            &self.log.id,
-            change,
-            self.log.seen.file.as_ref().map(|(_, mark)| mark),
-            flush::CONTEXT_TYPES,
-            flush::context_start,
-            merge,
-        )?;
+        let change = match create {
+            true => self.log.store.create_with(&self.log.id, &self.log.cwd, change)?,
+            false => Err(change),
+        };
+        let written = match change {
+            Ok(created) => created,
+            Err(change) => self.log.store.append_since(
+                &self.log.id,
+                change,
+                self.log.seen.file.as_ref().map(|(_, mark)| mark),
+                flush::CONTEXT_TYPES,
+                flush::context_start,
+                merge,
+            )?,
+        };
         self.log.unwritten.clear();
         let warning = written.warning.clone().map(|w| format!("the session was saved, but {w}"));
         self.log.seen = LastSeen {

@@ -337,6 +337,41 @@ impl Store {
         Ok(true)
     }
 
+    /// Create session `id` in `cwd` holding `change`, in one write: a
+    /// chat's first save, one sync rather than one for the empty session
+    /// and one for its entries (issue 32). `Ok(Err(change))` gives the
+    /// change back when a session `id` exists already: append it then.
+    pub fn create_with(
+        &self,
+        id: &SessionId,
+        cwd: &str,
+        change: Append,
+    ) -> Result<Result<Appended, Append>, StoreError> {
+        ensure_private_dir(&self.paths.sessions)
+            .map_err(|e| StoreError::io(&self.paths.sessions, "create folder", e))?;
+        let _lock = WriteLock::acquire(&self.lock_path(id))?;
+        if self.locate(id).is_some() {
+            return Ok(Err(change));
+        }
+        let path = self.session_path(id);
+        // As in create_file: nothing left by an earlier session of this id
+        // is taken for the new one's.
+        journal::clear(&path, &self.journal_path(id))?;
+        let _ = std::fs::remove_file(survey::kept_path(&path));
+        let mut file = SessionFile::new(id.as_str(), cwd, &crate::time::now());
+        change.apply_header(&mut file);
+        let landed = lock::write_atomic(&path, true, |w| file.write_with(w, &change.entries))?;
+        // Landed: not knowing the file now is no failure (see append_since).
+        let mark = Mark::of_file(&path).unwrap_or_else(|_| Mark::unknown());
+        Ok(Ok(Appended {
+            mark,
+            stamp: landed.stamp,
+            updated_at: file.get_str("updatedAt").unwrap_or_default().to_string(),
+            rewritten: Some(change.len()),
+            warning: landed.warning,
+        }))
+    }
+
     /// Append entries and set header fields under the write lock: in place
     /// when the file allows (see [`inplace`]), else by a full rewrite. Sets
     /// `updatedAt`, and `title` from the first user message when the
