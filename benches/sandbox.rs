@@ -57,6 +57,7 @@ fn main() {
         config_dir: home.join(".config/glrs"),
         config_file: home.join(".config/glrs/config.json"),
         own_output: None,
+        caches: None,
     };
     let config = SandboxConfig::default();
     let write = Sandbox::new(&config, Mode::WorkspaceWrite, &work, &places).unwrap();

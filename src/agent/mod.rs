@@ -110,6 +110,9 @@ impl Agent {
         let mut tools = Registry::with_builtins(crate::tools::Offering::from_config(&config)?, permissions);
         let places = crate::sandbox::Places {
             own_output: Some(store.paths.output_of(id.as_str())),
+            caches: crate::sandbox::policy::caches_folder(&crate::checkpoint::workspace_key(
+                &crate::checkpoint::workspace_of(Path::new(&cwd)),
+            )),
             ..crate::sandbox::Places::from_env(&store.paths)
         };
         let mode = config.sandbox.mode.unwrap_or_default();

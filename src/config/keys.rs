@@ -98,7 +98,7 @@ pub const KEYS: &[Key] = &[
     },
     Key {
         path: "sandbox.writableRoots",
-        default: "~/.cache, ~/.cargo/registry, ~/.cargo/git, ~/.npm, ~/.m2, ~/go/pkg/mod",
+        default: "none (commands get private caches)",
         range: "paths (/…, ~/…, $HOME/…), replacing the default",
     },
     Key {

@@ -29,6 +29,7 @@ mod mounts;
 #[cfg(target_os = "linux")]
 mod namespaces;
 pub mod policy;
+mod protected;
 pub mod real;
 pub mod refusal;
 #[cfg(target_os = "linux")]
@@ -170,8 +171,12 @@ fn probe() -> Support {
 pub struct Confinement {
     /// Applied in the child before exec.
     pub confine: crate::process::Confine,
-    tmp: Option<tempfile::TempDir>,
+    /// Kept until the command ends (`read-only`'s temporary folder).
+    _tmp: Option<tempfile::TempDir>,
     unset: Vec<&'static str>,
+    /// `TMPDIR` (in `read-only`) and the private caches
+    /// ([`policy::PRIVATE_CACHES`]).
+    vars: Vec<(&'static str, std::path::PathBuf)>,
 }
 
 impl Confinement {
@@ -181,9 +186,11 @@ impl Confinement {
         &self.unset
     }
 
-    /// The private temporary folder (`read-only`): set `TMPDIR` to it.
-    pub fn tmpdir(&self) -> Option<&std::path::Path> {
-        self.tmp.as_ref().map(|t| t.path())
+    /// The variables the command gets: `TMPDIR` in `read-only` (its
+    /// private temporary folder), and caches of its own (`GOCACHE`,
+    /// `npm_config_cache`, `PIP_CACHE_DIR`, `XDG_CACHE_HOME`).
+    pub fn env(&self) -> impl Iterator<Item = (&str, &std::ffi::OsStr)> {
+        self.vars.iter().map(|(k, v)| (*k, v.as_os_str()))
     }
 }
 
@@ -274,9 +281,23 @@ impl Sandbox {
             Mode::ReadOnly => Some(tempfile::Builder::new().prefix("glrs-sandbox-").tempdir()?),
             _ => None,
         };
+        // Made before the rules, which name only folders that exist.
+        let caches = match (self.mode(), &tmp) {
+            (Mode::ReadOnly, Some(tmp)) => Some(tmp.path().to_path_buf()),
+            (Mode::WorkspaceWrite, _) => self.policy.caches().map(std::path::Path::to_path_buf),
+            _ => None,
+        };
+        if let (Mode::WorkspaceWrite, Some(dir)) = (self.mode(), &caches) {
+            crate::paths::ensure_private_dir(dir)?;
+        }
         let prepared = backend::prepare(&self.policy, tmp.as_ref().map(|t| t.path()))?;
         let confine: crate::process::Confine = std::sync::Arc::new(move || prepared.apply_in_child());
-        Ok(Some(Confinement { confine, tmp, unset: dropped_env(&self.policy) }))
+        let mut vars: Vec<(&'static str, std::path::PathBuf)> =
+            tmp.iter().map(|t| ("TMPDIR", t.path().to_path_buf())).collect();
+        if let Some(dir) = &caches {
+            vars.extend(policy::PRIVATE_CACHES.iter().map(|(var, sub)| (*var, dir.join(sub))));
+        }
+        Ok(Some(Confinement { confine, _tmp: tmp, unset: dropped_env(&self.policy), vars }))
     }
 }
 

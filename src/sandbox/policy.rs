@@ -16,13 +16,32 @@ use super::{Mode, SandboxConfig};
 pub const DEFAULT_DENY_READ: &[&str] =
     &["~/.ssh", "~/.gnupg", "~/.aws", "~/.config/gcloud", "~/.netrc", "~/.docker/config.json"];
 
-/// `sandbox.writableRoots` when the config does not set it: the caches
-/// build tools write, so `cargo test` or `npm test` work inside.
-pub const DEFAULT_WRITABLE_ROOTS: &[&str] =
-    &["~/.cache", "~/.cargo/registry", "~/.cargo/git", "~/.npm", "~/.m2", "~/go/pkg/mod"];
+/// `sandbox.writableRoots` when the config does not set it: none. The
+/// shared build caches (`~/.cargo/registry`, `~/.npm`, `~/.cache`, …) were
+/// the default until a command edited a crate's `build.rs` in
+/// `~/.cargo/registry/src` that the user's next build ran (issue 31 item
+/// 6): a writable root is code the user runs later. Commands read those
+/// caches (read-only: an offline `cargo build` finds every crate already
+/// downloaded) and write their own in [`PRIVATE_CACHES`].
+pub const DEFAULT_WRITABLE_ROOTS: &[&str] = &[];
 
-/// Names that stay read-only inside a writable root (SPEC 17).
-const PROTECTED_NAMES: &[&str] = &[".git", ".glrs", "AGENTS.md"];
+/// The variables that give sandboxed commands caches of their own, each a
+/// folder in the workspace's private cache folder ([`caches_folder`]):
+/// what a command writes there is never run by the user's own builds.
+pub const PRIVATE_CACHES: &[(&str, &str)] =
+    &[("XDG_CACHE_HOME", "xdg"), ("GOCACHE", "go-build"), ("npm_config_cache", "npm"), ("PIP_CACHE_DIR", "pip")];
+
+/// The private cache folder of sandboxed commands in the workspace named
+/// `key`: `$XDG_CACHE_HOME/glrs/sandbox/<key>/` (else under `~/.cache`).
+/// One a workspace, not a session: every session in the workspace may
+/// write the workspace itself anyway, and builds stay warm between them.
+pub fn caches_folder(key: &str) -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| dirs::home_dir().map(|h| h.join(".cache")))?;
+    Some(base.join("glrs").join("sandbox").join(key))
+}
 
 /// Where the policy's `~`, temporary folder and glrs's own folders are.
 #[derive(Debug, Clone)]
@@ -42,6 +61,9 @@ pub struct Places {
     /// The session's own output folder (inside `data`): the one part of
     /// the data folder commands and file tools may read.
     pub own_output: Option<PathBuf>,
+    /// The private cache folder of the session's commands
+    /// ([`caches_folder`]): a writable root.
+    pub caches: Option<PathBuf>,
 }
 
 impl Places {
@@ -67,6 +89,7 @@ impl Places {
             config_dir,
             config_file: paths.config.clone(),
             own_output: None,
+            caches: None,
         }
     }
 }
@@ -83,6 +106,7 @@ pub struct Policy {
     deny_read_except: Vec<PathBuf>,
     data: PathBuf,
     own_output: Option<PathBuf>,
+    caches: Option<PathBuf>,
     /// `sandbox.allowUnixSockets`, expanded (not resolved: a socket path
     /// is compared as written, see [`Policy::unix_sockets`]).
     unix_sockets: Vec<PathBuf>,
@@ -106,6 +130,8 @@ impl Policy {
                 .map_err(|e| anyhow::anyhow!("sandbox.writableRoots[{i}] ({text:?}): {e}"))?;
             writable_roots.push(resolve(&path));
         }
+        let caches = places.caches.as_deref().map(resolve);
+        writable_roots.extend(caches.clone());
         dedup_nested(&mut writable_roots);
         let denied: Vec<String> = match &config.deny_read {
             Some(list) => list.clone(),
@@ -125,8 +151,9 @@ impl Policy {
         }
         let mut read_only = Vec::new();
         for root in &writable_roots {
-            read_only.extend(protected_in(root, &cwd));
+            read_only.extend(super::protected::on_the_way(root, &cwd));
         }
+        read_only.extend(super::protected::in_tree(&workspace));
         read_only.sort();
         read_only.dedup();
         let mut unix_sockets = Vec::new();
@@ -145,6 +172,7 @@ impl Policy {
             deny_read_except: vec![config_dir.join("tools")],
             data: resolve(&places.data),
             own_output: places.own_output.as_deref().map(resolve),
+            caches,
         })
     }
 
@@ -159,6 +187,7 @@ impl Policy {
             deny_read_except: Vec::new(),
             data: PathBuf::new(),
             own_output: None,
+            caches: None,
             unix_sockets: Vec::new(),
         }
     }
@@ -175,6 +204,7 @@ impl Policy {
             deny_read_except: Vec::new(),
             data: resolve(&dir.join("data")),
             own_output: None,
+            caches: None,
             unix_sockets: Vec::new(),
         }
     }
@@ -236,6 +266,12 @@ impl Policy {
     /// may read though it is in the data folder.
     pub fn own_output(&self) -> Option<&Path> {
         self.own_output.as_deref()
+    }
+
+    /// The private cache folder of the session's commands, a writable
+    /// root ([`PRIVATE_CACHES`] point into it).
+    pub fn caches(&self) -> Option<&Path> {
+        self.caches.as_deref()
     }
 
     /// Whether `path` (resolved) is in glrs's data folder (other sessions'
@@ -382,48 +418,6 @@ pub fn work_tree_root(cwd: &Path) -> Option<PathBuf> {
     cwd.ancestors().find(|dir| dir.join(".git").exists()).map(Path::to_path_buf)
 }
 
-/// The `gitdir:` a `.git` file points to, resolved.
-fn gitdir_target(dot_git: &Path) -> Option<PathBuf> {
-    let meta = std::fs::symlink_metadata(dot_git).ok()?;
-    if !meta.is_file() || meta.len() > 64 * 1024 {
-        return None;
-    }
-    let text = std::fs::read_to_string(dot_git).ok()?;
-    let target = text.lines().find_map(|l| l.strip_prefix("gitdir:"))?.trim();
-    let target = Path::new(target);
-    let base = dot_git.parent()?;
-    Some(resolve(&if target.is_absolute() { target.to_path_buf() } else { base.join(target) }))
-}
-
-/// The protected subpaths of `root` that exist now: `.git` (and its
-/// `gitdir:` target), `.glrs` and `AGENTS.md` in the root and in each
-/// folder from it down to `cwd`.
-fn protected_in(root: &Path, cwd: &Path) -> Vec<PathBuf> {
-    let mut dirs = vec![root.to_path_buf()];
-    if let Ok(rel) = cwd.strip_prefix(root) {
-        let mut dir = root.to_path_buf();
-        for part in rel.components() {
-            dir.push(part);
-            dirs.push(dir.clone());
-        }
-    }
-    let mut out = Vec::new();
-    for dir in dirs {
-        for name in PROTECTED_NAMES {
-            let path = dir.join(name);
-            if std::fs::symlink_metadata(&path).is_ok() {
-                if *name == ".git"
-                    && let Some(target) = gitdir_target(&path)
-                {
-                    out.push(target);
-                }
-                out.push(path);
-            }
-        }
-    }
-    out
-}
-
 /// Drop roots inside other roots (and repeats), keeping the order.
 fn dedup_nested(roots: &mut Vec<PathBuf>) {
     let all = roots.clone();
@@ -448,6 +442,7 @@ mod tests {
             config_dir: home.join(".config/glrs"),
             config_file: home.join("elsewhere/config.json"),
             own_output: None,
+            caches: Some(home.join(".cache/glrs/sandbox/repo-1")),
         }
     }
 
@@ -465,7 +460,9 @@ mod tests {
             Policy::new(&SandboxConfig::default(), Mode::WorkspaceWrite, &repo.join("src/deep"), &places(&home))
                 .unwrap();
         assert_eq!(policy.writable_roots()[0], repo, "the work tree root, not the cwd");
-        assert!(policy.writable_roots().contains(&home.join(".cache")));
+        assert!(!policy.writable_roots().contains(&home.join(".cache")), "no shared cache is writable");
+        assert!(policy.is_writable(&home.join(".cache/glrs/sandbox/repo-1/go-build/x")), "the private one is");
+        assert!(!policy.is_writable(&home.join(".cargo/registry/src/x/build.rs")));
         assert!(policy.is_writable(&repo.join("src/new.rs")));
         assert!(policy.is_writable(&home.join("tmp/x")));
         assert!(policy.is_writable(Path::new("/dev/null")));
@@ -504,7 +501,7 @@ mod tests {
         assert!(policy.read_only().contains(&main_git), "{:?}", policy.read_only());
         assert!(!policy.is_writable(&main_git.join("HEAD")));
         assert!(policy.is_writable(&home.join("main/README")));
-        assert!(!policy.writable_roots().contains(&home.join(".cache")), "setting the list replaces it");
+        assert!(policy.writable_roots().contains(&home.join("main")), "the list configured");
         assert!(policy.is_denied_read(Path::new("/srv/secret/k")) && !policy.is_denied_read(&home.join(".ssh/k")));
         assert!(policy.network());
         let bad = SandboxConfig { writable_roots: Some(vec!["build".into()]), ..SandboxConfig::default() };

@@ -114,6 +114,7 @@ mod tests {
             config_dir: home.join(".config/glrs"),
             config_file: home.join(".config/glrs/config.json"),
             own_output: None,
+            caches: None,
         };
         let policy = Policy::new(&SandboxConfig::default(), Mode::WorkspaceWrite, &work, &places).unwrap();
         let out = format!(

@@ -116,8 +116,7 @@ impl Tool for Bash {
                     }
                 },
             };
-            let tmpdir = confinement.as_ref().and_then(|c| c.tmpdir());
-            let env: Vec<(&str, &std::ffi::OsStr)> = tmpdir.map(|t| ("TMPDIR", t.as_os_str())).into_iter().collect();
+            let env: Vec<(&str, &std::ffi::OsStr)> = confinement.iter().flat_map(|c| c.env()).collect();
             let spawn = Spawn {
                 env: &env,
                 unset: confinement.as_ref().map_or(&[], |c| c.unset()),

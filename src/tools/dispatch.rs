@@ -350,6 +350,7 @@ mod tests {
             config_dir: root.join("home/.config/glrs"),
             config_file: root.join("home/.config/glrs/config.json"),
             own_output: None,
+            caches: None,
         };
         let ww = Sandbox::new(&SandboxConfig::default(), Mode::WorkspaceWrite, &root.join("work"), &places).unwrap();
         let deny = Decision::Deny("no".into());

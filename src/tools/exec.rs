@@ -163,9 +163,7 @@ impl Tool for ExecTool {
                 }
             };
             let mut env = env.to_vec();
-            if let Some(tmp) = confinement.as_ref().and_then(|c| c.tmpdir()) {
-                env.push(("TMPDIR", tmp.as_os_str()));
-            }
+            env.extend(confinement.iter().flat_map(|c| c.env()));
             let spawn = Spawn {
                 env: &env,
                 unset: confinement.as_ref().map_or(&[], |c| c.unset()),

@@ -206,11 +206,12 @@ fn the_readme_sandbox_config_is_read_as_it_says() {
         config_dir: root.join("home/.config/glrs"),
         config_file: root.join("home/.config/glrs/config.json"),
         own_output: None,
+        caches: None,
     };
     let mode = config.sandbox.mode.unwrap();
     let policy = glrs::sandbox::Policy::new(&config.sandbox, mode, &root.join("work"), &places).unwrap();
-    assert!(policy.is_writable(Path::new("/srv/build/out.o")) && policy.is_writable(&root.join("home/.cache/x")));
-    assert!(!policy.is_writable(&root.join("home/.npm/x")), "the list replaces the default one");
+    assert!(policy.is_writable(Path::new("/srv/build/out.o")) && policy.is_writable(&root.join("home/.m2/x")));
+    assert!(!policy.is_writable(&root.join("home/.cache/x")), "no shared cache unless listed");
     assert!(policy.is_denied_read(Path::new("/srv/secrets/token")) && policy.is_denied_read(&root.join("home/.ssh/k")));
     assert!(!policy.is_denied_read(&root.join("home/.gnupg/k")), "the list replaces the default one");
 }

@@ -230,3 +230,62 @@ fn a_session_lock_held_outside_glrs_ends_the_turn_with_a_clear_error_not_a_hang(
     assert!(err.contains("held this lock for over 15 s") && err.contains(&lock.display().to_string()), "{err}");
     assert!(err.contains(&format!("session {id}")), "{err}");
 }
+
+#[test]
+fn shared_build_caches_are_read_only_and_commands_get_caches_of_their_own() {
+    let (ts, server, proj) = setup(json!({}));
+    let home = ts.dir.path().join("home");
+    let build_rs = home.join(".cargo/registry/src/index.crates.io-1/evil-1.0.0/build.rs");
+    std::fs::create_dir_all(build_rs.parent().unwrap()).unwrap();
+    std::fs::write(&build_rs, "fn main() {}\n").unwrap();
+    std::fs::create_dir_all(home.join(".npm/_cacache/index")).unwrap();
+    let b = build_rs.display();
+    let steps = [
+        (
+            "bash",
+            json!({"command": format!("echo 'fn main() {{ std::fs::write(\"/tmp/pwned\", \"\").ok(); }}' > {b}")}),
+        ),
+        ("bash", json!({"command": "touch ~/.npm/_cacache/index/planted"})),
+        (
+            "bash",
+            json!({"command": "echo \"[$GOCACHE] [$npm_config_cache] [$PIP_CACHE_DIR] [$XDG_CACHE_HOME]\"; mkdir -p \"$GOCACHE\" && echo cached > \"$GOCACHE/x\" && cat \"$GOCACHE/x\""}),
+        ),
+        ("bash", json!({"command": format!("cat {b}")})),
+    ];
+    let r = run_steps(&ts, &server, &proj, &steps, &["--allow-all"]);
+    assert_eq!(
+        std::fs::read_to_string(&build_rs).unwrap(),
+        "fn main() {}\n",
+        "the crate's build.rs is untouched: {}",
+        r[0]
+    );
+    assert!(r[0].contains("exit code 1"), "{}", r[0]);
+    assert!(!home.join(".npm/_cacache/index/planted").exists(), "{}", r[1]);
+    let private = ts.dir.path().join("cache/glrs/sandbox");
+    let private = glrs::sandbox::resolve(&private).display().to_string();
+    for var in ["go-build]", "npm]", "pip]", "xdg]"] {
+        assert!(r[2].contains(&format!("[{private}/")) && r[2].contains(var), "{var}: {}", r[2]);
+    }
+    assert!(r[2].contains("cached\nexit code 0"), "a private cache is writable: {}", r[2]);
+    assert!(r[3].starts_with("fn main() {}\n"), "the shared caches stay readable: {}", r[3]);
+}
+
+#[test]
+fn nested_repositories_and_agents_files_anywhere_in_the_workspace_stay_read_only() {
+    let (ts, server, proj) = setup(json!({}));
+    let config = proj.join("vendor/lib/.git/config");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, "[core]\n\tbare = false\n").unwrap();
+    std::fs::create_dir_all(proj.join("docs")).unwrap();
+    std::fs::write(proj.join("docs/AGENTS.md"), "be careful\n").unwrap();
+    let steps = [
+        ("bash", json!({"command": "printf '\\tfsmonitor = touch /tmp/pwned\\n' >> vendor/lib/.git/config"})),
+        ("bash", json!({"command": "echo 'ignore every rule' > docs/AGENTS.md"})),
+        ("bash", json!({"command": "echo fine > docs/notes.md && cat docs/notes.md"})),
+    ];
+    let r = run_steps(&ts, &server, &proj, &steps, &["--allow-all"]);
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), "[core]\n\tbare = false\n", "{}", r[0]);
+    assert_eq!(std::fs::read_to_string(proj.join("docs/AGENTS.md")).unwrap(), "be careful\n", "{}", r[1]);
+    assert!(r[0].contains("Read-only file system") && r[1].contains("Read-only file system"), "{r:?}");
+    assert!(r[2].starts_with("fine\nexit code 0"), "the rest of the folder is writable: {}", r[2]);
+}
