@@ -41,6 +41,7 @@ fn main() {
                     "please ".repeat(40)
                 ),
                 steer: false,
+                internal: None,
             },
             Entry::Assistant {
                 at: at.clone(),

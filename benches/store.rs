@@ -53,7 +53,7 @@ fn generate(store: &Store, id: &SessionId, size: usize) {
     let mut turn = 0;
     while bytes < size {
         let entries = [
-            Entry::User { at: at.clone(), text: format!("step {turn}: read the file"), steer: false },
+            Entry::User { at: at.clone(), text: format!("step {turn}: read the file"), steer: false, internal: None },
             Entry::Tool {
                 at: at.clone(),
                 id: format!("call_{turn}"),
@@ -91,7 +91,7 @@ fn generate(store: &Store, id: &SessionId, size: usize) {
             artifact: "2026-11-29T15-24-19-412Z.md".into(),
             instruction: None,
         },
-        Entry::User { at: at.clone(), text: "and now?".into(), steer: false },
+        Entry::User { at: at.clone(), text: "and now?".into(), steer: false, internal: None },
         Entry::Assistant {
             at: at.clone(),
             text: "Done.".into(),
@@ -233,6 +233,7 @@ fn main() {
             at: "2026-11-29T15:24:19.412Z".into(),
             text: format!("message {i} {}", "y".repeat(300)),
             steer: false,
+            internal: None,
         };
         small.events.push(e.to_raw().unwrap());
     }

@@ -238,7 +238,7 @@ mod tests {
         e.to_raw().unwrap()
     }
     fn user(t: &str) -> Entry {
-        Entry::User { at: "t".into(), text: t.into(), steer: false }
+        Entry::User { at: "t".into(), text: t.into(), steer: false, internal: None }
     }
     fn assistant(t: &str, calls: &[&str]) -> Entry {
         Entry::Assistant {
@@ -337,12 +337,12 @@ mod tests {
         .collect();
         assert_eq!(replay(&foreign), [u("q"), a("a (recorded)")]);
         // A range that starts with a steer mid-turn replays its entries.
-        let steer = Entry::User { at: "t".into(), text: "and cats".into(), steer: true };
+        let steer = Entry::User { at: "t".into(), text: "and cats".into(), steer: true, internal: None };
         let events: Vec<_> =
             [steer, assistant("cats", &[]), turn(&[u("dogs"), u("and cats"), a("cats")])].iter().map(raw).collect();
         assert_eq!(replay(&events), [u("and cats"), a("cats")]);
         // A user message that quotes the steer field is still a turn start.
-        let quoting = Entry::User { at: "t".into(), text: "\"steer\":true".into(), steer: false };
+        let quoting = Entry::User { at: "t".into(), text: "\"steer\":true".into(), steer: false, internal: None };
         let events: Vec<_> = [quoting, assistant("ok", &[]), turn(&[u("recorded")])].iter().map(raw).collect();
         assert_eq!(replay(&events), [u("recorded")]);
     }

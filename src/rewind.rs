@@ -68,7 +68,9 @@ pub fn scan<E: crate::store::EntryText>(events: &[E]) -> (Vec<Point>, Vec<Messag
                     workspace: workspace.into(),
                 })
             }
-            Parsed::Known(Entry::User { text, steer: false, .. }) => messages.push(Message { entry: i + 1, text }),
+            Parsed::Known(Entry::User { text, steer: false, internal: None, .. }) => {
+                messages.push(Message { entry: i + 1, text })
+            }
             _ => {}
         }
     }

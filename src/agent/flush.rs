@@ -52,22 +52,26 @@ impl Agent {
     /// `cwd` that is not writable, a write that failed).
     pub async fn memory_flush(&mut self, cancel: &Cancel, ui: &mut dyn TurnUi) -> Option<CallError> {
         let cycle = self.context.cycle.compactions;
-        let cwd = std::path::PathBuf::from(&self.log.cwd);
+        let dir = flush::memory_dir(&self.log.store.paths.data, std::path::Path::new(&self.log.cwd));
         let mut failed = None;
-        // A cwd that no longer exists is not writable: it is never created.
-        let data = if flush::writable(&cwd) {
+        let data = if flush::writable(&dir) {
             let prompt = flush::prompt(&self.config);
+            let before = notes_size(&dir);
             failed = self.turn_with(&prompt, TurnKind::Flush, &mut SilentUi, cancel, &mut Unattended).await.error;
+            // Said where they went: the notes are not in the project.
+            if notes_size(&dir) != before {
+                ui.notice(&format!("(memory flush: notes saved in {})", dir.display()));
+            }
             let mut data = flush::record_data(cycle, None);
             if let (Some(e), Some(fields)) = (&failed, data.as_object_mut()) {
                 fields.insert("error".into(), e.to_string().into());
             }
             data
         } else {
-            let text = format!("memory flush skipped: {} is not writable", cwd.join("memory").display());
+            let text = format!("memory flush skipped: {} is not writable", dir.display());
             ui.notice(&format!("({text})"));
             self.record(Entry::Notice { at: time::now(), text });
-            flush::record_data(cycle, Some("cwd not writable"))
+            flush::record_data(cycle, Some("memory folder not writable"))
         };
         self.record(Entry::Custom { at: time::now(), name: "memoryFlush".into(), data });
         self.context.cycle.flushed = Some(cycle);
@@ -76,4 +80,10 @@ impl Agent {
         }
         failed
     }
+}
+
+/// The bytes of the notes in a memory folder, to tell whether a flush wrote any.
+fn notes_size(dir: &std::path::Path) -> u64 {
+    let files = std::fs::read_dir(dir).into_iter().flatten().flatten();
+    files.filter_map(|e| e.metadata().ok()).filter(|m| m.is_file()).map(|m| m.len()).sum()
 }

@@ -118,7 +118,8 @@ impl Agent {
         let mode = config.sandbox.mode.unwrap_or_default();
         tools.set_sandbox(crate::sandbox::Sandbox::new(&config.sandbox, mode, Path::new(&cwd), &places)?);
         tools.set_hooks(config.hooks.clone());
-        tools.add(std::sync::Arc::new(session_tools::MemoryAppend { cwd: cwd.clone().into() }));
+        let memory = crate::compact::flush::memory_dir(&store.paths.data, Path::new(&cwd));
+        tools.add(std::sync::Arc::new(session_tools::MemoryAppend { dir: memory }));
         for kind in session_tools::COMPACTION_TOOLS {
             tools.add(std::sync::Arc::new(session_tools::CompactionTool {
                 kind,

@@ -25,17 +25,19 @@ fn string_arg<'a>(input: &'a Value, name: &str) -> Result<&'a str, ToolOutput> {
     input.get(name).and_then(Value::as_str).ok_or_else(|| fail(format!("missing string argument {name:?}")))
 }
 
-/// `memory_append`: append a note to `<cwd>/memory/YYYY-MM-DD.md`.
+/// `memory_append`: append a note to `YYYY-MM-DD.md` in the session's
+/// memory folder ([`crate::compact::flush::memory_dir`]: glrs's data
+/// folder, never the user's repository).
 pub struct MemoryAppend {
-    /// The session's working folder; notes go to its `memory/` folder.
-    pub cwd: PathBuf,
+    /// The folder the notes go to.
+    pub dir: PathBuf,
 }
 
 impl MemoryAppend {
     /// Today's memory file (local date).
     pub fn file(&self) -> PathBuf {
         let date = crate::time::local_now().strftime("%Y-%m-%d").to_string();
-        self.cwd.join("memory").join(format!("{date}.md"))
+        self.dir.join(format!("{date}.md"))
     }
 }
 
@@ -55,7 +57,7 @@ impl Tool for MemoryAppend {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "memory_append".into(),
-            description: "Append durable notes (decisions, facts, open tasks) to today's memory file, memory/YYYY-MM-DD.md in the session's folder.".into(),
+            description: "Append durable notes (decisions, facts, open tasks) to today's memory file (YYYY-MM-DD.md in glrs's memory folder for this workspace).".into(),
             parameters: json!({"type": "object", "properties": {"text": {"type": "string", "description": "Markdown to append"}}, "required": ["text"]}),
         }
     }
@@ -72,10 +74,9 @@ impl MemoryAppend {
             Err(e) => return e,
         };
         let path = self.file();
-        // Notes are private: 0600 in a 0700 folder, and a cwd that is gone
-        // is never recreated.
-        let written = crate::compact::flush::memory_folder(&self.cwd)
-            .and_then(|_| checked_memory_file(&self.cwd, &path, policy))
+        // Notes are private: 0600 in a 0700 folder.
+        let written = crate::compact::flush::memory_folder(&self.dir)
+            .and_then(|_| checked_memory_file(&self.dir, &path, policy))
             .and_then(|real| {
                 crate::tools::fs::open::append_no_links(&real, format!("{}\n", text.trim_end()).as_bytes()).map_err(
                     |e| match e {
@@ -87,23 +88,20 @@ impl MemoryAppend {
                 )
             });
         match written {
-            Ok(()) => ok(format!(
-                "appended {} characters to memory/{}",
-                text.len(),
-                path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()
-            )),
+            Ok(()) => ok(format!("appended {} characters to {}", text.len(), path.display())),
             Err(e) => fail(format!("cannot write {}: {e}", path.display())),
         }
     }
 }
 
 /// Today's memory file `path` resolved and judged (issue 31 item 5): it
-/// must be where it is meant to be, `<cwd>/memory/<day>.md` with no link
-/// on the way (one the model planted, to `~/.bashrc`, is refused), and a
-/// place the sandbox lets the session write (or glrs's own data folder).
-fn checked_memory_file(cwd: &Path, path: &Path, policy: &crate::sandbox::Policy) -> std::io::Result<PathBuf> {
+/// must be where it is meant to be, `<memory folder>/<day>.md` with no link
+/// on the way (one planted, to `~/.bashrc`, is refused), and a place the
+/// sandbox lets the session write (or glrs's own data folder, where the
+/// memory folder is: issue 33).
+fn checked_memory_file(dir: &Path, path: &Path, policy: &crate::sandbox::Policy) -> std::io::Result<PathBuf> {
     let real = crate::sandbox::resolve(path);
-    let meant = crate::sandbox::resolve(cwd).join("memory").join(path.file_name().unwrap_or_default());
+    let meant = crate::sandbox::resolve(dir).join(path.file_name().unwrap_or_default());
     let refused = |why: String| std::io::Error::new(std::io::ErrorKind::PermissionDenied, why);
     if real != meant {
         return Err(refused(format!("it leads to {} (a symbolic link): not followed", real.display())));
@@ -314,20 +312,20 @@ mod tests {
     #[test]
     fn memory_append_writes_todays_file() {
         let dir = tempfile::tempdir().unwrap();
-        let tool = MemoryAppend { cwd: dir.path().into() };
+        let tool = MemoryAppend { dir: dir.path().join("memory/app-1") };
         let off = crate::sandbox::Sandbox::off().policy();
         assert!(!tool.append(&json!({"text": "- the API is v2"}), off).is_error);
-        assert!(!tool.append(&json!({"text": "- deploy on Fridays"}), off).is_error);
+        let said = tool.append(&json!({"text": "- deploy on Fridays"}), off);
+        assert!(said.content.contains(&*tool.file().to_string_lossy()), "says where: {said:?}");
         assert_eq!(std::fs::read_to_string(tool.file()).unwrap(), "- the API is v2\n- deploy on Fridays\n");
         assert!(tool.append(&json!({}), off).is_error);
         use std::os::unix::fs::PermissionsExt;
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&tool.file()), 0o600);
-        assert_eq!(mode(&dir.path().join("memory")), 0o700);
-        // A cwd that is gone is not recreated.
-        let gone = MemoryAppend { cwd: dir.path().join("gone/deeper") };
-        let out = gone.append(&json!({"text": "x"}), off);
-        assert!(out.is_error && out.content.contains("does not exist"), "{out:?}");
-        assert!(!dir.path().join("gone").exists());
+        assert_eq!(mode(&dir.path().join("memory/app-1")), 0o700);
+        // A folder that cannot be made is an error result, not a panic.
+        std::fs::write(dir.path().join("file"), "").unwrap();
+        let blocked = MemoryAppend { dir: dir.path().join("file/memory") };
+        assert!(blocked.append(&json!({"text": "x"}), off).is_error);
     }
 }

@@ -242,7 +242,9 @@ impl Agent {
         let mut turn = Turn::default();
         self.sync_or_warn(ui);
         let text = self.prompt_with_hooks(text, kind, ui).await;
-        self.add_user(&text, false, &mut turn.messages);
+        // The flush's prompt is glrs's, not the person's: marked, never shown as typed.
+        let internal = (kind == TurnKind::Flush).then(|| crate::compact::flush::INTERNAL.to_string());
+        self.add_user(&text, false, internal, &mut turn.messages);
         let max_steps = self.config.max_steps_per_turn.unwrap_or(crate::config::DEFAULT_MAX_STEPS);
         for step in 1.. {
             // A model that never stops calling tools ends here, with every
@@ -360,13 +362,13 @@ impl Agent {
     fn add_steers(&mut self, lines: Vec<String>, ui: &mut dyn TurnUi, turn_messages: &mut Vec<Message>) {
         for line in lines {
             ui.notice(&format!("(steer joined the turn: {line})"));
-            self.add_user(&line, true, turn_messages);
+            self.add_user(&line, true, None, turn_messages);
         }
     }
 
-    fn add_user(&mut self, text: &str, steer: bool, turn_messages: &mut Vec<Message>) {
+    fn add_user(&mut self, text: &str, steer: bool, internal: Option<String>, turn_messages: &mut Vec<Message>) {
         self.checkpoints.user_message();
-        self.record(Entry::User { at: time::now(), text: text.to_string(), steer });
+        self.record(Entry::User { at: time::now(), text: text.to_string(), steer, internal });
         let message = Message::User { content: text.to_string() };
         self.context.tokens += message.estimate_tokens();
         self.context.messages.push(message.clone());

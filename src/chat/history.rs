@@ -77,9 +77,15 @@ fn transcript_from(entries: &[Parsed], first: usize, width: usize, color: bool, 
         out.push_str(&dim(&format!("… {start} earlier {s} (glrs-sessions show {id})")));
         out.push('\n');
     }
+    // A turn glrs started itself (the memory flush) is not the person's:
+    // neither its prompt nor its answer is shown as typed and answered.
+    let mut internal = false;
     for entry in &entries[start - first..] {
         match entry {
+            Parsed::Known(Entry::User { internal: mark, steer: false, .. }) if mark.is_some() => internal = true,
+            Parsed::Known(Entry::User { .. } | Entry::Assistant { .. }) if internal && !is_user(entry) => {}
             Parsed::Known(Entry::User { text, .. }) => {
+                internal = false;
                 let mark = style.bold(">");
                 out.push_str(&format!("{mark} {}\n", terminal_safe(text.trim_end())));
             }

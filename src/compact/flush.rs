@@ -125,38 +125,31 @@ pub fn record_data(cycle: u64, skipped: Option<&str>) -> Value {
     }
 }
 
-/// `<cwd>/memory`, created 0700 when missing (notes are private), inside a
-/// cwd that must exist already: a session's recorded cwd that is gone is
-/// never recreated.
-pub fn memory_folder(cwd: &Path) -> std::io::Result<PathBuf> {
-    use std::os::unix::fs::DirBuilderExt;
-    if !cwd.is_dir() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::NotFound,
-            format!("{} does not exist (any more)", cwd.display()),
-        ));
-    }
-    let memory = cwd.join("memory");
-    match std::fs::DirBuilder::new().mode(0o700).create(&memory) {
-        Ok(()) => Ok(memory),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && memory.is_dir() => Ok(memory),
-        Err(e) => Err(e),
-    }
+/// The `internal` mark of the flush's prompt (a `user` entry glrs sent).
+pub const INTERNAL: &str = "memoryFlush";
+
+/// Where the notes of a session in `cwd` go (SPEC 7): in glrs's data
+/// folder, `<data>/memory/<workspace>/`, named as the workspace's
+/// checkpoints are (its folder's name and a hash of its path; the
+/// workspace is the git work tree `cwd` is in, else `cwd`). Never inside
+/// the user's repository: no `memory/` shows up in `git status`.
+pub fn memory_dir(data: &Path, cwd: &Path) -> PathBuf {
+    let workspace = crate::checkpoint::workspace_of(cwd);
+    data.join("memory").join(crate::checkpoint::workspace_key(&workspace))
 }
 
-/// True when notes can be written under `cwd` (its `memory/` folder exists
-/// or can be made, and a file can be created in it). A folder made only to
-/// find that out is removed again: a flush that saves nothing leaves no
-/// empty `memory/` in the project (issue 24).
-pub fn writable(cwd: &Path) -> bool {
-    let existed = cwd.join("memory").is_dir();
-    let Ok(memory) = memory_folder(cwd) else { return false };
-    let ok = tempfile::NamedTempFile::new_in(&memory).is_ok();
-    if !existed {
-        // Only while still empty: a note written meanwhile keeps it.
-        let _ = std::fs::remove_dir(&memory);
-    }
-    ok
+/// The memory folder `dir` ([`memory_dir`]), created 0700 with the folders
+/// above it when missing: notes are private.
+pub fn memory_folder(dir: &Path) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    Ok(dir.to_path_buf())
+}
+
+/// True when notes can be written in `dir` (it exists or can be made, and
+/// a file can be created in it).
+pub fn writable(dir: &Path) -> bool {
+    memory_folder(dir).is_ok_and(|dir| tempfile::NamedTempFile::new_in(dir).is_ok())
 }
 
 #[cfg(test)]
@@ -164,14 +157,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_writability_probe_leaves_no_folder_it_made_and_keeps_one_that_was_there() {
-        let dir = tempfile::tempdir().unwrap();
-        assert!(writable(dir.path()));
-        assert!(!dir.path().join("memory").exists(), "the probe's folder is gone");
-        std::fs::create_dir(dir.path().join("memory")).unwrap();
-        assert!(writable(dir.path()));
-        assert!(dir.path().join("memory").is_dir(), "the user's folder stays");
-        assert!(!writable(&dir.path().join("gone")), "a cwd that is gone");
+    fn notes_go_to_the_data_folder_named_for_the_workspace_never_into_it() {
+        let data = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        std::fs::create_dir(project.path().join(".git")).unwrap();
+        std::fs::create_dir(project.path().join("src")).unwrap();
+        let dir = memory_dir(data.path(), &project.path().join("src"));
+        assert!(dir.starts_with(data.path().join("memory")), "{}", dir.display());
+        assert_eq!(dir, memory_dir(data.path(), project.path()), "one folder for the whole work tree");
+        assert!(writable(&dir));
+        assert!(!project.path().join("memory").exists() && !project.path().join("src/memory").exists());
+        // A data folder where a file stands in the way cannot take notes.
+        std::fs::write(data.path().join("blocked"), "").unwrap();
+        assert!(!writable(&data.path().join("blocked/memory")));
     }
 
     #[test]

@@ -191,7 +191,7 @@ mod tests {
         e.to_raw().unwrap()
     }
     fn user(t: &str) -> Entry {
-        Entry::User { at: "t".into(), text: t.into(), steer: false }
+        Entry::User { at: "t".into(), text: t.into(), steer: false, internal: None }
     }
 
     /// A generated session: turns of a user message, assistant text, and
@@ -210,6 +210,7 @@ mod tests {
                 at: "t".into(),
                 text: "u".repeat(1 + next(4000) as usize),
                 steer: next(10) == 0 && t > 0,
+                internal: None,
             }));
             let calls = next(3) as usize;
             for c in 0..calls {

@@ -77,8 +77,13 @@ fn entry_html(out: &mut String, n: u64, entry: &Parsed) {
         return;
     };
     match entry {
-        Entry::User { text, steer, .. } => {
-            head(out, "user", if *steer { "User (joined the running turn)" } else { "User" });
+        Entry::User { text, steer, internal, .. } => {
+            let what = match internal {
+                Some(_) => "glrs prompt (memory flush, not typed)",
+                None if *steer => "User (joined the running turn)",
+                None => "User",
+            };
+            head(out, "user", what);
             // What the user typed, line breaks and all.
             let _ = writeln!(out, "<div class=\"body\">{}</div>", esc(text.trim_end()));
         }

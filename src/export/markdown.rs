@@ -28,8 +28,12 @@ fn entry_md(out: &mut String, n: u64, entry: &Parsed) {
         return;
     };
     match entry {
-        Entry::User { text, steer, .. } => {
-            let what = if *steer { "User (joined the running turn)" } else { "User" };
+        Entry::User { text, steer, internal, .. } => {
+            let what = match internal {
+                Some(_) => "glrs prompt (memory flush, not typed)",
+                None if *steer => "User (joined the running turn)",
+                None => "User",
+            };
             let _ = writeln!(out, "## [{n}] {what} · {at}\n");
             body(out, text);
         }

@@ -107,7 +107,7 @@ impl Builder {
         if !injected && self.title.is_none() && !text.trim().is_empty() {
             self.title = Some(crate::store::format::title_from(&text));
         }
-        self.items.push(Item::Entry(Entry::User { at: at.to_string(), text, steer: false }));
+        self.items.push(Item::Entry(Entry::User { at: at.to_string(), text, steer: false, internal: None }));
     }
 
     /// Any other entry (notice, error, usage, custom), as it is.

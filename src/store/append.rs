@@ -190,7 +190,7 @@ mod tests {
         // The first append rewrites the new file whole (it gains a title);
         // the second appends in place. Neither holds the answer again.
         for in_place in [false, true] {
-            let user = Entry::User { at: crate::time::now(), text: "hi".into(), steer: false };
+            let user = Entry::User { at: crate::time::now(), text: "hi".into(), steer: false, internal: None };
             let (written, held) =
                 peak_during(|| store.append(&id, Append::new().entry_owned(user).entry_owned(answer())).unwrap());
             assert_eq!(written.rewritten.is_none(), in_place);

@@ -26,6 +26,11 @@ pub enum Entry {
         #[serde(default, skip_serializing_if = "is_false")]
         /// Whether it joined a running turn.
         steer: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// Set when glrs sent it, not the person (`memoryFlush`: the flush's
+        /// prompt): sent to the model like any message, never shown as
+        /// typed (resume, `show`, prompt history, the title).
+        internal: Option<String>,
     },
     /// One model call's answer.
     #[serde(rename_all = "camelCase")]
@@ -438,7 +443,7 @@ mod tests {
     fn every_type_round_trips() {
         let at = "2026-11-29T15:24:19.412Z".to_string();
         let all = vec![
-            Entry::User { at: at.clone(), text: "hi".into(), steer: true },
+            Entry::User { at: at.clone(), text: "hi".into(), steer: true, internal: None },
             Entry::Assistant {
                 at: at.clone(),
                 text: "ok".into(),

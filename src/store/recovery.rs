@@ -136,7 +136,7 @@ mod tests {
         let store =
             Store::new(crate::Paths::from_vars(Some(dir.path().into()), None, None, Some(dir.path().into())).unwrap());
         let id = SessionId::parse("3f9a1c2b").unwrap();
-        let entry = Entry::User { at: crate::time::now(), text: "remember 4217".into(), steer: false };
+        let entry = Entry::User { at: crate::time::now(), text: "remember 4217".into(), steer: false, internal: None };
         let path =
             store.write_recovery(&id, "/w", &[("model", Value::from("openai/m"))], &[entry.to_raw().unwrap()]).unwrap();
         assert!(path.starts_with(dir.path().join("glrs/recovery")), "{}", path.display());

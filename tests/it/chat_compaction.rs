@@ -90,7 +90,8 @@ fn the_memory_flush_runs_once_a_cycle_silently_then_compaction_follows() {
     assert_eq!(flush["tools"][0]["function"]["name"], "memory_append");
     assert!(requests[0].body.get("tools").is_none(), "memory_append only during the flush");
     let date = jiff::Zoned::now().strftime("%Y-%m-%d").to_string();
-    let memory = std::fs::read_to_string(project.path().join(format!("memory/{date}.md"))).unwrap();
+    let dir = glrs::compact::flush::memory_dir(&ts.data_home().join("glrs"), project.path());
+    let memory = std::fs::read_to_string(dir.join(format!("{date}.md"))).unwrap();
     assert_eq!(memory, "- the parser lives in src/parse.rs\n");
     let (id, session) = ts.only_session();
     let custom = session["events"].as_array().unwrap().iter().find(|e| e["type"] == "custom").unwrap().clone();
@@ -125,8 +126,8 @@ fn glrs_compact_flushes_first_unless_told_not_to() {
     assert_eq!(requests.len(), 5);
     assert_eq!(requests[3].body["tools"][0]["function"]["name"], "memory_append");
     assert!(content(&requests[4], 1).contains("<conversation>"));
-    // The model saved nothing: the probe left no empty memory/ (issue 24.4).
-    assert!(!project.path().join("memory").exists(), "an empty memory/ was left behind");
+    // Nothing is ever made in the project (issue 24.4, issue 33).
+    assert!(!project.path().join("memory").exists(), "a memory/ in the project");
     // The next cycle, with --no-flush: straight to the compaction.
     for n in 3..6 {
         server.push(text_reply("ok", 100));
@@ -148,21 +149,21 @@ fn glrs_compact_flushes_first_unless_told_not_to() {
 #[test]
 fn glrs_compact_warns_when_the_flush_cannot_write_its_notes() {
     let (ts, server) = setup(true);
-    // Not even root can create a folder in /proc.
-    let id = three_long_turns(&ts, &server, std::path::Path::new("/proc"));
+    let project = tempfile::tempdir().unwrap();
+    let id = three_long_turns(&ts, &server, project.path());
+    // A file where the memory folder would go: it cannot be made.
+    std::fs::write(ts.data_home().join("glrs/memory"), "").unwrap();
     server.push(text_reply(BRIEF, 10));
     let out = ts.cmd("glrs-compact").env("OPENAI_API_KEY", OPENAI_KEY).arg(&id).output().unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
     let err = stderr_of(&out);
-    assert!(
-        err.contains(&format!("glrs-compact: warning: {id}: memory flush skipped: /proc/memory is not writable")),
-        "{err}"
-    );
+    assert!(err.contains(&format!("glrs-compact: warning: {id}: memory flush skipped: ")), "{err}");
+    assert!(err.contains("glrs/memory/") && err.contains(" is not writable"), "{err}");
     assert_eq!(server.model_requests().len(), 4, "three turns and the brief: no flush turn");
     let (_, session) = ts.only_session();
     let events = session["events"].as_array().unwrap();
     let flush = events.iter().find(|e| e["type"] == "custom" && e["name"] == "memoryFlush").unwrap();
-    assert_eq!(flush["data"], json!({"compactionCount": 0, "skipped": "cwd not writable"}));
+    assert_eq!(flush["data"], json!({"compactionCount": 0, "skipped": "memory folder not writable"}));
     assert_eq!(events.last().unwrap()["type"], "compacted");
 }
 
@@ -440,21 +441,24 @@ fn in_the_repl_a_tool_turn_crossing_the_line_stops_and_continue_resumes() {
 }
 
 #[test]
-fn the_flush_is_skipped_with_a_notice_when_the_cwd_is_not_writable() {
+fn the_flush_is_skipped_with_a_notice_when_the_memory_folder_is_not_writable() {
     let (ts, server) = setup(true);
     server.push(text_reply("noted", 2500));
-    // Not even root can create a folder in /proc.
-    let out = ts.chat().current_dir("/proc").args(["-m", "openai/gpt-4.1", "-p", "hi"]).output().unwrap();
+    // A file where the memory folder would go: it cannot be made.
+    std::fs::create_dir_all(ts.data_home().join("glrs")).unwrap();
+    std::fs::write(ts.data_home().join("glrs/memory"), "").unwrap();
+    let out = ts.chat().args(["-m", "openai/gpt-4.1", "-p", "hi"]).output().unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
-    assert!(stderr_of(&out).contains("memory flush skipped: /proc/memory is not writable"), "{}", stderr_of(&out));
+    let err = stderr_of(&out);
+    assert!(err.contains("memory flush skipped: ") && err.contains("glrs/memory/"), "{err}");
     assert_eq!(server.model_requests().len(), 1, "no flush turn");
     let (_, session) = ts.only_session();
     let custom = session["events"].as_array().unwrap().iter().find(|e| e["type"] == "custom").unwrap().clone();
-    assert_eq!(custom["data"], json!({"compactionCount": 0, "skipped": "cwd not writable"}));
+    assert_eq!(custom["data"], json!({"compactionCount": 0, "skipped": "memory folder not writable"}));
     // Once per cycle: the next turn does not try again.
     server.push(text_reply("again", 2600));
     let id = ts.only_session().0;
-    let out = ts.chat().current_dir("/proc").args(["--resume", &id, "-p", "more"]).output().unwrap();
+    let out = ts.chat().args(["--resume", &id, "-p", "more"]).output().unwrap();
     assert!(!stderr_of(&out).contains("memory flush skipped"), "{}", stderr_of(&out));
 }
 

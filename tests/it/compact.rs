@@ -21,6 +21,7 @@ fn turn(n: usize, result_chars: usize) -> Vec<Entry> {
             at: at.clone(),
             text: format!("turn {n}: look at src/auth/file{n}.ts and run `npm test -- {n}`"),
             steer: false,
+            internal: None,
         },
         Entry::Assistant {
             at: at.clone(),

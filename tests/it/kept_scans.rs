@@ -40,7 +40,7 @@ fn long_session(ts: &TestStore, cwd: &str) -> SessionId {
             let n = file.events.len();
             push(&mut file, compacted(n - 2, "label\n\nGoal: the last brief"));
         }
-        push(&mut file, Entry::User { at: at.clone(), text: format!("step {turn}"), steer: false });
+        push(&mut file, Entry::User { at: at.clone(), text: format!("step {turn}"), steer: false, internal: None });
         let call =
             glrs::store::ToolCall { id: format!("c{turn}"), name: "read".into(), input: json!({"path": "a.rs"}) };
         push(

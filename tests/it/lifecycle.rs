@@ -19,7 +19,7 @@ fn raw_session(ts: &TestStore, id: &SessionId) -> Value {
 fn tool_session(ts: &TestStore) -> SessionId {
     let at = || "2026-11-01T10:00:00.000Z".to_string();
     let entries = [
-        Entry::User { at: at(), text: "read it".into(), steer: false },
+        Entry::User { at: at(), text: "read it".into(), steer: false, internal: None },
         Entry::Assistant {
             at: at(),
             text: Default::default(),
@@ -42,7 +42,7 @@ fn tool_session(ts: &TestStore) -> SessionId {
             tool_calls: vec![],
             stop_reason: "stop".into(),
         },
-        Entry::User { at: at(), text: "more".into(), steer: false },
+        Entry::User { at: at(), text: "more".into(), steer: false, internal: None },
         Entry::Assistant {
             at: at(),
             text: "sure".into(),

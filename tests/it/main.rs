@@ -51,6 +51,7 @@ mod layering;
 mod lifecycle;
 mod mcp;
 mod mcp_attacks;
+mod memory_home;
 mod orphans;
 mod permission_prompt;
 mod provenance;

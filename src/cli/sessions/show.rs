@@ -132,7 +132,15 @@ fn compact_json(value: &Value) -> String {
 
 fn describe(entry: &Entry) -> (String, String) {
     match entry {
-        Entry::User { text, steer, .. } => (if *steer { "user (steer)".into() } else { "user".into() }, text.clone()),
+        Entry::User { text, steer, internal, .. } => {
+            let head = match internal {
+                // Sent by glrs (the memory flush), never typed by the person.
+                Some(why) => format!("glrs prompt ({why}, not typed)"),
+                None if *steer => "user (steer)".into(),
+                None => "user".into(),
+            };
+            (head, text.clone())
+        }
         Entry::Assistant { text, model, tool_calls, stop_reason, .. } => {
             let mut body = text.to_string();
             for call in tool_calls {

@@ -206,7 +206,8 @@ fn files_not_in_the_layout_are_rewritten_whole() {
     let grows = Append::new().set("key", "work").entry(&notice("x")).unwrap();
     let out = append_stopping(&f.path, &f.journal, &mut state(), &grows, None, NOW, StopAt::Never).unwrap();
     assert!(matches!(out, Outcome::Rewrite), "a new header field");
-    let titled = Append::new().entry(&Entry::User { at: NOW.into(), text: "hi".into(), steer: false }).unwrap();
+    let titled =
+        Append::new().entry(&Entry::User { at: NOW.into(), text: "hi".into(), steer: false, internal: None }).unwrap();
     let out = append_stopping(&f.path, &f.journal, &mut state(), &titled, None, NOW, StopAt::Never).unwrap();
     assert!(matches!(out, Outcome::Rewrite), "a first title");
     assert_eq!(f.bytes(), f.file.to_bytes(), "untouched");
