@@ -171,8 +171,11 @@ impl Store {
     pub fn resolve(&self, text: &str) -> Result<Located, StoreError> {
         let prefix = match IdPrefix::parse(text) {
             Ok(prefix) => prefix,
-            Err(invalid) if sources::could_be(text) => {
-                return sources::find(self.all()?, text).ok_or(invalid);
+            Err(_) if sources::could_be(text) => {
+                let reason =
+                    "it is no session id (8 hex characters), and no session was imported from a source with this id";
+                return sources::find(self.all()?, text)
+                    .ok_or_else(|| StoreError::InvalidId { input: text.to_string(), reason });
             }
             Err(invalid) => return Err(invalid),
         };

@@ -64,6 +64,7 @@ fn the_source_id_is_taken_wherever_an_id_is() {
     // Not a source anywhere: refused as before, and nothing is a path.
     let out = ts.sessions().args(["show", "0b1c2d3e-aaaa-bbbb-cccc-000000000000"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(stderr_of(&out).contains("no session was imported from a source with this id"), "{}", stderr_of(&out));
 }
 
 #[test]
