@@ -84,7 +84,12 @@ fn main() {
     let started = Instant::now();
     for s in 0..sessions {
         let id = store.create(&work.to_string_lossy()).expect("session");
-        let user = Entry::User { at: glrs::time::now(), text: format!("session {s}: rewrite a stretch"), steer: false };
+        let user = Entry::User {
+            at: glrs::time::now(),
+            text: format!("session {s}: rewrite a stretch"),
+            steer: false,
+            internal: None,
+        };
         store.append(&id, Append::new().entry(&user).expect("entry")).expect("append");
         let mut tracker = Tracker::new(&store.paths.data, &work, &id, settings.clone());
         let before = runtime.block_on(tracker.record(false)).expect("checkpoint").0.expect("recorded");
