@@ -54,7 +54,10 @@ impl Agent {
         let cycle = self.context.cycle.compactions;
         let dir = flush::memory_dir(&self.log.store.paths.data, std::path::Path::new(&self.log.cwd));
         let mut failed = None;
-        let data = if flush::writable(&dir) {
+        // A session whose cwd is gone flushes nothing (its workspace is no
+        // more), and the cwd is never recreated.
+        let cwd = std::path::Path::new(&self.log.cwd);
+        let data = if cwd.is_dir() && flush::writable(&dir) {
             let prompt = flush::prompt(&self.config);
             let before = notes_size(&dir);
             failed = self.turn_with(&prompt, TurnKind::Flush, &mut SilentUi, cancel, &mut Unattended).await.error;
@@ -68,10 +71,14 @@ impl Agent {
             }
             data
         } else {
-            let text = format!("memory flush skipped: {} is not writable", dir.display());
+            let (text, why) = if cwd.is_dir() {
+                (format!("memory flush skipped: {} is not writable", dir.display()), "memory folder not writable")
+            } else {
+                (format!("memory flush skipped: {} does not exist (any more)", cwd.display()), "cwd gone")
+            };
             ui.notice(&format!("({text})"));
             self.record(Entry::Notice { at: time::now(), text });
-            flush::record_data(cycle, Some("memory folder not writable"))
+            flush::record_data(cycle, Some(why))
         };
         self.record(Entry::Custom { at: time::now(), name: "memoryFlush".into(), data });
         self.context.cycle.flushed = Some(cycle);
