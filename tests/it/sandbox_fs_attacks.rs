@@ -7,6 +7,7 @@
 //! helper holding a session's lock.
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 
 use crate::sandbox::{agent, results, setup};
@@ -216,8 +217,16 @@ fn a_session_lock_held_outside_glrs_ends_the_turn_with_a_clear_error_not_a_hang(
     let (id, _) = ts.only_session();
     let lock = ts.sessions_dir().join(format!("{id}.lock"));
     // A helper started outside glrs takes the session's write lock and keeps it.
-    let mut holder =
-        std::process::Command::new("flock").arg(&lock).args(["sleep", "300"]).spawn().expect("flock (util-linux) runs");
+    // flock runs `sleep` as its child: in a group of their own, with no
+    // pipe of the test's, so both end when the group is killed below.
+    let mut holder = std::process::Command::new("flock")
+        .arg(&lock)
+        .args(["sleep", "300"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .expect("flock (util-linux) runs");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while glrs::store::WriteLock::try_acquire(&lock).unwrap().is_some() {
         assert!(std::time::Instant::now() < deadline, "flock never took the lock");
@@ -227,7 +236,8 @@ fn a_session_lock_held_outside_glrs_ends_the_turn_with_a_clear_error_not_a_hang(
     let mut chat = ts.std_cmd(env!("CARGO_BIN_EXE_glrs-chat"));
     chat.current_dir(&proj).env("OPENAI_API_KEY", OPENAI_KEY).args(["--resume", &id, "-p", "again"]);
     let out = run_bounded(&mut chat, std::time::Duration::from_secs(60), "a chat whose session lock is held");
-    let _ = holder.kill();
+    // SAFETY: a signal to the holder's own process group.
+    unsafe { libc::kill(-(holder.id() as i32), libc::SIGKILL) };
     let _ = holder.wait();
     let err = stderr_of(&out);
     assert!(err.contains("held this lock for over 15 s") && err.contains(&lock.display().to_string()), "{err}");
