@@ -331,7 +331,7 @@ fn mcp_listing(chat: &Chat, color: bool) {
     let listing = chat.agent().tools().servers().map(|s| s.listing()).unwrap_or_default();
     if listing.is_empty() {
         match chat.agent().config().mcp_servers.is_empty() {
-            true => say!("no MCP servers: add them under \"mcpServers\" in config.json (the README shows how)"),
+            true => say!("no MCP servers: add them under \"mcpServers\" in config.json (GUIDE.md shows how)"),
             false => say!("no MCP servers were started: --no-tools starts none"),
         }
         return;

@@ -34,7 +34,7 @@ pub const PROGRAM_NAME: &str = "glrs-compact";
         $XDG_DATA_HOME/glrs/sessions/artifacts/ID/. Nothing is deleted from the session.\n\n\
         With --all (for cron), every session over its compaction trigger is compacted; sessions open in a chat \
         are skipped with a note (none with --quiet), and one failure never stops the rest.\n\n\
-        Hooks (SPEC 15): hooks.before_compact runs before each compaction, with tokensBefore; in an automatic \
+        Hooks: hooks.before_compact runs before each compaction, with tokensBefore; in an automatic \
         one (--all, --if-needed, --auto) a hook that exits 2 cancels it (reported, nothing written). \
         hooks.compacted runs after a brief lands, with tokensBefore, tokensAfter and artifact (its path).",
     after_help = "Exit status: 0 success (also when there was nothing to compact, or a hook cancelled it), 1 failure, \

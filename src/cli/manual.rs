@@ -254,7 +254,7 @@ fn see_also(r: &mut Roff, name: &str) {
     r.control("SH", ["SEE ALSO"]);
     let others: Vec<String> = PROGRAMS.iter().filter(|p| **p != name).map(|p| format!("{p}(1)")).collect();
     r.text([roman(format!(
-        "{}. The README documents every decision the specification leaves open.",
+        "{}. GUIDE.md (beside the README) tells how to use glrs, docs/config.md every config key, docs/store.md the session files.",
         others.join(", ")
     ))]);
 }

@@ -94,7 +94,7 @@ pub const KEYS: &[Key] = &[
     Key {
         path: "sandbox.mode",
         default: "workspace-write",
-        range: "workspace-write, read-only, off (the model's commands, SPEC 17)",
+        range: "workspace-write, read-only, off (the sandbox the model's commands run in)",
     },
     Key {
         path: "sandbox.writableRoots",

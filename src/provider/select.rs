@@ -81,8 +81,10 @@ pub async fn choose(config: &Config, explicit: Option<&str>, config_path: &std::
     bail!(
         "no model configured, and none found to use: no OPENAI_API_KEY, no ANTHROPIC_API_KEY, no Ollama server \
          answering with a model. Set one of those keys, or name a model with --model provider/model-id, \
-         GLRS_MODEL, or {{\"model\": \"openai/gpt-4.1\"}} in {}",
-        config_path.display()
+         GLRS_MODEL, or {{\"model\": \"openai/gpt-4.1\"}} in {path}. For a local server (llama.cpp, vLLM, \
+         LM Studio) give its address as providers.<id>.baseUrl in {path}: {{\"model\": \"local/MODEL\", \
+         \"providers\": {{\"local\": {{\"type\": \"openai\", \"baseUrl\": \"http://127.0.0.1:8080/v1\"}}}}}}",
+        path = config_path.display()
     )
 }
 

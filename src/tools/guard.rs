@@ -57,7 +57,7 @@ impl ReadGuard {
         }
         if self.sandbox.as_ref().is_some_and(|p| p.mode() != Mode::Off && p.is_denied_read(&target.real)) {
             return Some(format!(
-                "denied: {} is under sandbox.denyRead (the user's secrets, SPEC 17); it was not read",
+                "denied: {} is under sandbox.denyRead (the user's secrets); it was not read",
                 target.shown
             ));
         }

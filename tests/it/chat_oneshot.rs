@@ -427,6 +427,7 @@ fn no_model_and_nothing_to_pick_says_how_to_configure_one() {
     let err = stderr_of(&out);
     assert!(err.contains("no model configured") && err.contains("OPENAI_API_KEY") && err.contains("--model"), "{err}");
     assert!(err.contains("config.json"), "{err}");
+    assert!(err.contains("providers.<id>.baseUrl"), "a local server's way is named: {err}");
 }
 
 #[test]

@@ -206,6 +206,6 @@ fn config_keys_lists_every_key_and_the_readme_table_is_its_markdown() {
     assert!(text.lines().any(|l| l.starts_with("compactAt\t0.75\t")), "{text}");
     assert!(text.lines().all(|l| l.split('\t').count() == 3), "{text}");
     let markdown = stdout_of(&ts.cmd("glrs").args(["config", "keys", "--markdown"]).output().unwrap());
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    assert!(readme.contains(&markdown), "README.md's Config keys table is not `glrs config keys --markdown`");
+    let reference = crate::recipes::doc("docs/config.md");
+    assert!(reference.contains(&markdown), "docs/config.md's Config keys table is not `glrs config keys --markdown`");
 }

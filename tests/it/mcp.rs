@@ -284,14 +284,9 @@ fn no_tools_starts_no_servers_and_only_the_chat_starts_them() {
 
 #[test]
 fn the_readme_mcp_example_is_a_valid_config() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let block = readme
-        .split("```json\n")
-        .skip(1)
-        .filter_map(|rest| rest.split("\n```").next())
-        .find(|block| block.contains("@modelcontextprotocol/server-filesystem"))
-        .expect("README.md has the filesystem server example");
-    let config = glrs::config::Config::parse(block).unwrap();
+    // The guide's example (the user docs' one block that names the server).
+    let block = crate::recipes::readme_block("json", "@modelcontextprotocol/server-filesystem");
+    let config = glrs::config::Config::parse(&block).unwrap();
     let servers = glrs::config::mcp::check_all(&config.mcp_servers).unwrap();
     assert_eq!(servers.len(), 1);
     assert!(matches!(&servers[0].transport, glrs::mcp::Transport::Stdio { command, .. } if command == "npx"));

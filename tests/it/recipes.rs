@@ -1,5 +1,6 @@
-//! The README's recipes, run as written. Each test takes its command lines
-//! from README.md itself (found by how they begin, and run whole, comment
+//! The user documentation's recipes (README.md, GUIDE.md, docs/), run as
+//! written. Each test takes its command lines from the documents themselves
+//! (found by how they begin, and run whole, comment
 //! included, with `sh -c`), so a recipe that changes is run as changed, and
 //! one that disappears fails here. The programs are installed into a
 //! temporary root (`$HOME/.cargo/bin`, where `cargo install` puts them);
@@ -78,30 +79,66 @@ impl Home {
     }
 }
 
-/// The README line (in an indented code block) that begins with `start`,
-/// whole, without the indent.
-pub(crate) fn recipe(start: &str) -> String {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README.md");
-    let found: Vec<&str> =
-        readme.lines().filter_map(|l| l.strip_prefix("    ")).filter(|l| l.starts_with(start)).collect();
-    assert_eq!(found.len(), 1, "README.md has one recipe line beginning {start:?}: {found:?}");
-    found[0].trim_end().to_string()
+/// The user documentation: the README, the guide and `docs/`, each as
+/// (its path in the repository, its text).
+pub(crate) const USER_DOCS: [&str; 4] = ["README.md", "GUIDE.md", "docs/config.md", "docs/store.md"];
+
+/// The text of a document of the repository (`README.md`, `docs/store.md`).
+pub(crate) fn doc(path: &str) -> String {
+    let full = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{}: {e}", full.display()))
 }
 
-/// The JSON block of the README that contains `needle`.
+/// Whether any user document shows `text` (a line of prose, an inline `CODE`).
+pub(crate) fn docs_show(text: &str) -> bool {
+    USER_DOCS.iter().any(|path| doc(path).contains(text))
+}
+
+/// The line (in an indented code block) of the user documentation that
+/// begins with `start`, whole, without the indent: exactly one in them all.
+pub(crate) fn recipe(start: &str) -> String {
+    let found: Vec<(&str, String)> = USER_DOCS
+        .iter()
+        .flat_map(|path| {
+            let text = doc(path);
+            let lines: Vec<String> = text
+                .lines()
+                .filter_map(|l| l.strip_prefix("    "))
+                .filter(|l| l.starts_with(start))
+                .map(|l| l.trim_end().to_string())
+                .collect();
+            lines.into_iter().map(move |l| (*path, l))
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "the user docs have one recipe line beginning {start:?}: {found:?}");
+    found[0].1.clone()
+}
+
+/// The fenced blocks of `lang` in the user documentation, as written.
+fn fenced_blocks(lang: &str) -> Vec<(&'static str, String)> {
+    let fence = format!("```{lang}\n");
+    USER_DOCS
+        .iter()
+        .flat_map(|path| {
+            let text = doc(path);
+            let blocks: Vec<String> =
+                text.split(&fence).skip(1).filter_map(|rest| rest.split("\n```").next()).map(str::to_string).collect();
+            blocks.into_iter().map(move |b| (*path, b))
+        })
+        .collect()
+}
+
+/// The first JSON block of the user documentation that contains `needle`.
 pub(crate) fn readme_json(needle: &str) -> Value {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README.md");
-    let block = readme
-        .split("```json\n")
-        .skip(1)
-        .filter_map(|rest| rest.split("\n```").next())
-        .find(|b| b.contains(needle))
-        .unwrap_or_else(|| panic!("README.md has no JSON block with {needle:?}"));
-    serde_json::from_str(block).expect("the README's JSON block parses")
+    let (path, block) = fenced_blocks("json")
+        .into_iter()
+        .find(|(_, b)| b.contains(needle))
+        .unwrap_or_else(|| panic!("the user docs have no JSON block with {needle:?}"));
+    serde_json::from_str(&block).unwrap_or_else(|e| panic!("{path}: the JSON block with {needle:?} parses: {e}"))
 }
 
 /// What cron runs of a crontab line: the text after the five time fields.
-fn cron_command(line: &str) -> &str {
+pub(crate) fn cron_command(line: &str) -> &str {
     let mut rest = line.trim_start();
     for _ in 0..5 {
         let end = rest.find(char::is_whitespace).expect("five time fields");
@@ -273,8 +310,7 @@ fn the_man_page_and_completion_install_lines() {
         let local_bin = h.home.join(".local/bin");
         std::fs::create_dir_all(&local_bin).expect("mkdir");
         let export = r#"export MANPATH="$HOME/.local/share/man:""#;
-        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README.md");
-        assert!(readme.contains(&format!("`{export}`")), "the README's MANPATH line");
+        assert!(docs_show(&format!("`{export}`")), "the docs' MANPATH line");
         for (path, script) in [
             (format!("{}:/usr/bin:/bin", local_bin.display()), "man -w glrs-compact".to_string()),
             ("/usr/bin:/bin".into(), format!("{export}\nman -w glrs-compact")),
@@ -327,17 +363,12 @@ fn the_fzf_recipe_opens_the_session_picked() {
     p.exp_eof().expect("the chat to end");
 }
 
-/// The fenced ```LANG block of the README that contains `needle`, as written.
+/// The fenced ```LANG block of the user documentation that contains
+/// `needle`, as written: exactly one in them all.
 pub(crate) fn readme_block(lang: &str, needle: &str) -> String {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README.md");
-    let blocks: Vec<&str> = readme
-        .split(&format!("```{lang}\n"))
-        .skip(1)
-        .filter_map(|rest| rest.split("\n```").next())
-        .filter(|b| b.contains(needle))
-        .collect();
-    assert_eq!(blocks.len(), 1, "README.md has one {lang} block with {needle:?}");
-    blocks[0].to_string()
+    let blocks: Vec<(&str, String)> = fenced_blocks(lang).into_iter().filter(|(_, b)| b.contains(needle)).collect();
+    assert_eq!(blocks.len(), 1, "the user docs have one {lang} block with {needle:?}: {blocks:?}");
+    blocks[0].1.clone()
 }
 
 #[test]
@@ -467,7 +498,13 @@ fn the_install_line_installs_stripped_programs_and_glrs_says_how_to_set_up() {
         assert!(root.join("bin").join(name).is_file(), "{name} installed into the root\n{said}");
     }
     assert!(said.contains("no model configured"), "{said}");
-    for way in ["OPENAI_API_KEY", "--model provider/model-id", "GLRS_MODEL", ".config/glrs/config.json"] {
+    for way in [
+        "OPENAI_API_KEY",
+        "--model provider/model-id",
+        "GLRS_MODEL",
+        ".config/glrs/config.json",
+        "providers.<id>.baseUrl",
+    ] {
         assert!(said.contains(way), "the advice names {way}: {said}");
     }
     assert!(matches!(status, rexpect::process::WaitStatus::Exited(_, 1)), "{status:?}: {said}");
@@ -484,18 +521,20 @@ fn the_install_line_installs_stripped_programs_and_glrs_says_how_to_set_up() {
     }
 }
 
-/// The README's release sizes (issue 24 items 14 and 2 of its follow-up):
-/// the set-up line's "stripped release builds of A to B MB each" is the
-/// size table's smallest and largest, its "Together N MB" the table's sum,
+/// The release sizes (issue 24 items 14 and 2 of its follow-up): the
+/// README's set-up line's "stripped release builds of A to B MB each" is
+/// the size table's (CONTRIBUTING.md) smallest and largest, its
+/// "Together N MB" the table's sum,
 /// and each program is in the table once. With `GLRS_RELEASE_DIR` naming a
 /// folder of release builds (`target/release` after `cargo build
 /// --release`), each size is also that file's, in MB of 10^6 bytes to one
 /// decimal: `GLRS_RELEASE_DIR=target/release cargo test --test it sizes`.
 #[test]
 fn the_readme_release_sizes_are_its_table() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README.md");
+    let readme = doc("README.md");
+    let table = doc("CONTRIBUTING.md");
     let mb = |text: &str| -> f64 { text.trim().trim_end_matches(" MB").parse().expect("a size in MB") };
-    let rows: Vec<(&str, f64)> = readme
+    let rows: Vec<(&str, f64)> = table
         .lines()
         .skip_while(|l| !l.starts_with("| program | release size |"))
         .skip(2)
@@ -515,7 +554,7 @@ fn the_readme_release_sizes_are_its_table() {
     let claim = format!("stripped release builds of {least:.1} to {most:.1} MB each");
     assert!(readme.replace('\n', " ").contains(&claim), "the set-up line says {claim:?}");
     let together = format!("Together {:.1} MB", sizes.iter().sum::<f64>());
-    assert!(readme.contains(&together), "the sizes add up: {together:?}");
+    assert!(table.contains(&together), "the sizes add up: {together:?}");
     if let Some(dir) = std::env::var_os("GLRS_RELEASE_DIR") {
         for (name, size) in &rows {
             let path = Path::new(&dir).join(name);

@@ -1,4 +1,4 @@
-//! More of the README's recipes, run as written (the helpers and the rules
+//! More of the user docs' recipes, run as written (the helpers and the rules
 //! are `recipes.rs`'s): the one-shot agent script, the config examples,
 //! the custom-entry lines, the print-to-stdout lines, and the completion
 //! install lines followed by each shell as a user has it.
@@ -6,7 +6,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
 
-use crate::recipes::{Home, mock_config, ok, readme_block, readme_json, recipe};
+use crate::recipes::{Home, docs_show, mock_config, ok, readme_block, readme_json, recipe};
 use crate::support::mock::{MockServer, Reply};
 use crate::support::sse::*;
 use crate::support::*;
@@ -133,10 +133,9 @@ fn the_custom_entry_lines_append_to_a_session() {
     assert!(events.iter().any(|e| e["type"] == "notice" && e["text"] == "backed up to s3"), "{events:?}");
 }
 
-/// A recipe written inline in the README's prose (`` `CODE` ``), as written.
+/// A recipe written inline in the user docs' prose (`` `CODE` ``), as written.
 fn inline(code: &str) -> &str {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README.md");
-    assert!(readme.contains(&format!("`{code}`")), "README.md shows `{code}`");
+    assert!(docs_show(&format!("`{code}`")), "the user docs show `{code}`");
     code
 }
 
@@ -200,8 +199,7 @@ printf '%s\n' "${COMPREPLY[@]}""#;
     assert!(offered.lines().any(|l| l == "abcd0001\tplan the release"), "{offered}");
     require("zsh");
     let fpath = "fpath=(~/.local/share/zsh/site-functions $fpath)";
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README.md");
-    assert!(readme.contains(&format!("# {fpath}")), "the README's ~/.zshrc line");
+    assert!(docs_show(&format!("# {fpath}")), "the docs' ~/.zshrc line");
     let zshrc = format!("{fpath}\nautoload -U compinit; compinit -u\nPS1='READY%% '\n");
     std::fs::write(h.home.join(".zshrc"), zshrc).expect(".zshrc");
     let mut cmd = Command::new("zsh");
@@ -217,4 +215,49 @@ printf '%s\n' "${COMPREPLY[@]}""#;
     p.exp_string("READY% ").expect("the prompt again");
     p.send_line("exit").expect("exit");
     p.exp_eof().expect("zsh to exit");
+}
+
+/// The quick start's import line, as cron runs it (`env -i`, the plain
+/// PATH), imports a Claude Code transcript, and a second run adds nothing;
+/// then the `jq` line over the plain file prints that session's tool calls.
+#[test]
+fn the_import_cron_line_and_the_jq_line_over_a_session_file() {
+    let h = Home::new();
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/import/recorded/claude/-tmp-agents-work");
+    let projects = h.home.join(".claude/projects/-tmp-agents-work");
+    std::fs::create_dir_all(&projects).expect("mkdir");
+    for file in std::fs::read_dir(fixture).expect("the fixture").flatten() {
+        if file.path().extension().is_some_and(|e| e == "jsonl") {
+            std::fs::copy(file.path(), projects.join(file.file_name())).expect("copy a transcript");
+        }
+    }
+    let line = recipe("30 * * * *");
+    let command = crate::recipes::cron_command(&line);
+    let cron = || {
+        Command::new("/usr/bin/env")
+            .args(["-i", &format!("HOME={}", h.home.display()), "PATH=/usr/bin:/bin", "/bin/sh", "-c", command])
+            .current_dir(&h.home)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run the cron line")
+    };
+    let first = cron();
+    assert!(first.status.success(), "{command}: {}", stderr_of(&first));
+    let listed = ok(&h.sh("glrs-sessions ls --format id,title"), "ls");
+    assert!(!listed.is_empty(), "the cron line imported nothing");
+    let count = listed.lines().count();
+    let again = cron();
+    assert!(again.status.success(), "{command}: {}", stderr_of(&again));
+    assert_eq!(ok(&h.sh("glrs-sessions ls --format id"), "ls").lines().count(), count, "a second run adds nothing");
+
+    // The jq line, with the id of the session that ran tools in place of 3f9a.
+    let with_tools = listed
+        .lines()
+        .filter_map(|l| l.split('\t').next())
+        .find(|id| ok(&h.sh(&format!("glrs-sessions show {id}")), "show").contains("tool"))
+        .expect("an imported session with tool calls");
+    let jq = recipe("jq -c '.events[]").replace("3f9a", with_tools);
+    let calls = ok(&h.sh(&jq), &jq);
+    assert!(calls.lines().count() >= 1, "{calls}");
+    assert!(calls.lines().all(|l| serde_json::from_str::<Value>(l).is_ok_and(|v| v.is_object())), "{calls}");
 }
